@@ -1,0 +1,126 @@
+"""One named test per hostile-patch family: each is refused, and the branch, the ledger and the
+object store are as before, but for the one ledger row that records the refusal."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from verifier.agentkit.bundle import TraceRecorder
+from verifier.agentkit.workspace import binary_literal
+from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.submit import Submission
+
+from .conftest import NOW, SLUG, World
+from .test_patch_parse import new_file
+
+FINDING = "findings/ab/fnd_ab00000000000000.yaml"
+
+
+def hostile_submission(world: World, leaf_id: str, patch: bytes) -> Submission:
+    trace = TraceRecorder()
+    trace.add(NOW - timedelta(seconds=5), "tool_call", {"tool": "git diff"})
+    trace.add(NOW - timedelta(seconds=4), "tool_result", "done")
+    trace.add(NOW - timedelta(seconds=3), "final", "Submitting the patch.")
+    bundle = trace.bundle(leaf_id=leaf_id, agent="agent-a", operator="op-a", base_revision=world.tip(),
+                          patch=patch, level="L1")
+    return Submission(SLUG, leaf_id, patch, bundle, world.agent.token)
+
+
+def assert_refused_cleanly(world: World, patch: bytes, code: str) -> None:
+    world.leaf("hostile-1")
+    tip_before = world.tip()
+    rows_before = [line for line, _ in read_chain(world.repo.view(tip_before))]
+    objects_before = world.objects()
+    verdict = world.submit(hostile_submission(world, "hostile-1", patch))
+    assert verdict.outcome == "rejected", verdict.line()
+    assert verdict.rejections[0].code == code, verdict.line()
+    # The branch moved by exactly one ledger commit whose only change is the refusal row.
+    tip_after = world.tip()
+    assert [str(p.id) for p in world.repo.repo[tip_after].parents] == [tip_before]
+    assert world.repo.changed_paths(tip_before, tip_after) == ["ledger/000000.jsonl"]
+    rows_after = [line for line, _ in read_chain(world.repo.view(tip_after))]
+    assert rows_after[:-1] == rows_before and len(rows_after) == len(rows_before) + 1
+    # No object of the patch reached the object store: only the ledger commit's own objects.
+    ledger_commit = world.repo.repo[tip_after]
+    ledger_tree = ledger_commit.tree
+    expected_new = {tip_after, str(ledger_tree.id), str(ledger_tree["ledger"].id),
+                    str(ledger_tree["ledger/000000.jsonl"].id)}
+    assert world.objects() - objects_before == expected_new
+
+
+def test_path_traversal(world: World) -> None:
+    assert_refused_cleanly(world, new_file("findings/../../etc/passwd", "root\n"), "path_traversal")
+
+
+def test_dot_git_in_any_spelling(world: World) -> None:
+    assert_refused_cleanly(world, new_file("findings/.GIT/hooks/post-commit", "sh\n"), "git_internal")
+
+
+def test_symlink(world: World) -> None:
+    patch = new_file(FINDING, "/etc/passwd").replace(b"100644", b"120000")
+    assert_refused_cleanly(world, patch, "symlink")
+
+
+def test_submodule(world: World) -> None:
+    patch = (f"diff --git a/{FINDING} b/{FINDING}\nnew file mode 160000\nindex 0000000..1234567\n"
+             f"--- /dev/null\n+++ b/{FINDING}\n@@ -0,0 +1 @@\n+Subproject commit {'a' * 40}\n").encode()
+    assert_refused_cleanly(world, patch, "submodule")
+
+
+def test_gitmodules_file(world: World) -> None:
+    assert_refused_cleanly(world, new_file(".gitmodules", "[submodule]\n"), "git_internal")
+
+
+def test_mode_change(world: World) -> None:
+    patch = b"diff --git a/README.md b/README.md\nold mode 100644\nnew mode 100755\n"
+    assert_refused_cleanly(world, patch, "mode")
+
+
+def test_executable_new_file(world: World) -> None:
+    assert_refused_cleanly(world, new_file(FINDING, "x\n").replace(b"100644", b"100755"), "mode")
+
+
+def test_rename_out_of_the_write_set(world: World) -> None:
+    source = "sources/5a/src_5a8990e88a960b49.yaml"
+    patch = (f"diff --git a/{source} b/{FINDING}\nsimilarity index 100%\n"
+             f"rename from {source}\nrename to {FINDING}\n").encode()
+    assert_refused_cleanly(world, patch, "outside_write_set")
+
+
+def test_binary_change_to_a_text_path(world: World) -> None:
+    patch = (f"diff --git a/README.md b/README.md\nindex 1234567..89abcde 100644\n"
+             "Binary files a/README.md and b/README.md differ\n").encode()
+    assert_refused_cleanly(world, patch, "binary")
+
+
+def test_binary_literal_outside_the_write_set(world: World) -> None:
+    path = "findings/ab/fnd_ab00000000000000.pdf"
+    patch = (f"diff --git a/{path} b/{path}\nnew file mode 100644\n" + binary_literal(b"%PDF-1.4\x00\x01")).encode()
+    assert_refused_cleanly(world, patch, "outside_write_set")
+
+
+def test_empty_patch(world: World) -> None:
+    assert_refused_cleanly(world, b"", "empty_patch")
+
+
+def test_oversize_patch(world: World) -> None:
+    body = "".join(f"+{'x' * 99}\n" for _ in range(90_000))
+    patch = (f"diff --git a/{FINDING} b/{FINDING}\nnew file mode 100644\n--- /dev/null\n+++ b/{FINDING}\n"
+             f"@@ -0,0 +1,90000 @@\n{body}").encode()
+    assert_refused_cleanly(world, patch, "oversize")
+
+
+def test_write_to_verifier_only_file(world: World) -> None:
+    assert_refused_cleanly(world, new_file("ledger/000001.jsonl", "{}\n"), "verifier_only")
+
+
+def test_new_file_over_existing_path(world: World) -> None:
+    assert_refused_cleanly(world, new_file("README.md", "mine now\n"), "outside_write_set")
+
+
+@pytest.mark.parametrize(("name", "code"), [("a/b\x7f", "bad_path"), ("findings/ab/x\u202e.yaml", "bad_path"),
+                                           ("a/ b", "malformed_patch")])
+def test_control_bidi_and_space_characters(world: World, name: str, code: str) -> None:
+    assert_refused_cleanly(world, new_file(name, "x\n"), code)

@@ -1,0 +1,40 @@
+"""What a leaf-kind check is handed, and what it hands back. Plain data only."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from verifier.checks.view import TreeView
+from verifier.errors import Rejection
+from verifier.formats.fetch import FetchOutcome
+from verifier.formats.leaf import LeafContract
+from verifier.formats.project import ProjectFile
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Everything a check may look at. `tree` is the project as it would be after landing."""
+
+    leaf: LeafContract
+    actor: str
+    project: ProjectFile
+    tree: TreeView
+    writes: Mapping[str, bytes | None]
+    now: datetime
+    # Derived (normalized) text of the sources the leaf reads, by source_id.
+    source_texts: Mapping[str, str] = field(default_factory=dict)
+    # Outcome of fetching each new source's URL, by the URL as written in the record.
+    fetches: Mapping[str, FetchOutcome] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    rejections: list[Rejection]
+    summary: str  # one line for the commit subject and the ledger ("5 findings from src_...")
+    notes: list[str] = field(default_factory=list)  # facts worth keeping in the ledger row
+
+    @property
+    def accepted(self) -> bool:
+        return not self.rejections

@@ -1,0 +1,98 @@
+"""The extract check (design §5.2): 3-15 findings from the leaf's one source, every excerpt an
+exact substring of the source's derived text, no duplicate finding_id, limitation non-empty."""
+
+from __future__ import annotations
+
+from verifier.checks.citation import ExcerptFound, locate_excerpt
+from verifier.checks.context import CheckContext, CheckResult
+from verifier.errors import FormatError, Rejection
+from verifier.formats.finding import Finding, parse_finding
+from verifier.formats.ids import finding_id_for
+from verifier.formats.layout import classify, finding_path, queue_path, source_record_path
+from verifier.formats.source import parse_source
+from verifier.text.normalize import normalize
+
+MIN_FINDINGS = 3
+MAX_FINDINGS = 15
+
+
+def _source_problem(ctx: CheckContext, source_id: str) -> Rejection | None:
+    record_path = source_record_path(source_id)
+    data = ctx.tree.read(record_path)
+    if data is None:
+        held = ctx.tree.read(queue_path("sources", record_path)) is not None
+        why = "is held in queue/sources awaiting approval" if held else "does not exist"
+        return Rejection("source_unavailable", f"source {source_id} {why}", record_path)
+    try:
+        record = parse_source(data, record_path)
+    except FormatError as exc:
+        return Rejection("source_unavailable", f"the source record is unreadable: {exc.message}", record_path)
+    if record.status == "failed":
+        return Rejection("source_unavailable", f"source {source_id} has status failed", record_path)
+    return None
+
+
+def _check_finding(ctx: CheckContext, path: str, data: bytes, text: str) -> list[Rejection]:
+    try:
+        finding: Finding = parse_finding(data, path)
+    except FormatError as exc:
+        return [Rejection("bad_format", exc.message, exc.where)]
+    problems: list[Rejection] = []
+    expected_id = finding_id_for(finding.source_id, finding.excerpt)
+    if finding.finding_id != expected_id:
+        problems.append(Rejection(
+            "bad_id", f"finding_id is {finding.finding_id}; derived from source and excerpt it is {expected_id}", path
+        ))
+    elif path != finding_path(expected_id):
+        problems.append(Rejection("bad_path", f"finding {expected_id} belongs at {finding_path(expected_id)}", path))
+    if finding.source_id != ctx.leaf.inputs.source_id:
+        problems.append(Rejection(
+            "wrong_source", f"source_id is {finding.source_id}; this leaf extracts from {ctx.leaf.inputs.source_id}", path
+        ))
+    if finding.leaf_id != ctx.leaf.leaf_id:
+        problems.append(Rejection("wrong_leaf", f"leaf_id is {finding.leaf_id}; expected {ctx.leaf.leaf_id}", path))
+    excerpt = normalize(finding.excerpt)
+    start, end = finding.location.start, finding.location.end
+    if not excerpt:
+        problems.append(Rejection("excerpt_not_found", "the excerpt is empty after normalization", path))
+        return problems
+    if text[start:end] == excerpt:
+        return problems
+    match = locate_excerpt(text, finding.excerpt)
+    if isinstance(match, ExcerptFound):
+        problems.append(Rejection(
+            "wrong_location",
+            f"the excerpt is at {match.start}-{match.end} of the source text, not {start}-{end}",
+            path,
+        ))
+    else:
+        problems.append(Rejection(
+            "excerpt_not_found",
+            f"the excerpt is not an exact substring of source {finding.source_id}'s text; closest match "
+            f"at offset {match.closest_offset} ({match.similarity:.0f}% similar): {match.closest_text[:120]!r}",
+            path,
+        ))
+    return problems
+
+
+def check_extract(ctx: CheckContext) -> CheckResult:
+    source_id = ctx.leaf.inputs.source_id
+    assert source_id is not None  # the leaf contract requires it for extract
+    rejections: list[Rejection] = []
+    source_problem = _source_problem(ctx, source_id)
+    if source_problem is not None:
+        return CheckResult([source_problem], "no findings")
+    text = ctx.source_texts[source_id]
+    findings = 0
+    for path, data in sorted(ctx.writes.items()):
+        kind = classify(path)
+        if data is None or kind is None or kind.type != "finding":
+            rejections.append(Rejection("unexpected_file", "an extract leaf only adds findings", path))
+            continue
+        findings += 1
+        rejections += _check_finding(ctx, path, data, text)
+    if not MIN_FINDINGS <= findings <= MAX_FINDINGS:
+        rejections.insert(0, Rejection(
+            "finding_count", f"an extract leaf adds {MIN_FINDINGS}-{MAX_FINDINGS} findings; this patch adds {findings}"
+        ))
+    return CheckResult(rejections, f"{findings} findings from {source_id}")

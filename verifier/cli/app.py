@@ -1,0 +1,82 @@
+"""The `rw` command group and what its commands share: exit codes, time, home, output.
+
+Exit codes (stable, documented in README): 0 accepted/held/ok, 1 rejected (or a check such as
+`ledger --verify` failed), 2 usage or input error, 3 authentication error, 4 verifier crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any, NoReturn
+
+import click
+
+from verifier import VERSION
+from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound, Rejected
+from verifier.store.fetcher import Fetcher, HttpFetcher, OfflineFetcher
+from verifier.store.home import Home
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_AUTH, EXIT_CRASH = 0, 1, 2, 3, 4
+
+
+class RwError(click.ClickException):
+    """A user-facing error with its own exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def now_from_env() -> datetime:
+    """The reference time for one command: RW_NOW (ISO 8601) when set, else the clock."""
+    raw = os.environ.get("RW_NOW")
+    if not raw:
+        return datetime.now(UTC).replace(microsecond=0)
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise RwError(f"RW_NOW={raw!r} is not an ISO 8601 time") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def home_from_env() -> Home:
+    try:
+        return Home.from_env()
+    except FormatError as exc:
+        raise RwError(str(exc)) from exc
+
+
+def fetcher_for(home: Home) -> Fetcher:
+    mode = os.environ.get("RW_FETCH", home.settings.fetch)
+    if mode == "offline":
+        return OfflineFetcher()
+    if mode != "online":
+        raise RwError(f"RW_FETCH={mode!r}: expected online or offline")
+    return HttpFetcher(user_agent=home.settings.user_agent,
+                       allow_private_addresses=home.settings.allow_private_addresses)
+
+
+def emit(data: Any, as_json: bool, text: str) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str) if as_json else text)
+
+
+def fail(exc: Exception) -> NoReturn:
+    if isinstance(exc, AuthError):
+        raise RwError(f"authentication failed: {exc}", EXIT_AUTH) from exc
+    if isinstance(exc, NotFound | FormatError | ConflictError):
+        raise RwError(str(exc), EXIT_USAGE) from exc
+    if isinstance(exc, LedgerIntegrityError):
+        raise RwError(str(exc), EXIT_REJECTED) from exc
+    if isinstance(exc, Rejected):
+        raise RwError(str(exc), EXIT_REJECTED) from exc
+    raise exc
+
+
+@click.group()
+@click.version_option(VERSION, prog_name="rw")
+def cli() -> None:
+    """ResearchWiki verifier. The home folder is RW_HOME (default ~/.researchwiki)."""
+
+

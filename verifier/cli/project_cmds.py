@@ -1,0 +1,228 @@
+"""Commands for setting up and reading projects: init, agent, leaf, schema, source, ledger."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import click
+
+from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
+from verifier.errors import ConflictError, FormatError, NotFound
+from verifier.formats.base import iso
+from verifier.formats.layout import (
+    LEAVES_DIR,
+    leaf_path,
+    leaf_result_path,
+    source_bytes_path,
+    source_record_path,
+)
+from verifier.formats.leaf import LEAF_KINDS, LeafContract, default_write_rules, parse_leaf
+from verifier.formats.schema import MODELS, schema_of
+from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
+from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.project import add_leaf, init_project
+
+_DURATION_UNITS = {"m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> timedelta:
+    if len(text) < 2 or text[-1] not in _DURATION_UNITS or not text[:-1].isdigit():
+        raise RwError(f"duration {text!r}: expected a number and m, h or d, like 24h")
+    return timedelta(seconds=int(text[:-1]) * _DURATION_UNITS[text[-1]])
+
+
+@cli.command("init")
+@click.argument("slug")
+@click.option("--from", "template", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A project folder to start from (default: the built-in template).")
+def init_cmd(slug: str, template: Path | None) -> None:
+    """Create project SLUG (a bare repository under RW_HOME/projects)."""
+    home = home_from_env()
+    try:
+        landed = init_project(home, slug, now=now_from_env(), template=template)
+    except (FormatError, ConflictError) as exc:
+        fail(exc)
+    click.echo(f"created project {slug} at {home.repo_path(slug)} (tip {landed.tip[:12]})")
+
+
+@cli.group("agent")
+def agent_group() -> None:
+    """Register agents and people (the local stand-in for Commons identity)."""
+
+
+@agent_group.command("add")
+@click.argument("handle")
+@click.option("--operator", required=True, help="The accountable person's handle.")
+@click.option("--human", is_flag=True, help="Register a person (steward, maintainer), not an agent.")
+def agent_add(handle: str, operator: str, human: bool) -> None:
+    """Register HANDLE and print its bearer token once (only a hash is kept)."""
+    home = home_from_env()
+    try:
+        token = home.identities.add(handle, operator, "human" if human else "agent", now_from_env())
+    except (FormatError, ConflictError) as exc:
+        fail(exc)
+    click.echo(token)
+    click.echo(f"registered {handle} (operator {operator}); store this token now, it is not shown again",
+               err=True)
+
+
+@cli.group("leaf")
+def leaf_group() -> None:
+    """Write and read leaf contracts."""
+
+
+@leaf_group.command("add")
+@click.argument("slug")
+@click.option("--kind", type=click.Choice(LEAF_KINDS), required=True)
+@click.option("--id", "leaf_id", help="Leaf id (default: <kind>-<hash of the contract>).")
+@click.option("--source", "source_id", help="extract: the source to extract from.")
+@click.option("--hypothesis", "hypothesis_id", help="skeptic/link: the hypothesis.")
+@click.option("--revision", type=int, help="skeptic/link: the hypothesis revision.")
+@click.option("--gap", help="scout: what to look for.")
+@click.option("--object", "object_path", help="review: the path of the object to review.")
+@click.option("--base", help="Base revision (default: the current tip).")
+@click.option("--expires-in", default="24h", show_default=True, help="Lifetime, like 90m, 24h, 7d.")
+@click.option("--title")
+@click.option("--by", "created_by", default="planner", show_default=True)
+def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, hypothesis_id: str | None,
+             revision: int | None, gap: str | None, object_path: str | None, base: str | None,
+             expires_in: str, title: str | None, created_by: str) -> None:
+    """Write leaves/<id>.yaml as a verifier commit (the Planner's path until it exists)."""
+    home = home_from_env()
+    now = now_from_env()
+    try:
+        repo = home.project(slug)
+        base_revision = str(repo.commit(base).id) if base else repo.tip()
+        inputs = {"source_id": source_id, "hypothesis_id": hypothesis_id, "hypothesis_revision": revision,
+                  "gap": gap, "object_path": object_path}
+        body = {
+            "kind": kind, "title": title, "inputs": {k: v for k, v in inputs.items() if v is not None},
+            "base_revision": base_revision, "check": kind, "created_at": now, "created_by": created_by,
+            "expires_at": now + parse_duration(expires_in),
+            "may_write": [rule.model_dump() for rule in default_write_rules(kind)],  # type: ignore[arg-type]
+        }
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+        contract = LeafContract.model_validate({**body, "leaf_id": leaf_id or f"{kind}-{digest[:10]}"})
+        add_leaf(home, slug, contract, now=now, actor=created_by)
+    except (NotFound, FormatError, ConflictError) as exc:
+        fail(exc)
+    except ValueError as exc:
+        raise RwError(f"invalid leaf: {exc}") from exc
+    click.echo(contract.leaf_id)
+
+
+@leaf_group.command("show")
+@click.argument("slug")
+@click.argument("leaf_id")
+@click.option("--json", "as_json", is_flag=True)
+def leaf_show(slug: str, leaf_id: str, as_json: bool) -> None:
+    """Print a leaf's contract and its state (open, expired, accepted, held)."""
+    home = home_from_env()
+    try:
+        view = home.project(slug).view(home.project(slug).tip())
+        data = view.read(leaf_path(leaf_id))
+        if data is None:
+            raise NotFound(f"no leaf {leaf_id} in {slug}")
+        contract = parse_leaf(data, leaf_path(leaf_id))
+    except (NotFound, FormatError) as exc:
+        fail(exc)
+    result = view.read(leaf_result_path(leaf_id))
+    state = json.loads(result)["outcome"] if result else (
+        "expired" if now_from_env() >= contract.expires_at else "open")
+    payload = {"contract": contract.model_dump(mode="json"), "state": state}
+    emit(payload, as_json, data.decode("utf-8").rstrip() + f"\n# state: {state}")
+
+
+@leaf_group.command("list")
+@click.argument("slug")
+@click.option("--json", "as_json", is_flag=True)
+def leaf_list(slug: str, as_json: bool) -> None:
+    """List the project's leaves and their states."""
+    home = home_from_env()
+    now = now_from_env()
+    try:
+        repo = home.project(slug)
+        view = repo.view(repo.tip())
+    except NotFound as exc:
+        fail(exc)
+    rows = []
+    for name in view.list_dir(LEAVES_DIR):
+        if not name.endswith(".yaml"):
+            continue
+        leaf_id = name[:-5]
+        contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
+        result = view.read(leaf_result_path(leaf_id))
+        state = json.loads(result)["outcome"] if result else ("expired" if now >= contract.expires_at else "open")
+        rows.append({"leaf_id": leaf_id, "kind": contract.kind, "state": state,
+                     "expires_at": iso(contract.expires_at)})
+    emit(rows, as_json, "\n".join(f"{r['leaf_id']}\t{r['kind']}\t{r['state']}\t{r['expires_at']}" for r in rows))
+
+
+@cli.command("schema")
+@click.argument("kind", type=click.Choice(sorted(MODELS)))
+def schema_cmd(kind: str) -> None:
+    """Print the JSON Schema of one format, to check work before submitting."""
+    click.echo(json.dumps(schema_of(kind), indent=2, sort_keys=True))
+
+
+@cli.group("source")
+def source_group() -> None:
+    """Read sources."""
+
+
+@source_group.command("text")
+@click.argument("slug")
+@click.argument("source_id")
+def source_text(slug: str, source_id: str) -> None:
+    """Print the derived text that excerpts are matched against (offsets count into it)."""
+    home = home_from_env()
+    try:
+        repo = home.project(slug)
+        view = repo.view(repo.tip())
+        record_data = view.read(source_record_path(source_id))
+        if record_data is None:
+            raise NotFound(f"no source {source_id} in {slug}")
+        record = parse_source(record_data, source_record_path(source_id))
+        path = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
+        raw, blob = view.read(path), view.blob_id(path)
+        if raw is None or blob is None:
+            raise NotFound(f"source {source_id} has no retained bytes at {path}")
+        text = home.source_text(blob, raw, record.media_type)
+    except (NotFound, FormatError) as exc:
+        fail(exc)
+    except ValueError as exc:
+        raise RwError(f"{source_id}: {exc}") from exc
+    click.echo(text)
+
+
+@cli.command("ledger")
+@click.argument("slug")
+@click.option("--json", "as_json", is_flag=True, help="One JSON row per line.")
+@click.option("--verify", is_flag=True, help="Check the hash chain, the commits and the anchor.")
+def ledger_cmd(slug: str, as_json: bool, verify: bool) -> None:
+    """Show every attempt: outcome, leaf, agent, operator, and why."""
+    home = home_from_env()
+    try:
+        repo = home.project(slug)
+    except NotFound as exc:
+        fail(exc)
+    if verify:
+        report = verify_ledger(repo, home.read_anchor(slug))
+        for problem in report.problems:
+            click.echo(f"PROBLEM {problem}")
+        click.echo(f"{'ok' if report.ok else 'FAILED'}: {len(report.rows)} rows checked")
+        if not report.ok:
+            raise SystemExit(EXIT_REJECTED)
+        return
+    for line, row in read_chain(repo.view(repo.tip())):
+        if as_json:
+            click.echo(line.decode("utf-8").rstrip("\n"))
+            continue
+        who = f"{row.actor}" + (f" ({row.operator})" if row.operator else "")
+        what = f"{row.action}{' ' + row.kind if row.kind else ''}{' ' + row.leaf_id if row.leaf_id else ''}"
+        why = f" [{row.reason_code}]" if row.reason_code else ""
+        click.echo(f"#{row.seq} {iso(row.at)} {row.outcome:<8} {what} by {who}{why}: {row.description}")

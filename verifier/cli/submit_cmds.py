@@ -1,0 +1,75 @@
+"""`rw submit` (a patch plus its trace, through the pipeline) and `rw demo`."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from verifier.demo import run_demo
+from verifier.cli.app import (
+    EXIT_CRASH,
+    EXIT_REJECTED,
+    RwError,
+    cli,
+    fail,
+    fetcher_for,
+    home_from_env,
+    now_from_env,
+)
+from verifier.errors import AuthError, FormatError, NotFound, Rejected
+from verifier.pipeline.submit import Submission, Verdict, submit
+from verifier.store.traces import load_bundle
+
+MAX_PATCH_FILE = 20 * 1024 * 1024
+
+
+def _exit_for(verdict: Verdict) -> int:
+    return {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}[verdict.outcome]
+
+
+@cli.command("submit")
+@click.argument("slug")
+@click.option("--leaf", "leaf_id", required=True, help="The leaf this patch is for.")
+@click.option("--patch", "patch_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--trace", "trace_path", required=True, type=click.Path(path_type=Path),
+              help="The trace bundle: a folder with manifest.json, events.jsonl, patch.diff, or a tar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (for agents).")
+def submit_cmd(slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool) -> None:
+    """Submit a patch with its trace bundle for LEAF; the token comes from RW_TOKEN."""
+    home = home_from_env()
+    token = os.environ.get("RW_TOKEN", "")
+    try:
+        if not patch_file.is_file():
+            raise NotFound(f"no patch file at {patch_file}")
+        if patch_file.stat().st_size > MAX_PATCH_FILE:
+            raise RwError(f"{patch_file} is larger than {MAX_PATCH_FILE} bytes")
+        patch = patch_file.read_bytes()
+        try:
+            bundle = load_bundle(trace_path)
+        except Rejected:
+            bundle = {}  # an unreadable bundle is a rejection the pipeline records, like a missing one
+        verdict = submit(home, Submission(slug, leaf_id, patch, bundle, token), now=now_from_env(),
+                         fetcher=fetcher_for(home))
+    except (AuthError, NotFound, FormatError) as exc:
+        fail(exc)
+    if as_json:
+        click.echo(json.dumps(verdict.to_json(), indent=2, sort_keys=True))
+    else:
+        click.echo(verdict.line())
+        for rejection in verdict.rejections[1:]:
+            click.echo(f"  also [{rejection.code}] {rejection.render()}")
+    raise SystemExit(_exit_for(verdict))
+
+
+@cli.command("demo")
+@click.option("--home", "home_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to build the demo home (default: a fresh temporary folder).")
+def demo_cmd(home_dir: Path | None) -> None:
+    """Run the demo end to end: a project, an agent, an extract leaf, a bad and a good patch."""
+    target = home_dir or Path(tempfile.mkdtemp(prefix="rw-demo-"))
+    code = run_demo(target, now=now_from_env(), echo=click.echo)
+    raise SystemExit(code)

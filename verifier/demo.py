@@ -1,0 +1,67 @@
+"""`rw demo`: the whole loop on the embedded defaults, end to end, on real repositories.
+
+It creates a verifier home, makes the fixture project, registers an agent, writes an extract
+leaf, then a scripted agent submits a bad patch (one misquoted figure) and a good one to the
+same leaf. Both verdicts, the ledger and its verification are printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from verifier.agentkit.scripted import ScriptedAgent, load_script
+from verifier.formats.base import iso
+from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.ids import source_id_for
+from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.project import add_leaf, init_project
+from verifier.pipeline.submit import submit
+from verifier.store.fetcher import OfflineFetcher
+from verifier.store.home import Home
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SLUG = "world-model-eval"
+NOTE_URL = "https://notes.example.org/world-models/analyst-note-2026-03-12.txt"
+
+
+def run_demo(root: Path, *, now: datetime, echo: Callable[[str], None]) -> int:
+    if root.exists() and any(root.iterdir()):
+        echo(f"Error: {root} is not empty; give --home an empty or new folder")
+        return 2
+    home = Home(root)
+    echo(f"verifier home: {root}")
+    init_project(home, SLUG, now=now, template=FIXTURES / "demo-project")
+    echo(f"1. created project {SLUG} from fixtures/demo-project")
+    token = home.identities.add("demo-agent", "demo-operator", "agent", now)
+    echo("2. registered agent demo-agent (operator demo-operator)")
+    repo = home.project(SLUG)
+    source_id = source_id_for(NOTE_URL)
+    tip = repo.tip()
+    assert tip is not None
+    leaf = LeafContract(
+        leaf_id="extract-analyst-note", kind="extract", title="Extract findings from the analyst note",
+        inputs={"source_id": source_id}, base_revision=tip, may_write=default_write_rules("extract"),  # type: ignore[arg-type]
+        check="extract", created_at=now, created_by="planner", expires_at=now.replace(year=now.year + 1),
+    )
+    add_leaf(home, SLUG, leaf, now=now, actor="planner")
+    echo(f"3. wrote leaf {leaf.leaf_id} (extract from {source_id}, expires {iso(leaf.expires_at)})")
+    agent = ScriptedAgent(home, "demo-agent", "demo-operator", token)
+    verdicts = []
+    for label, script in (("bad patch ", "extract-bad-excerpt.yaml"), ("good patch", "extract-good.yaml")):
+        submission = agent.extract(SLUG, leaf.leaf_id, load_script(FIXTURES / "submissions" / script), now=now)
+        verdict = submit(home, submission, now=now, fetcher=OfflineFetcher())
+        verdicts.append(verdict)
+        echo(f"4. {label}: {verdict.line()}")
+    echo("5. ledger:")
+    for _, row in read_chain(repo.view(repo.tip())):
+        reason = f" [{row.reason_code}]" if row.reason_code else ""
+        echo(f"   #{row.seq} {row.outcome:<8} {row.action:<6} {row.leaf_id or '-'} by {row.actor}{reason}")
+    report = verify_ledger(repo, home.read_anchor(SLUG))
+    echo(f"6. ledger --verify: {'ok' if report.ok else 'FAILED ' + '; '.join(report.problems)}")
+    expected = ["rejected", "accepted"]
+    ok = [v.outcome for v in verdicts] == expected and report.ok
+    echo("demo finished: " + ("as expected" if ok else "UNEXPECTED OUTCOME"))
+    return 0 if ok else 1

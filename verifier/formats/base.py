@@ -1,0 +1,106 @@
+"""Shared model machinery: strict pydantic bases and turning validation errors into FormatErrors.
+
+Every model that reads untrusted input forbids unknown fields and is frozen. A validation error
+becomes one FormatError naming the file, the line (when it can be found) and the field path.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints, ValidationError
+
+from verifier.errors import FormatError
+from verifier.formats.frontmatter import key_line, load_front_matter, load_yaml
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    """Base for every format: unknown fields are errors, values are frozen after parsing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+HANDLE_RE = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
+Handle = Annotated[str, StringConstraints(pattern=HANDLE_RE)]
+Sha256Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+CommitId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+NonEmpty = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+Text = Annotated[NonEmpty, AfterValidator(_not_blank)]
+
+
+def _aware_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("timestamp needs a timezone, e.g. 2026-11-30T12:00:00Z")
+    return value.astimezone(UTC)
+
+
+Timestamp = Annotated[datetime, AfterValidator(_aware_utc)]
+
+
+def iso(moment: datetime) -> str:
+    """The one spelling of a timestamp in our files: UTC, seconds, trailing Z."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _describe(exc: ValidationError) -> tuple[tuple[str | int, ...], str]:
+    first = exc.errors()[0]
+    loc = tuple(first["loc"])
+    field = ".".join(str(part) for part in loc) or "(document)"
+    message = first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown field (not in the format; see `rw schema`)"
+    elif first["type"] == "missing":
+        message = "required field is missing"
+    more = len(exc.errors()) - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return loc, f"field {field}: {message}{suffix}"
+
+
+def validate(model: type[M], value: Any, where: str, raw: bytes | str | None = None,
+             *, front_matter: bool = False) -> M:
+    """Validate a parsed document against a model; errors name the file, line and field."""
+    if not isinstance(value, dict):
+        raise FormatError("expected a mapping of fields", where)
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        loc, message = _describe(exc)
+        line = None
+        if raw is not None:
+            keys = tuple(part for part in loc if isinstance(part, str | int))
+            line = key_line(raw, keys, front_matter=front_matter)
+        location = f"{where}:{line}" if line else where
+        raise FormatError(message, location) from exc
+
+
+def parse_yaml_model(model: type[M], data: bytes | str, where: str) -> M:
+    return validate(model, load_yaml(data, where), where, data)
+
+
+def parse_front_matter_model(model: type[M], data: bytes | str, where: str) -> tuple[M, str]:
+    value, body = load_front_matter(data, where)
+    return validate(model, value, where, data, front_matter=True), body
+
+
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
+
+
+def check_slug(slug: str) -> str:
+    if not SLUG_RE.match(slug):
+        raise FormatError(
+            f"project slug {slug!r} must be 2-63 characters of a-z, 0-9 and '-', "
+            "starting with a letter or digit"
+        )
+    return slug

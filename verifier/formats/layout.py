@@ -1,0 +1,100 @@
+"""Where every object lives in a project repository, and who may write each place.
+
+Objects that grow with the corpus are sharded by the first two hex digits of their id
+(sources/ab/src_ab....yaml): one flat folder of 10,000 files makes every commit rewrite one huge
+tree, a sharded one rewrites three small ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+PROJECT_FILE = "PROJECT.md"
+FIELD_GUIDE = "FIELD-GUIDE.md"
+USE_SCORES = "scores/use.json"
+LEDGER_DIR = "ledger"
+LEAVES_DIR = "leaves"
+QUEUE_DIR = "queue"
+
+# Paths only the verifier itself writes: a leaf can never grant them, and a patch touching them
+# is refused whatever its leaf says.
+VERIFIER_ONLY_PREFIXES = ("ledger/", "scores/", "leaves/", "queue/")
+# Paths a person edits through the human path (issue: evidence graph); no agent leaf writes them.
+HUMAN_ONLY = ("PROJECT.md",)
+HUMAN_ONLY_PREFIXES = ("hypotheses/",)
+
+ObjectType = Literal["source", "source-bytes", "finding", "link", "plan", "report", "review"]
+# Object type -> the PROJECT.md hold that routes it to queue/<hold>/.
+HOLD_OF: dict[str, str] = {
+    "source": "sources",
+    "source-bytes": "sources",
+    "plan": "plans",
+    "link": "links",
+}
+
+_PATTERNS: tuple[tuple[ObjectType, re.Pattern[str]], ...] = (
+    ("source", re.compile(r"^sources/([0-9a-f]{2})/(src_\1[0-9a-f]{14})\.yaml$")),
+    ("source-bytes", re.compile(r"^sources/([0-9a-f]{2})/(src_\1[0-9a-f]{14})\.(txt|html|pdf)$")),
+    ("finding", re.compile(r"^findings/([0-9a-f]{2})/(fnd_\1[0-9a-f]{14})\.yaml$")),
+    ("link", re.compile(r"^links/([0-9a-f]{2})/(lnk_\1[0-9a-f]{14})\.yaml$")),
+    ("review", re.compile(r"^reviews/([0-9a-f]{2})/(rev_\1[0-9a-f]{14})\.yaml$")),
+    ("plan", re.compile(r"^plans/()([a-z0-9][a-z0-9-]{2,63})\.md$")),
+    ("report", re.compile(r"^reports/()([a-z0-9][a-z0-9-]{2,63})\.md$")),
+)
+
+
+@dataclass(frozen=True)
+class ObjectPath:
+    type: ObjectType
+    object_id: str
+
+
+def classify(path: str) -> ObjectPath | None:
+    """Which object a path holds, or None for files that are not corpus objects."""
+    for object_type, pattern in _PATTERNS:
+        match = pattern.match(path)
+        if match:
+            return ObjectPath(object_type, match.group(2))
+    return None
+
+
+def _shard(object_id: str) -> str:
+    return object_id[4:6]
+
+
+def source_record_path(source_id: str) -> str:
+    return f"sources/{_shard(source_id)}/{source_id}.yaml"
+
+
+def source_bytes_path(source_id: str, extension: str) -> str:
+    return f"sources/{_shard(source_id)}/{source_id}.{extension}"
+
+
+def finding_path(finding_id: str) -> str:
+    return f"findings/{_shard(finding_id)}/{finding_id}.yaml"
+
+
+def leaf_path(leaf_id: str) -> str:
+    return f"{LEAVES_DIR}/{leaf_id}.yaml"
+
+
+def leaf_result_path(leaf_id: str) -> str:
+    return f"{LEAVES_DIR}/{leaf_id}.result.json"
+
+
+def queue_path(hold: str, path: str) -> str:
+    return f"{QUEUE_DIR}/{hold}/{path}"
+
+
+def hypothesis_path(hypothesis_id: str) -> str:
+    return f"hypotheses/{hypothesis_id}.md"
+
+
+def is_verifier_only(path: str) -> bool:
+    return path.startswith(VERIFIER_ONLY_PREFIXES)
+
+
+def is_human_only(path: str) -> bool:
+    return path in HUMAN_ONLY or path.startswith(HUMAN_ONLY_PREFIXES)

@@ -1,0 +1,94 @@
+"""leaves/<leaf_id>.yaml: the contract of one typed leaf (design §5.3).
+
+The Planner (for now `rw leaf add`) writes it; the verifier reads it on every submission. It
+names the kind, the pinned inputs, the base revision the work is against, the paths the leaf may
+write (as typed rules, see checks.writeset) and when it expires.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, parse_yaml_model
+from verifier.formats.project import HypothesisId
+from verifier.formats.source import SourceId
+
+LeafKind = Literal["scout", "extract", "skeptic", "link", "review", "guide"]
+LEAF_KINDS: tuple[LeafKind, ...] = ("scout", "extract", "skeptic", "link", "review", "guide")
+LeafId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{2,63}$")]
+WriteOp = Literal["create", "modify", "delete", "write"]
+Glob = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+class WriteRule(Strict):
+    """One may_write rule: an operation (write = any of create, modify, delete) on a glob.
+
+    Globs match one path segment at a time: `*` stays inside a segment, `**` spans segments.
+    """
+
+    op: WriteOp
+    path: Glob
+
+
+class LeafInputs(Strict):
+    source_id: SourceId | None = None
+    hypothesis_id: HypothesisId | None = None
+    hypothesis_revision: int | None = Field(default=None, ge=1)
+    gap: Text | None = None
+    finding_ids: list[str] = Field(default_factory=list)
+    object_path: str | None = None
+
+
+_REQUIRED_INPUTS: dict[str, tuple[str, ...]] = {
+    "extract": ("source_id",),
+    "skeptic": ("hypothesis_id", "hypothesis_revision"),
+    "link": ("hypothesis_id", "hypothesis_revision"),
+    "review": ("object_path",),
+    "scout": (),
+    "guide": (),
+}
+
+
+class LeafContract(Strict):
+    leaf_id: LeafId
+    kind: LeafKind
+    title: Text | None = None
+    inputs: LeafInputs = Field(default_factory=LeafInputs)
+    base_revision: CommitId
+    may_write: list[WriteRule] = Field(min_length=1)
+    check: LeafKind
+    created_at: Timestamp
+    created_by: Handle
+    expires_at: Timestamp
+    plan_id: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LeafContract:
+        if self.check != self.kind:
+            raise ValueError(f"check {self.check!r} does not match kind {self.kind!r}")
+        if self.expires_at <= self.created_at:
+            raise ValueError("expires_at must be after created_at")
+        missing = [name for name in _REQUIRED_INPUTS[self.kind] if getattr(self.inputs, name) is None]
+        if missing:
+            raise ValueError(f"a {self.kind} leaf needs inputs.{', inputs.'.join(missing)}")
+        return self
+
+
+def parse_leaf(data: bytes | str, where: str) -> LeafContract:
+    return parse_yaml_model(LeafContract, data, where)
+
+
+def default_write_rules(kind: LeafKind) -> list[WriteRule]:
+    """The write set a leaf of each kind gets unless its author says otherwise."""
+    rules: dict[str, list[tuple[WriteOp, str]]] = {
+        "extract": [("create", "findings/*/fnd_*.yaml")],
+        "scout": [("create", "sources/*/src_*.yaml"), ("create", "sources/*/src_*.txt"),
+                  ("create", "sources/*/src_*.html"), ("create", "sources/*/src_*.pdf")],
+        "skeptic": [("create", "links/*/lnk_*.yaml"), ("create", "notes/*.yaml")],
+        "link": [("create", "links/*/lnk_*.yaml"), ("create", "notes/*.yaml")],
+        "review": [("create", "reviews/*/rev_*.yaml")],
+        "guide": [("modify", "FIELD-GUIDE.md")],
+    }
+    return [WriteRule(op=op, path=path) for op, path in rules[kind]]

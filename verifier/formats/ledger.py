@@ -1,0 +1,81 @@
+"""The ledger: one JSON row per attempt, hash-chained, stored in segments under ledger/.
+
+Each row is canonical JSON on one line. `prev` is the sha256 of the previous row's exact line
+bytes (the genesis row's prev is 64 zeros), so a truncated, reordered or rewritten ledger breaks
+the chain. Rows are grouped `ROWS_PER_SEGMENT` to a file, ledger/<seq // ROWS_PER_SEGMENT>.jsonl,
+so an append rewrites one small blob, not the whole history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, ValidationError
+
+from verifier.errors import FormatError
+from verifier.formats.base import CommitId, Sha256Hex, Strict, Timestamp, iso
+
+Outcome = Literal["accepted", "held", "rejected", "crash"]
+Action = Literal["init", "leaf", "submit", "human", "hold", "revert", "resolve"]
+ActorType = Literal["agent", "human", "verifier", "resolver", "planner"]
+ROWS_PER_SEGMENT = 256
+GENESIS_PREV = "0" * 64
+
+
+class Cost(Strict):
+    tokens: int | None = Field(default=None, ge=0)
+    usd: float | None = Field(default=None, ge=0)
+    duration_s: float | None = Field(default=None, ge=0)
+
+
+class LedgerRow(Strict):
+    seq: int = Field(ge=0)
+    prev: Sha256Hex
+    at: Timestamp
+    action: Action
+    outcome: Outcome
+    reason_code: str | None = None
+    description: Annotated[str, StringConstraints(max_length=4000)] = ""
+    leaf_id: str | None = None
+    kind: str | None = None
+    actor: str
+    actor_type: ActorType
+    operator: str | None = None
+    base_revision: CommitId | None = None
+    commit: CommitId | None = None
+    trace_id: str | None = None
+    verifier_version: str
+    cost: Cost = Field(default_factory=Cost)
+
+
+def row_line(row: LedgerRow) -> bytes:
+    """The canonical bytes of a row: sorted keys, no spaces, UTC timestamps, then a newline."""
+    data = row.model_dump(mode="json")
+    data["at"] = iso(row.at)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def row_hash(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+def segment_path(seq: int) -> str:
+    return f"ledger/{seq // ROWS_PER_SEGMENT:06d}.jsonl"
+
+
+def parse_row(line: bytes, where: str) -> LedgerRow:
+    try:
+        value = json.loads(line)
+        return LedgerRow.model_validate(value)
+    except (ValueError, ValidationError) as exc:
+        raise FormatError(f"not a ledger row: {exc}", where) from exc
+
+
+def parse_segment(data: bytes, where: str) -> list[tuple[bytes, LedgerRow]]:
+    """Split a segment into (exact line bytes, row); every line must end with a newline."""
+    if data and not data.endswith(b"\n"):
+        raise FormatError("segment does not end with a newline (truncated write?)", where)
+    lines = data.split(b"\n")[:-1] if data else []
+    return [(line + b"\n", parse_row(line, f"{where}:{n}")) for n, line in enumerate(lines, 1)]

@@ -1,0 +1,70 @@
+"""PROJECT.md: the one file a steward edits (design §4). Every field has a default, so an
+untouched template still runs."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, field_validator
+
+from verifier.formats.base import HANDLE_RE, Strict, parse_front_matter_model
+
+HoldType = Literal["sources", "plans", "links", "verdicts"]
+HOLD_TYPES: tuple[HoldType, ...] = ("sources", "plans", "links", "verdicts")
+HypothesisId = Annotated[str, StringConstraints(pattern=r"^H[1-9][0-9]{0,5}$")]
+_DOMAIN_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9-]{1,63}$")
+
+
+class SourcePolicy(Strict):
+    """Which sources scouts may bring in. Empty lists mean "any"."""
+
+    allow_domains: list[str] = Field(default_factory=list)
+    deny_domains: list[str] = Field(default_factory=list)
+    languages: list[Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]] = (
+        Field(default_factory=list)
+    )
+    rights: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]] = Field(
+        default_factory=list
+    )
+    min_date: date | None = None
+
+    @field_validator("allow_domains", "deny_domains")
+    @classmethod
+    def _domains(cls, value: list[str]) -> list[str]:
+        for domain in value:
+            if not _DOMAIN_RE.match(domain):
+                raise ValueError(f"{domain!r} is not a lower-case domain name like example.org")
+        return value
+
+
+class Budget(Strict):
+    tokens: int = Field(default=2_000_000, ge=0)
+    usd: float = Field(default=20.0, ge=0)
+    leaves_max: int = Field(default=40, ge=0)
+
+
+class ProjectFile(Strict):
+    """The front matter of PROJECT.md."""
+
+    project: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{1,62}$")]
+    question: str = ""
+    steward: Annotated[str, StringConstraints(pattern=HANDLE_RE)] | None = None
+    holds: list[HoldType] = Field(default_factory=list)
+    source_policy: SourcePolicy = Field(default_factory=SourcePolicy)
+    budget_per_loop: Budget = Field(default_factory=Budget)
+    loop_cadence: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,4}[smhd]$")] = "20m"
+    hypotheses: list[HypothesisId] = Field(default_factory=list)
+
+    @field_validator("holds", "hypotheses")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        seen = [item for index, item in enumerate(value) if item in value[:index]]
+        if seen:
+            raise ValueError(f"{seen[0]!r} is listed twice")
+        return value
+
+
+def parse_project(data: bytes | str, where: str = "PROJECT.md") -> tuple[ProjectFile, str]:
+    return parse_front_matter_model(ProjectFile, data, where)

@@ -1,0 +1,1 @@
+"""Patches: strict parsing of git-format unified diffs, path rules, and pure application."""

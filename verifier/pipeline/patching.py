@@ -1,0 +1,68 @@
+"""Steps 3-4: parse the patch, hold it against the leaf's write set, and apply it to a tree.
+
+Pure: reads go through a TreeView; the result is the map of writes, nothing is stored.
+"""
+
+from __future__ import annotations
+
+from verifier.checks.view import TreeView
+from verifier.checks.writeset import evaluate
+from verifier.errors import Rejected, Rejection
+from verifier.formats.layout import classify
+from verifier.formats.leaf import WriteRule
+from verifier.patch.apply import apply_patch
+from verifier.patch.parse import ParsedPatch
+
+_DUPLICATE_NAMES = {"finding": "finding_id", "source": "source_id", "source-bytes": "source_id",
+                    "link": "link_id", "review": "review id"}
+
+
+def check_write_set(patch: ParsedPatch, rules: list[WriteRule], *, human: bool = False) -> None:
+    _, rejections = evaluate(patch, rules, human=human)
+    if rejections:
+        raise Rejected(rejections)
+
+
+def _explain_existing(exc: Rejected) -> Rejected:
+    """A create over an existing object file is a duplicate id; say so in the object's terms."""
+    first = exc.headline
+    if first.code == "path_exists" and first.where:
+        kind = classify(first.where)
+        if kind is not None and kind.type in _DUPLICATE_NAMES:
+            return Rejected(Rejection(
+                "duplicate_id",
+                f"duplicate {_DUPLICATE_NAMES[kind.type]}: {kind.object_id} is already in the corpus",
+                first.where,
+            ))
+    return exc
+
+
+def _check_shape(view: TreeView, writes: dict[str, bytes | None]) -> None:
+    """Refuse a file where a directory is, or a directory where a file is."""
+    for path, data in writes.items():
+        if data is None:
+            continue
+        if view.is_dir(path):
+            raise Rejected(Rejection("path_clash", f"{path} is a directory in the tree", path))
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if view.read(parent) is not None and writes.get(parent, b"") is not None:
+                raise Rejected(Rejection("path_clash", f"{parent} is a file; it cannot hold {path}", path))
+            if writes.get(parent) is not None:
+                raise Rejected(Rejection("path_clash", f"the patch writes {parent} as a file and a folder", path))
+
+
+def apply_to(view: TreeView, patch: ParsedPatch) -> dict[str, bytes | None]:
+    """The writes `patch` makes to `view`, checked for exactness and shape."""
+    try:
+        writes = apply_patch(patch, view.read)
+    except Rejected as exc:
+        raise _explain_existing(exc) from None
+    _check_shape(view, writes)
+    return writes
+
+
+def changed_since(base: TreeView, tip: TreeView, paths: list[str]) -> list[str]:
+    """Which of `paths` differ between the base tree and the tip tree."""
+    return [path for path in paths if base.blob_id(path) != tip.blob_id(path)]

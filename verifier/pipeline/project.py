@@ -1,0 +1,97 @@
+"""Creating a project and writing leaf contracts: verifier commits with their ledger rows.
+
+`init_project` makes the bare repository and its first commit from a template folder (the
+built-in one, or a fixture project); `add_leaf` writes leaves/<id>.yaml as the Planner's write
+path. Both validate what they write with the same models the pipeline reads with.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from verifier.formats.yamlout import dump_yaml
+from verifier.errors import ConflictError, FormatError, NotFound
+from verifier.formats.base import check_slug
+from verifier.formats.layout import PROJECT_FILE, classify, is_verifier_only, leaf_path
+from verifier.formats.leaf import LeafContract
+from verifier.formats.project import parse_project
+from verifier.patch.paths import path_problem
+from verifier.pipeline.landing import Landed, land
+from verifier.store.files import exclusive_lock
+from verifier.store.gitrepo import ProjectRepo
+from verifier.store.home import Home
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "project"
+
+
+def _template_files(folder: Path, slug: str) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            raise FormatError("symbolic links are not allowed in a project template", str(path))
+        if not path.is_file():
+            continue
+        relative = path.relative_to(folder).as_posix()
+        problem = path_problem(relative)
+        if problem is not None:
+            raise FormatError(problem.message, str(path))
+        if is_verifier_only(relative) and not relative.startswith("leaves/"):
+            raise FormatError("the verifier writes this path itself", str(path))
+        data = path.read_bytes()
+        if relative == PROJECT_FILE:
+            data = data.replace(b"{slug}", slug.encode())
+        files[relative] = data
+    if PROJECT_FILE not in files:
+        raise FormatError(f"a project template needs {PROJECT_FILE}", str(folder))
+    project, _ = parse_project(files[PROJECT_FILE])
+    if project.project != slug:
+        raise FormatError(f"project is {project.project!r}, expected {slug!r}", PROJECT_FILE)
+    return files
+
+
+def init_project(home: Home, slug: str, *, now: datetime, template: Path | None = None,
+                 steward: str = "verifier") -> Landed:
+    """Create projects/<slug>.git with one commit holding the template and ledger row 0."""
+    check_slug(slug)
+    files = _template_files(template or TEMPLATE, slug)
+    for relative in files:
+        kind = classify(relative)
+        if kind is not None and kind.type == "finding":
+            raise FormatError("a new project starts without findings", relative)
+    path = home.repo_path(slug)
+    with exclusive_lock(home.lock_path(slug)):
+        if path.exists():
+            raise ConflictError(f"project {slug} already exists at {path}")
+        repo = ProjectRepo.create(path)
+        try:
+            return land(home, slug, repo, tip=None, now=now, bookkeeping=dict(files), row_fields={
+                "at": now, "action": "init", "outcome": "accepted", "actor": steward,
+                "actor_type": "verifier", "description": f"project {slug} created from {(template or TEMPLATE).name}",
+            })
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)
+            raise
+
+
+def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str) -> Landed:
+    """Write leaves/<leaf_id>.yaml as a verifier commit (the Planner's path until it exists)."""
+    repo = home.project(slug)
+    for rule in contract.may_write:
+        if is_verifier_only(rule.path.replace("*", "x")) or rule.path.startswith(("*", "**")):
+            raise FormatError(f"may_write rule {rule.path!r} would reach files only the verifier writes")
+    with exclusive_lock(home.lock_path(slug)):
+        tip = repo.tip()
+        if tip is None:
+            raise NotFound(f"project {slug} has no commits")
+        if repo.view(tip).read(leaf_path(contract.leaf_id)) is not None:
+            raise ConflictError(f"leaf {contract.leaf_id} already exists")
+        if not repo.is_ancestor(contract.base_revision, tip):
+            raise FormatError(f"base_revision {contract.base_revision} is not on the branch")
+        body = contract.model_dump(mode="json", exclude_none=True)
+        return land(home, slug, repo, tip=tip, now=now, bookkeeping={leaf_path(contract.leaf_id): dump_yaml(body)},
+                    row_fields={"at": now, "action": "leaf", "outcome": "accepted", "leaf_id": contract.leaf_id,
+                                "kind": contract.kind, "actor": actor, "actor_type": "planner",
+                                "description": f"leaf {contract.leaf_id} ({contract.kind}) written"})

@@ -1,0 +1,330 @@
+"""The submission pipeline: the one place that knows the order of the steps (design §6).
+
+A submission is (project, leaf id, patch bytes, trace bundle files, bearer token). It travels:
+
+ 1. authenticate   the token names the actor and its operator; nothing in the body, the
+                   manifest or the patch can say otherwise (a mismatch is refused). A failure
+                   here raises AuthError and writes nothing: strangers cannot fill the ledger.
+ 2. trace ingest   parts present, level L1 or above, 20 MB cap, patch.diff byte-identical to
+                   the patch, secret scan (a hit refuses and nothing is kept), then the bundle is
+                   stored under trc_<sha256[:16]>. All before any patch work.
+ 3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse).
+    [the project's writer lock is taken here and held to the end]
+ 4. leaf & base    the leaf exists, is open and unexpired; the submission's base is the leaf's
+                   base_revision or a later commit on the branch; if the branch has moved since,
+                   the patch lands on the tip when none of its paths changed, else it is stale.
+ 5. write set      every change allowed by the leaf's may_write; verifier- and human-only paths
+                   refused; then the patch is applied exactly to the tree it lands on, in memory.
+ 6. kind check     the leaf kind's deterministic check on the tree as it would be (checks/).
+ 7. route          objects of a held type go to queue/<type>/ (pipeline.routing).
+ 8. land           contribution commit (agent author, verifier committer, trailers), ledger row,
+                   branch move and anchor, together or not at all (pipeline.landing).
+
+Every attempt that passes step 1 ends as exactly one ledger row: accepted, held, rejected, or
+crash when something unexpected broke (and then nothing else of the attempt is kept).
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from verifier.checks.context import CheckContext
+from verifier.checks.policy import url_problem
+from verifier.checks.registry import check_for
+from verifier.checks.view import Overlay
+from verifier.errors import FormatError, Rejected, Rejection
+from verifier.formats.base import iso
+from verifier.formats.fetch import FetchOutcome
+from verifier.formats.layout import (
+    PROJECT_FILE,
+    classify,
+    leaf_path,
+    leaf_result_path,
+    source_bytes_path,
+    source_record_path,
+)
+from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.formats.project import ProjectFile, parse_project
+from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
+from verifier.formats.trace import TraceRecord
+from verifier.patch.apply import apply_patch
+from verifier.patch.parse import ParsedPatch, parse_patch
+from verifier.pipeline.landing import Contribution, Landed, land
+from verifier.pipeline.patching import apply_to, changed_since, check_write_set
+from verifier.pipeline.routing import route
+from verifier.pipeline.trace import inspect_bundle
+from verifier.store.fetcher import Fetcher
+from verifier.store.files import exclusive_lock
+from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
+from verifier.store.home import Home
+from verifier.store.identities import Actor
+
+Outcome = Literal["accepted", "held", "rejected", "crash"]
+
+
+@dataclass(frozen=True)
+class Submission:
+    slug: str
+    leaf_id: str
+    patch: bytes
+    bundle: dict[str, bytes]
+    token: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the caller is told. `rejections` lists every problem found, the first is the headline."""
+
+    outcome: Outcome
+    project: str
+    leaf_id: str
+    actor: str
+    summary: str
+    rejections: list[Rejection] = field(default_factory=list)
+    commit: str | None = None
+    ledger_seq: int | None = None
+    trace_id: str | None = None
+    tip: str | None = None
+    holds: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The one-line verdict for people."""
+        head = f"{self.outcome.upper()} {self.project}/{self.leaf_id} by {self.actor}"
+        if self.rejections:
+            first = self.rejections[0]
+            more = f" (+{len(self.rejections) - 1} more)" if len(self.rejections) > 1 else ""
+            return f"{head}: [{first.code}] {first.render()}{more}"
+        detail = f": {self.summary}" if self.summary else ""
+        where = f" -> queue/{','.join(self.holds)}" if self.holds else ""
+        commit = f" commit {self.commit[:12]}" if self.commit else ""
+        return f"{head}{detail}{where}{commit}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome, "project": self.project, "leaf_id": self.leaf_id,
+            "actor": self.actor, "summary": self.summary, "commit": self.commit,
+            "ledger_seq": self.ledger_seq, "trace_id": self.trace_id, "tip": self.tip,
+            "holds": self.holds, "notes": self.notes,
+            "rejections": [{"code": r.code, "message": r.message, "where": r.where} for r in self.rejections],
+        }
+
+
+@dataclass
+class _Attempt:
+    """What is known so far about one submission; grows as the steps pass."""
+
+    actor: Actor
+    submission: Submission
+    trace: TraceRecord | None = None
+    leaf: LeafContract | None = None
+    base: str | None = None
+
+    def row_fields(self, now: datetime, outcome: Outcome, *, reason: Rejection | None = None,
+                   description: str = "") -> dict[str, Any]:
+        manifest = self.trace.manifest if self.trace else None
+        return {
+            "at": now, "action": "submit", "outcome": outcome,
+            "reason_code": reason.code if reason else None,
+            "description": (reason.render() if reason else description)[:4000],
+            "leaf_id": self.submission.leaf_id, "kind": self.leaf.kind if self.leaf else None,
+            "actor": self.actor.handle, "actor_type": self.actor.type, "operator": self.actor.operator,
+            "base_revision": self.base, "trace_id": self.trace.trace_id if self.trace else None,
+            "cost": {
+                "tokens": manifest.tokens if manifest else None,
+                "usd": manifest.usd if manifest else None,
+                "duration_s": manifest.duration_s if manifest else None,
+            },
+        }
+
+
+def _reject(code: str, message: str, where: str | None = None) -> Rejected:
+    return Rejected(Rejection(code, message, where))
+
+
+def _load_leaf(view: GitTree, leaf_id: str) -> LeafContract:
+    data = view.read(leaf_path(leaf_id))
+    if data is None:
+        raise _reject("unknown_leaf", f"there is no leaf {leaf_id} in this project", leaf_path(leaf_id))
+    return parse_leaf(data, leaf_path(leaf_id))
+
+
+def _check_assertions(actor: Actor, trace: TraceRecord, leaf_id: str) -> None:
+    manifest = trace.manifest
+    if manifest.agent != actor.handle or manifest.operator != actor.operator:
+        raise _reject(
+            "actor_mismatch",
+            f"manifest.json names agent {manifest.agent} of operator {manifest.operator}, but the token "
+            f"belongs to {actor.handle} of operator {actor.operator}",
+            "trace/manifest.json",
+        )
+    if manifest.leaf_id != leaf_id:
+        raise _reject("leaf_mismatch", f"manifest.json is for leaf {manifest.leaf_id}, not {leaf_id}",
+                      "trace/manifest.json")
+
+
+def _resolve_base(repo: ProjectRepo, leaf: LeafContract, base: str, tip: str) -> None:
+    rebase = f"the current revision is {tip}; rebase your patch onto it and resubmit with that base_revision"
+    if not repo.has_object(base):
+        raise _reject("wrong_base", f"base_revision {base} is not in this project; {rebase}")
+    if not repo.is_ancestor(leaf.base_revision, base) or not repo.is_ancestor(base, tip):
+        raise _reject(
+            "wrong_base",
+            f"the patch is against {base}, but leaf {leaf.leaf_id} is pinned to {leaf.base_revision} "
+            f"(a later revision on the branch is fine); {rebase}",
+        )
+
+
+def _created_files(patch: ParsedPatch) -> dict[str, bytes]:
+    """The new files of a patch; they need no base, so they can be read before the lock."""
+    creates = ParsedPatch(tuple(c for c in patch.changes if c.op == "create"), patch.size)
+    return {path: data for path, data in apply_patch(creates, lambda _path: None).items() if data is not None}
+
+
+def _fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher) -> dict[str, FetchOutcome]:
+    """Fetch each new source's URL once (scout leaves), before the lock: it can take seconds."""
+    outcomes: dict[str, FetchOutcome] = {}
+    for path, data in _created_files(patch).items():
+        kind = classify(path)
+        if kind is None or kind.type != "source":
+            continue
+        try:
+            record = parse_source(data, path)
+        except FormatError:
+            continue  # the scout check reports it with the file and field
+        if record.url not in outcomes:
+            outcomes[record.url] = fetcher.fetch(record.url, lambda url: url_problem(url, project.source_policy))
+    return outcomes
+
+
+def _source_texts(home: Home, view: GitTree, leaf: LeafContract) -> dict[str, str]:
+    source_id = leaf.inputs.source_id
+    if source_id is None:
+        return {}
+    data = view.read(source_record_path(source_id))
+    if data is None:
+        return {}
+    record = parse_source(data, source_record_path(source_id))
+    path = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
+    raw, blob = view.read(path), view.blob_id(path)
+    if raw is None or blob is None:
+        raise _reject("source_unavailable", f"source {source_id} has no retained bytes", path)
+    return {source_id: home.source_text(blob, raw, record.media_type)}
+
+
+def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch,
+            fetches: dict[str, FetchOutcome], now: datetime) -> tuple[dict[str, bytes | None], Any, str]:
+    """Steps 4-6 under the lock; returns (writes, check result, tip) or raises Rejected."""
+    tip = repo.tip()
+    assert tip is not None
+    tip_view = repo.view(tip)
+    leaf = attempt.leaf = _load_leaf(tip_view, attempt.submission.leaf_id)
+    result_data = tip_view.read(leaf_result_path(leaf.leaf_id))
+    if result_data is not None:
+        done = json.loads(result_data)
+        raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done['outcome']} at commit {done['commit']}")
+    if now >= leaf.expires_at:
+        raise _reject("leaf_expired", f"leaf {leaf.leaf_id} expired at {iso(leaf.expires_at)}")
+    assert attempt.trace is not None
+    base = attempt.base = attempt.trace.manifest.base_revision
+    _resolve_base(repo, leaf, base, tip)
+    check_write_set(patch, leaf.may_write)
+    if base != tip:
+        moved = changed_since(repo.view(base), tip_view, patch.touched())
+        if moved:
+            raise _reject(
+                "stale",
+                f"{', '.join(moved[:5])} changed since your base {base[:12]}; the current revision is {tip}: "
+                "rebase onto it and resubmit (patches are never merged)",
+            )
+    writes = apply_to(tip_view, patch)
+    project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    context = CheckContext(
+        leaf=leaf, actor=attempt.actor.handle, project=project, tree=Overlay(tip_view, writes),
+        writes=writes, now=now, source_texts=_source_texts(home, tip_view, leaf), fetches=fetches,
+    )
+    result = check_for(leaf.kind)(context)
+    if not result.accepted:
+        raise Rejected(result.rejections)
+    return writes, result, tip
+
+
+def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
+    """Run one submission through the pipeline and return its verdict (see module docstring)."""
+    actor = home.identities.authenticate(submission.token)  # step 1; AuthError propagates
+    attempt = _Attempt(actor, submission)
+    repo = home.project(submission.slug)
+    early: Rejected | None = None
+    crashed: Exception | None = None
+    patch: ParsedPatch | None = None
+    fetches: dict[str, FetchOutcome] = {}
+    try:
+        attempt.trace = inspect_bundle(submission.bundle, submission.patch)  # step 2
+        _check_assertions(actor, attempt.trace, submission.leaf_id)
+        home.traces.put(attempt.trace, submission.bundle)
+        patch = parse_patch(submission.patch)  # step 3
+        tip_project = repo.view(repo.tip()).read(PROJECT_FILE) or b""
+        fetches = _fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)
+    except Rejected as exc:
+        early = exc
+    except Exception as exc:  # noqa: BLE001 - an unexpected failure still ends as one crash row
+        crashed = exc
+    with exclusive_lock(home.lock_path(submission.slug)):
+        tip = repo.tip()
+        try:
+            if crashed is not None:
+                raise crashed
+            if early is not None:
+                raise early
+            assert patch is not None
+            writes, result, tip = _verify(home, repo, attempt, patch, fetches, now)  # steps 4-6
+            return _land_accepted(home, repo, attempt, writes, result, tip, now)  # steps 7-8
+        except Rejected as exc:
+            landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,
+                          row_fields=attempt.row_fields(now, "rejected", reason=exc.headline))
+            return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
+        except Exception as exc:  # noqa: BLE001 - any unexpected failure becomes a crash row
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,
+                          row_fields=attempt.row_fields(now, "crash", description=f"verifier crash: {detail}"))
+            return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
+
+
+def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dict[str, bytes | None],
+                   result: Any, tip: str, now: datetime) -> Verdict:
+    leaf, trace, actor = attempt.leaf, attempt.trace, attempt.actor
+    assert leaf is not None and trace is not None
+    project, _ = parse_project(repo.view(tip).read(PROJECT_FILE) or b"", PROJECT_FILE)
+    routed, holds = route(writes, project.holds)
+    outcome: Outcome = "held" if holds else "accepted"
+    contribution = Contribution(
+        writes=routed,
+        author=Person(actor.handle, agent_email(actor.handle)),
+        subject=f"{leaf.kind}: {result.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
+        body=trace.manifest.summary or "",
+        trailers={"Operator": actor.operator, "Leaf": leaf.leaf_id, "Trace": trace.trace_id},
+    )
+
+    def leaf_result(commit: str | None) -> dict[str, bytes | None]:
+        body = {"leaf_id": leaf.leaf_id, "outcome": outcome, "commit": commit, "actor": actor.handle,
+                "trace_id": trace.trace_id, "at": iso(now)}
+        return {leaf_result_path(leaf.leaf_id): json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"}
+
+    description = result.summary + ("; " + "; ".join(result.notes) if result.notes else "")
+    landed = land(home, attempt.submission.slug, repo, tip=tip, now=now, contribution=contribution,
+                  row_fields=attempt.row_fields(now, outcome, description=description), bookkeeping_of=leaf_result)
+    return _verdict(attempt, outcome, landed, [], summary=result.summary, holds=holds, notes=list(result.notes))
+
+
+def _verdict(attempt: _Attempt, outcome: Outcome, landed: Landed, rejections: list[Rejection], *,
+             summary: str, holds: list[str] | None = None, notes: list[str] | None = None) -> Verdict:
+    return Verdict(
+        outcome=outcome, project=attempt.submission.slug, leaf_id=attempt.submission.leaf_id,
+        actor=attempt.actor.handle, summary=summary, rejections=rejections, commit=landed.commit,
+        ledger_seq=landed.row.seq, trace_id=attempt.trace.trace_id if attempt.trace else None,
+        tip=landed.tip, holds=holds or [], notes=notes or [],
+    )

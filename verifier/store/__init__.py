@@ -1,0 +1,1 @@
+"""The edges: git through pygit2, the verifier home on disk, identities, traces, the fetcher."""

@@ -1,0 +1,226 @@
+"""A project repository through pygit2: read trees, build trees from writes, commit, move the
+branch. No working tree is ever checked out; the verifier works on objects only."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pygit2
+
+from verifier.errors import ConflictError, NotFound
+
+BRANCH = "refs/heads/main"
+VERIFIER_NAME = "ResearchWiki Verifier"
+VERIFIER_EMAIL = "verifier@researchwiki.invalid"
+_BLOB = pygit2.enums.FileMode.BLOB
+_TREE = pygit2.enums.FileMode.TREE
+
+
+def agent_email(handle: str) -> str:
+    return f"{handle}@agents.researchwiki.invalid"
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    email: str
+
+    def signature(self, when: datetime) -> pygit2.Signature:
+        offset = int(when.utcoffset().total_seconds() // 60) if when.utcoffset() else 0
+        return pygit2.Signature(self.name, self.email, int(when.timestamp()), offset)
+
+
+VERIFIER = Person(VERIFIER_NAME, VERIFIER_EMAIL)
+
+
+class GitTree:
+    """TreeView over one pygit2 tree."""
+
+    def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree | None) -> None:
+        self.repo = repo
+        self.tree = tree
+
+    def _entry(self, path: str) -> pygit2.Object | None:
+        if self.tree is None or not path:
+            return None
+        try:
+            return self.tree[path]
+        except KeyError:
+            return None
+
+    def read(self, path: str) -> bytes | None:
+        entry = self._entry(path)
+        if entry is None or entry.type != pygit2.enums.ObjectType.BLOB:
+            return None
+        data: bytes = self.repo[entry.id].data
+        return data
+
+    def is_dir(self, path: str) -> bool:
+        if not path:
+            return self.tree is not None
+        entry = self._entry(path)
+        return entry is not None and entry.type == pygit2.enums.ObjectType.TREE
+
+    def list_dir(self, path: str) -> list[str]:
+        tree = self.tree if not path else self._entry(path)
+        if tree is None or tree.type != pygit2.enums.ObjectType.TREE:
+            return []
+        return sorted(entry.name for entry in self.repo[tree.id])
+
+    def blob_id(self, path: str) -> str | None:
+        entry = self._entry(path)
+        if entry is None or entry.type != pygit2.enums.ObjectType.BLOB:
+            return None
+        return str(entry.id)
+
+    def mode(self, path: str) -> int | None:
+        entry = self._entry(path)
+        return None if entry is None else int(entry.filemode)
+
+    def walk(self, prefix: str = "") -> Iterator[str]:
+        """Every file path below `prefix` (all files when empty)."""
+        stack = [(prefix.rstrip("/"), self.tree if not prefix else self._entry(prefix))]
+        while stack:
+            base, node = stack.pop()
+            if node is None or node.type != pygit2.enums.ObjectType.TREE:
+                continue
+            for entry in self.repo[node.id]:
+                path = f"{base}/{entry.name}" if base else entry.name
+                if entry.type == pygit2.enums.ObjectType.TREE:
+                    stack.append((path, entry))
+                else:
+                    yield path
+
+
+class ProjectRepo:
+    """One bare project repository."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self.repo = pygit2.Repository(str(path))
+        except pygit2.GitError as exc:
+            raise NotFound(f"no project repository at {path}") from exc
+        self.path = path
+
+    @classmethod
+    def create(cls, path: Path) -> ProjectRepo:
+        pygit2.init_repository(str(path), bare=True, initial_head="main")
+        return cls(path)
+
+    def tip(self) -> str | None:
+        try:
+            return str(self.repo.references[BRANCH].target)
+        except KeyError:
+            return None
+
+    def commit(self, rev: str) -> pygit2.Commit:
+        try:
+            obj = self.repo.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            raise NotFound(f"no commit {rev!r} in {self.path.name}") from exc
+        return commit
+
+    def view(self, rev: str | None) -> GitTree:
+        if rev is None:
+            return GitTree(self.repo, None)
+        return GitTree(self.repo, self.commit(rev).tree)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when `ancestor` is `descendant` or reachable from it."""
+        if ancestor == descendant:
+            return True
+        try:
+            return bool(self.repo.descendant_of(descendant, ancestor))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+    def has_object(self, oid: str) -> bool:
+        try:
+            return oid in self.repo.odb
+        except ValueError:
+            return False
+
+    def build_tree(self, base: str | None, writes: Mapping[str, bytes | None]) -> str:
+        """Write blobs and trees for `writes` laid over `base`'s tree; return the new tree id."""
+        tree = self.commit(base).tree if base else None
+        oid = self._build(tree, writes)
+        if oid is None:
+            oid = self.repo.TreeBuilder().write()
+        return str(oid)
+
+    def _build(self, tree: pygit2.Tree | None, writes: Mapping[str, bytes | None]) -> pygit2.Oid | None:
+        builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
+        nested: dict[str, dict[str, bytes | None]] = defaultdict(dict)
+        for path, data in writes.items():
+            head, sep, rest = path.partition("/")
+            if sep:
+                nested[head][rest] = data
+                continue
+            existing = builder.get(head)
+            if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
+                raise ConflictError(f"{path} is a directory; a file cannot replace it")
+            if data is None:
+                if existing is not None:
+                    builder.remove(head)
+            else:
+                builder.insert(head, self.repo.create_blob(data), _BLOB)
+        for name, sub_writes in nested.items():
+            existing = builder.get(name)
+            subtree = None
+            if existing is not None:
+                if existing.type != pygit2.enums.ObjectType.TREE:
+                    raise ConflictError(f"{name} is a file; it cannot hold {next(iter(sub_writes))}")
+                subtree = self.repo[existing.id]
+            sub_oid = self._build(subtree, sub_writes)
+            if sub_oid is None:
+                if existing is not None:
+                    builder.remove(name)
+            else:
+                builder.insert(name, sub_oid, _TREE)
+        if len(builder) == 0:
+            return None
+        return builder.write()
+
+    def create_commit(
+        self, *, tree: str, parents: list[str], author: Person, committer: Person,
+        message: str, when: datetime,
+    ) -> str:
+        oid = self.repo.create_commit(
+            None, author.signature(when), committer.signature(when), message,
+            pygit2.Oid(hex=tree), [pygit2.Oid(hex=parent) for parent in parents],
+        )
+        return str(oid)
+
+    def move_branch(self, new: str, expected: str | None) -> None:
+        """Point main at `new` if it still points at `expected` (compare-and-swap).
+
+        Callers hold the project's writer lock, so the comparison cannot race another writer of
+        ours; the check still catches anything else that moved the branch under us.
+        """
+        current = self.tip()
+        if current != expected:
+            raise ConflictError(f"branch moved from {expected} to {current} during the write")
+        if expected is None:
+            self.repo.references.create(BRANCH, pygit2.Oid(hex=new))
+        else:
+            self.repo.references[BRANCH].set_target(pygit2.Oid(hex=new), "researchwiki verifier")
+
+    def changed_paths(self, old: str, new: str) -> list[str]:
+        """Paths whose content differs between two commits (for replay and reverts)."""
+        diff = self.repo.diff(self.commit(old).tree, self.commit(new).tree)
+        paths: set[str] = set()
+        for delta in diff.deltas:
+            paths.add(delta.old_file.path)
+            paths.add(delta.new_file.path)
+        return sorted(paths)
+
+
+def set_durable(enabled: bool) -> None:
+    """fsync objects and refs (process-wide), so an acknowledged acceptance survives a machine
+    crash and not only a killed process."""
+    pygit2.settings.enable_fsync_gitdir(enabled)

@@ -1,0 +1,111 @@
+"""The verifier home (RW_HOME): project repositories, anchors, locks, traces, identities, caches.
+
+    $RW_HOME/
+      config.json                 optional settings (see Settings)
+      identities.json             agents and people, hashed tokens
+      projects/<slug>.git         bare project repositories (agents clone these)
+      projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
+      locks/<slug>.lock           one writer per project
+      traces/<trace_id>/          the private trace store
+      cache/text/                 derived source text, keyed by blob and extractor version
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from verifier.errors import FormatError, NotFound
+from verifier.formats.base import Strict, check_slug
+from verifier.store.files import write_atomic
+from verifier.store.gitrepo import ProjectRepo
+from verifier.store.identities import FileIdentities
+from verifier.store.traces import TraceStore
+from verifier.text.extract import EXTRACTOR_VERSION, extract_text
+
+
+class Settings(Strict):
+    """config.json. `fetch: offline` skips the URL check of scout sources and records that in
+    the ledger; `durable: false` skips fsync (tests and benchmarks on throwaway homes only)."""
+
+    fetch: str = Field(default="online", pattern="^(online|offline)$")
+    allow_private_addresses: bool = False
+    durable: bool = True
+    user_agent: str = "ResearchWiki-Verifier/0.1 (+https://researchwiki.invalid/verifier)"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    seq: int
+    row_hash: str
+    commit: str
+
+
+class Home:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.settings = self._load_settings()
+        self.identities = FileIdentities(root / "identities.json")
+        self.traces = TraceStore(root / "traces", durable=self.settings.durable)
+
+    @classmethod
+    def from_env(cls) -> Home:
+        return cls(Path(os.environ.get("RW_HOME", "~/.researchwiki")).expanduser())
+
+    def _load_settings(self) -> Settings:
+        path = self.root / "config.json"
+        if not path.exists():
+            return Settings()
+        try:
+            return Settings.model_validate(json.loads(path.read_bytes()))
+        except ValueError as exc:
+            raise FormatError(f"bad settings: {exc}", str(path)) from exc
+
+    def save_settings(self, settings: Settings) -> None:
+        write_atomic(self.root / "config.json", settings.model_dump_json(indent=2).encode())
+        self.settings = settings
+
+    def repo_path(self, slug: str) -> Path:
+        return self.root / "projects" / f"{check_slug(slug)}.git"
+
+    def project(self, slug: str) -> ProjectRepo:
+        path = self.repo_path(slug)
+        if not path.exists():
+            raise NotFound(f"no project {slug!r} in {self.root / 'projects'}")
+        return ProjectRepo(path)
+
+    def projects(self) -> list[str]:
+        folder = self.root / "projects"
+        return sorted(path.name[:-4] for path in folder.glob("*.git")) if folder.exists() else []
+
+    def lock_path(self, slug: str) -> Path:
+        return self.root / "locks" / f"{check_slug(slug)}.lock"
+
+    def anchor_path(self, slug: str) -> Path:
+        return self.root / "projects" / f"{check_slug(slug)}.anchor.json"
+
+    def read_anchor(self, slug: str) -> Anchor | None:
+        path = self.anchor_path(slug)
+        if not path.exists():
+            return None
+        data = json.loads(path.read_bytes())
+        return Anchor(int(data["seq"]), str(data["row_hash"]), str(data["commit"]))
+
+    def write_anchor(self, slug: str, anchor: Anchor) -> None:
+        body = {"seq": anchor.seq, "row_hash": anchor.row_hash, "commit": anchor.commit}
+        write_atomic(self.anchor_path(slug), json.dumps(body).encode(), durable=self.settings.durable)
+
+    def source_text(self, blob_id: str, data: bytes, media_type: str) -> str:
+        """The derived text of retained bytes, cached by blob id and extractor version."""
+        version = hashlib.sha256(EXTRACTOR_VERSION.encode()).hexdigest()[:12]
+        path = self.root / "cache" / "text" / f"{blob_id}-{version}.txt"
+        if path.exists():
+            return path.read_text(encoding="utf-8")
+        text = extract_text(data, media_type)
+        write_atomic(path, text.encode("utf-8"), durable=False)
+        return text

@@ -1,0 +1,104 @@
+"""The identity registry: agents and people, their operators, and hashed bearer tokens.
+
+This is the local stand-in for Commons identity (design §6: "authenticate the caller by Commons
+bearer token and resolve the operator"). Anything with `authenticate` and `add` can replace it.
+Only sha256(token) is stored; a token is shown once, when it is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, Protocol
+
+from verifier.errors import AuthError, ConflictError, FormatError
+from verifier.formats.base import HANDLE_RE, iso
+from verifier.store.files import exclusive_lock, write_atomic
+
+ActorKind = Literal["agent", "human"]
+TOKEN_PREFIX = "rwt_"
+_TOKEN_RE = re.compile(r"^rwt_[A-Za-z0-9_-]{43}$")
+
+
+@dataclass(frozen=True)
+class Actor:
+    """An authenticated caller: who acts, and which person answers for them."""
+
+    handle: str
+    operator: str
+    type: ActorKind
+
+
+class Identities(Protocol):
+    def authenticate(self, token: str) -> Actor: ...
+
+    def add(self, handle: str, operator: str, kind: ActorKind, now: datetime) -> str: ...
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class FileIdentities:
+    """Identities kept in one JSON file under the verifier home."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        if not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_bytes())
+            actors: dict[str, dict[str, str]] = data["actors"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise FormatError(f"identity registry is unreadable: {exc}", str(self.path)) from exc
+        return actors
+
+    def authenticate(self, token: str) -> Actor:
+        if not token:
+            raise AuthError("no bearer token: set RW_TOKEN (or send Authorization: Bearer)")
+        if not _TOKEN_RE.match(token):
+            raise AuthError("malformed bearer token")
+        wanted = _token_hash(token)
+        match: tuple[str, dict[str, str]] | None = None
+        # Compare against every entry in constant time; no early exit that times the match.
+        for handle, entry in self._load().items():
+            if hmac.compare_digest(entry["token_sha256"], wanted):
+                match = (handle, entry)
+        if match is None:
+            raise AuthError("unknown or revoked bearer token")
+        handle, entry = match
+        kind: ActorKind = "human" if entry.get("type") == "human" else "agent"
+        return Actor(handle=handle, operator=entry["operator"], type=kind)
+
+    def add(self, handle: str, operator: str, kind: ActorKind, now: datetime) -> str:
+        for name, value in (("handle", handle), ("operator", operator)):
+            if not re.match(HANDLE_RE, value):
+                raise FormatError(f"{name} {value!r} must be 1-63 of a-z, 0-9, '_', '.', '-'")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        with exclusive_lock(self.path.with_suffix(".lock")):
+            actors = self._load()
+            if handle in actors:
+                raise ConflictError(f"{handle} is already registered")
+            actors[handle] = {
+                "operator": operator,
+                "type": kind,
+                "token_sha256": _token_hash(token),
+                "created_at": iso(now),
+            }
+            write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
+        return token
+
+    def get(self, handle: str) -> Actor | None:
+        entry = self._load().get(handle)
+        if entry is None:
+            return None
+        kind: ActorKind = "human" if entry.get("type") == "human" else "agent"
+        return Actor(handle, entry["operator"], kind)

@@ -1,0 +1,113 @@
+"""The private trace store, and reading a bundle from disk (a folder or a tar file).
+
+Traces are content-addressed and immutable: traces/<trace_id>/ holds the bundle's files and
+DIGEST, the full sha256. A second bundle with the same short id but another digest is refused.
+Bundles are read defensively: only the known file names, only regular files, sizes capped while
+reading, so a hostile tar cannot write anywhere or blow up memory.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+from pathlib import Path
+
+from verifier.errors import ConflictError, Rejected, Rejection
+from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES, TraceRecord
+from verifier.store.files import fsync_dir, write_atomic
+
+
+class TraceStore:
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
+        self.root = root
+        self.durable = durable
+
+    def path(self, trace_id: str) -> Path:
+        return self.root / trace_id
+
+    def put(self, record: TraceRecord, files: dict[str, bytes]) -> None:
+        """Store a bundle under its id; idempotent for the same digest, refused on a collision."""
+        target = self.path(record.trace_id)
+        if target.exists():
+            existing = (target / "DIGEST").read_text().strip() if (target / "DIGEST").exists() else ""
+            if existing == record.digest:
+                return
+            raise ConflictError(
+                f"trace id {record.trace_id} is taken by another bundle (digest {existing[:12]}...); refusing"
+            )
+        self.root.mkdir(parents=True, exist_ok=True)
+        staging = self.root / f".incoming-{record.trace_id}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        for name, data in files.items():
+            write_atomic(staging / name, data, durable=self.durable)
+        write_atomic(staging / "DIGEST", record.digest.encode() + b"\n", durable=self.durable)
+        staging.rename(target)
+        if self.durable:
+            fsync_dir(self.root)
+
+    def read(self, trace_id: str) -> dict[str, bytes]:
+        target = self.path(trace_id)
+        return {name: (target / name).read_bytes() for name in BUNDLE_ORDER if (target / name).exists()}
+
+    def purge(self, trace_id: str) -> None:
+        shutil.rmtree(self.path(trace_id), ignore_errors=True)
+
+    def clean_incoming(self) -> int:
+        """Remove half-stored bundles left by a crash; returns how many."""
+        leftovers = list(self.root.glob(".incoming-*")) if self.root.exists() else []
+        for path in leftovers:
+            shutil.rmtree(path, ignore_errors=True)
+        return len(leftovers)
+
+
+def _bad(message: str) -> Rejected:
+    return Rejected(Rejection("trace_unreadable", message, "trace/"))
+
+
+def load_bundle(path: Path) -> dict[str, bytes]:
+    """Read a trace bundle from a folder (trace/ with its files) or a .tar / .tar.gz file."""
+    if path.is_dir():
+        return _load_dir(path)
+    if path.is_file():
+        return _load_tar(path)
+    raise _bad(f"no trace bundle at {path}")
+
+
+def _load_dir(path: Path) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    total = 0
+    for entry in sorted(path.iterdir()):
+        if entry.name not in BUNDLE_ORDER:
+            raise _bad(f"unexpected file {entry.name!r} in the bundle folder")
+        if entry.is_symlink() or not entry.is_file():
+            raise _bad(f"{entry.name} is not a regular file")
+        total += entry.stat().st_size
+        if total > MAX_BUNDLE_BYTES:
+            raise Rejected(Rejection("trace_oversize", f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes", "trace/"))
+        files[entry.name] = entry.read_bytes()
+    return files
+
+
+def _load_tar(path: Path) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    total = 0
+    try:
+        with tarfile.open(path, "r:*") as archive:
+            for member in archive:
+                name = member.name.removeprefix("./").removeprefix("trace/")
+                if member.isdir() and name in ("", "trace", "."):
+                    continue
+                if not member.isfile() or name not in BUNDLE_ORDER or name in files:
+                    raise _bad(f"unexpected tar member {member.name!r} (only {', '.join(BUNDLE_ORDER)})")
+                total += member.size
+                if total > MAX_BUNDLE_BYTES:
+                    raise Rejected(Rejection("trace_oversize", f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes",
+                                             "trace/"))
+                handle = archive.extractfile(member)
+                if handle is None:
+                    raise _bad(f"tar member {member.name!r} has no data")
+                files[name] = handle.read(member.size + 1)[: member.size]
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise _bad(f"not a readable tar file: {exc}") from exc
+    return files
