@@ -90,8 +90,8 @@ def test_rename_out_of_the_write_set(world: World) -> None:
 
 
 def test_binary_change_to_a_text_path(world: World) -> None:
-    patch = (f"diff --git a/README.md b/README.md\nindex 1234567..89abcde 100644\n"
-             "Binary files a/README.md and b/README.md differ\n").encode()
+    patch = (b"diff --git a/README.md b/README.md\nindex 1234567..89abcde 100644\n"
+             b"Binary files a/README.md and b/README.md differ\n")
     assert_refused_cleanly(world, patch, "binary")
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from verifier.formats.yamlout import dump_yaml
 from verifier.checks.citation import ExcerptFound, locate_excerpt
 from verifier.formats.base import iso
 from verifier.formats.ids import canonical_url, finding_id_for, sha256_hex, source_id_for
 from verifier.formats.layout import finding_path, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
+from verifier.formats.yamlout import dump_yaml
 
 
 def finding_file(*, source_id: str, source_text: str, excerpt: str, statement: str, limitation: str,

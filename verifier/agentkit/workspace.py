@@ -16,7 +16,7 @@ def clone(bare_repo: Path, dest: Path, *, revision: str | None = None) -> pygit2
     repo = pygit2.clone_repository(str(bare_repo), str(dest))
     if revision is not None:
         commit = repo.revparse_single(revision).peel(pygit2.Commit)
-        repo.checkout_tree(commit.tree, strategy=pygit2.enums.CheckoutStrategy.FORCE)
+        repo.checkout_tree(commit.tree, strategy=pygit2.enums.CheckoutStrategy.FORCE)  # type: ignore[no-untyped-call]
         repo.set_head(commit.id)
     return repo
 
@@ -54,10 +54,14 @@ def make_patch(repo: pygit2.Repository) -> bytes:
     diff = head_tree.diff_to_index(index)
     pieces: list[str] = []
     for patch in diff:
+        if patch is None:
+            continue
         text = patch.text or ""
         delta = patch.delta
         if delta.is_binary and delta.status == pygit2.enums.DeltaStatus.ADDED:
-            data = repo[delta.new_file.id].data
+            blob = repo[delta.new_file.id]
+            assert isinstance(blob, pygit2.Blob)
+            data = blob.data
             head, _, _ = text.partition("Binary files ")
             text = head + binary_literal(data)
         pieces.append(text)
@@ -90,5 +94,6 @@ def creation_patch(files: dict[str, bytes]) -> bytes:
             tail = "\n\\ No newline at end of file"
         body = "\n".join("+" + line for line in lines) + tail + "\n"
         count = len(lines)
-        pieces.append(f"{header}--- /dev/null\n+++ b/{path}\n@@ -0,0 +1{',' + str(count) if count != 1 else ''} @@\n{body}")
+        counts = f"+1,{count}" if count != 1 else "+1"
+        pieces.append(f"{header}--- /dev/null\n+++ b/{path}\n@@ -0,0 {counts} @@\n{body}")
     return "".join(pieces).encode("utf-8")

@@ -47,7 +47,9 @@ def _check_finding(ctx: CheckContext, path: str, data: bytes, text: str) -> list
         problems.append(Rejection("bad_path", f"finding {expected_id} belongs at {finding_path(expected_id)}", path))
     if finding.source_id != ctx.leaf.inputs.source_id:
         problems.append(Rejection(
-            "wrong_source", f"source_id is {finding.source_id}; this leaf extracts from {ctx.leaf.inputs.source_id}", path
+            "wrong_source",
+            f"source_id is {finding.source_id}; this leaf extracts from {ctx.leaf.inputs.source_id}",
+            path,
         ))
     if finding.leaf_id != ctx.leaf.leaf_id:
         problems.append(Rejection("wrong_leaf", f"leaf_id is {finding.leaf_id}; expected {ctx.leaf.leaf_id}", path))

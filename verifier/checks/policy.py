@@ -31,7 +31,7 @@ def record_problems(
 ) -> list[str]:
     """Why a source's language, rights or date fall outside the policy (empty if inside)."""
     problems: list[str] = []
-    base_language = language.split("-")[0]
+    base_language = language.split("-", maxsplit=1)[0]
     if policy.languages and base_language not in policy.languages and language not in policy.languages:
         problems.append(f"language {language} is not in source_policy.languages ({', '.join(policy.languages)})")
     if policy.rights and rights not in policy.rights:

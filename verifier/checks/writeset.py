@@ -40,7 +40,7 @@ class Decision:
 
 
 def _allowed(rule: WriteRule, op: str, path: str) -> bool:
-    return (rule.op == "write" or rule.op == op) and glob_match(rule.path, path)
+    return rule.op in ("write", op) and glob_match(rule.path, path)
 
 
 def requested_ops(patch: ParsedPatch) -> list[tuple[str, str]]:

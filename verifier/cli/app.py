@@ -26,7 +26,7 @@ class RwError(click.ClickException):
 
     def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        self.exit_code = exit_code  # type: ignore[misc]  # click declares it per class; ours vary per error
 
 
 def now_from_env() -> datetime:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from verifier.demo import run_demo
 from verifier.cli.app import (
     EXIT_CRASH,
     EXIT_REJECTED,
@@ -20,6 +19,7 @@ from verifier.cli.app import (
     home_from_env,
     now_from_env,
 )
+from verifier.demo import run_demo
 from verifier.errors import AuthError, FormatError, NotFound, Rejected
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.store.traces import load_bundle

@@ -292,9 +292,8 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:
                 number,
             )
         hunks = _read_hunks(reader)
-    if not hunks and op in ("modify", "create"):
-        if op == "modify":
-            raise _fail("empty_patch", f"{b_path}: a change with no content", number)
+    if not hunks and op == "modify":
+        raise _fail("empty_patch", f"{b_path}: a change with no content", number)
     if op == "create" and any(line.tag != "+" for hunk in hunks for line in hunk.lines):
         raise _fail("malformed_patch", f"{b_path}: a new file's hunk may only add lines", number)
     if op == "delete" and any(line.tag != "-" for hunk in hunks for line in hunk.lines):

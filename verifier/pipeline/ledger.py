@@ -11,6 +11,7 @@ from typing import Any
 
 from verifier.checks.view import TreeView
 from verifier.errors import FormatError, LedgerIntegrityError
+from verifier.formats.layout import LEDGER_DIR
 from verifier.formats.ledger import (
     GENESIS_PREV,
     ROWS_PER_SEGMENT,
@@ -20,7 +21,6 @@ from verifier.formats.ledger import (
     row_line,
     segment_path,
 )
-from verifier.formats.layout import LEDGER_DIR
 
 
 def _segments(view: TreeView) -> list[str]:

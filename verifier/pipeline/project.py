@@ -10,14 +10,13 @@ from __future__ import annotations
 import shutil
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from verifier.formats.yamlout import dump_yaml
 from verifier.errors import ConflictError, FormatError, NotFound
 from verifier.formats.base import check_slug
 from verifier.formats.layout import PROJECT_FILE, classify, is_verifier_only, leaf_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
+from verifier.formats.yamlout import dump_yaml
 from verifier.patch.paths import path_problem
 from verifier.pipeline.landing import Landed, land
 from verifier.store.files import exclusive_lock

@@ -3,10 +3,12 @@ corpus, at the same relative path, so approving one is a move and nothing else. 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from verifier.formats.layout import HOLD_OF, classify, queue_path
 
 
-def route(writes: dict[str, bytes | None], holds: list[str]) -> tuple[dict[str, bytes | None], list[str]]:
+def route(writes: dict[str, bytes | None], holds: Sequence[str]) -> tuple[dict[str, bytes | None], list[str]]:
     """Return (routed writes, sorted hold types used). Deletions are never routed."""
     routed: dict[str, bytes | None] = {}
     used: set[str] = set()

@@ -271,7 +271,7 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
         fetches = _fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)
     except Rejected as exc:
         early = exc
-    except Exception as exc:  # noqa: BLE001 - an unexpected failure still ends as one crash row
+    except Exception as exc:
         crashed = exc
     with exclusive_lock(home.lock_path(submission.slug)):
         tip = repo.tip()
@@ -287,7 +287,7 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
             landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,
                           row_fields=attempt.row_fields(now, "rejected", reason=exc.headline))
             return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
-        except Exception as exc:  # noqa: BLE001 - any unexpected failure becomes a crash row
+        except Exception as exc:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,
                           row_fields=attempt.row_fields(now, "crash", description=f"verifier crash: {detail}"))

@@ -7,6 +7,7 @@ missing or faulty part. Storing the bundle is the store's job, and happens only 
 from __future__ import annotations
 
 import json
+
 from pydantic import ValidationError
 
 from verifier.errors import FormatError, Rejected, Rejection

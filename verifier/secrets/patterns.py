@@ -56,12 +56,19 @@ class TriggerSpec:
     fold_case: bool = False  # search the lower-cased data (the stock pattern ignores case)
     back: int = 0  # the stock match may start at most this many bytes before the head
     ahead: int = 4096  # ...and ends within this many bytes after the head's start
+    # The stock pattern reads the bytes around the secret (a quote, a word boundary, a line
+    # start); inside a JSON string those may be escapes ("\n", "\""), so also try the window
+    # with them unescaped.
+    json_context: bool = False
 
 
 def _assignment(*extra: TriggerSpec) -> tuple[TriggerSpec, ...]:
     keyword = tuple(
-        TriggerSpec(head, tail + _ASSIGNMENT_TAIL, True, _ASSIGNMENT_BACK, _ASSIGNMENT_AHEAD)
-        for head, tail in ((b"key", b""), (b"p", rb"(?:wd?|ass(?:word)?)"), (b"token", b""))
+        TriggerSpec(head, tail + _ASSIGNMENT_TAIL, fold_case=True, back=_ASSIGNMENT_BACK + skip,
+                    ahead=_ASSIGNMENT_AHEAD, json_context=True)
+        # "token" is anchored on "ken": 't' is too common a first byte (see TriggerPass).
+        for head, tail, skip in ((b"key", b"", 0), (b"pw", b"d?", 0), (b"pass", b"(?:word)?", 0),
+                                 (b"ken", b"", 2))
     )
     return keyword + extra
 
@@ -73,18 +80,19 @@ def _assignment(*extra: TriggerSpec) -> tuple[TriggerSpec, ...]:
 TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     # The stock pattern begins with one delimiter byte (or a line start) before the token.
     "ArtifactoryDetector": (
-        TriggerSpec(b"AKC", back=1),
-        TriggerSpec(b"AP", rb"[0-9A-F]", back=1),
+        TriggerSpec(b"AKC", back=1, json_context=True),
+        TriggerSpec(b"AP", rb"[0-9A-F]", back=1, json_context=True),
     ),
     "AWSKeyDetector": (
         TriggerSpec(b"A", rb"(?:3T|BIA|CCA|KIA|SIA)", ahead=64),
-        TriggerSpec(b"aws", fold_case=True, ahead=160),  # aws ... key ... '<40 chars>'
+        # aws ... key ... '<40 chars>', anchored on "ws" ('a' is a common first byte).
+        TriggerSpec(b"ws", fold_case=True, back=1, ahead=160, json_context=True),
     ),
     "AzureStorageKeyDetector": (TriggerSpec(b"AccountKey=", ahead=128),),
     "BasicAuthDetector": (TriggerSpec(b"://"),),
     "CloudantDetector": _assignment(
         # https://user:<pw>@account.cloudant.com: the host name ends the match.
-        TriggerSpec(b"cloudant.com", fold_case=True, back=1024, ahead=16),
+        TriggerSpec(b"udant.com", fold_case=True, back=1024 + 3, ahead=16),
     ),
     # [MNO] + 23..25 + "." + 6 + "." + 27: anchor on the first dot.
     "DiscordBotTokenDetector": (
@@ -98,7 +106,7 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     "IbmCloudIamDetector": _assignment(),
     "IbmCosHmacDetector": _assignment(),
     # A JWT's header and payload are unbounded; 16 KB covers any token a trace would carry.
-    "JwtTokenDetector": (TriggerSpec(b"eyJ", ahead=16384),),
+    "JwtTokenDetector": (TriggerSpec(b"yJ", back=1, ahead=16384),),  # eyJ; 'e' is common
     # 32 [0-9a-z] then "-us" and a digit: anchor on "-us<digit>".
     "MailchimpDetector": (
         TriggerSpec(b"-us", rb"[0-9](?<=[0-9a-z]{32}-us[0-9])", back=32, ahead=6),
@@ -111,18 +119,18 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
         TriggerSpec(b"BEGIN ", ahead=48),
         TriggerSpec(b"PuTTY-User-Key-File-2", ahead=32),
     ),
-    "PypiTokenDetector": (TriggerSpec(b"pypi-AgE"),),
+    "PypiTokenDetector": (TriggerSpec(b"AgE", back=5),),  # pypi-AgE...
     "SendGridDetector": (TriggerSpec(b"SG.", ahead=80),),
     "SlackDetector": (
         TriggerSpec(b"xox", rb"[abposr]-", fold_case=True),
-        TriggerSpec(b"hooks.slack.com/services/", fold_case=True, back=8),
+        TriggerSpec(b"ks.slack.com/services/", fold_case=True, back=8 + 3),
     ),
     "SoftlayerDetector": _assignment(
         # (?:http|https)://api.softlayer.com/soap/...: the stock dots match any byte, so anchor
-        # on the word alone, which sits 12 bytes after "https://api".
-        TriggerSpec(b"softlayer", fold_case=True, back=12, ahead=96),
+        # on the word, whose "ftlayer" sits 14 bytes after "https://api.so".
+        TriggerSpec(b"ftlayer", fold_case=True, back=14, ahead=96),
     ),
-    "SquareOAuthDetector": (TriggerSpec(b"sq0csp-", ahead=64),),
+    "SquareOAuthDetector": (TriggerSpec(b"q0csp-", back=1, ahead=64),),
     "StripeDetector": (TriggerSpec(b"k_live_", back=1, ahead=40),),
     # 8..10 digits, ":" and 35 token bytes: anchor on the colon.
     "TelegramBotTokenDetector": (
@@ -155,21 +163,25 @@ class Detector:
 class Trigger:
     """One trigger and the detectors to run in the window around each of its occurrences."""
 
+    regex: re.Pattern[bytes]  # the head and tail, to tell which trigger of a pass matched
     back: int
     ahead: int
+    json_context: bool
     detectors: tuple[Detector, ...]
 
 
 @dataclass(frozen=True)
 class TriggerPass:
-    """One search over the data: the triggers that share a first byte, as one regex.
+    """One search over the data for every trigger whose head starts with the same byte.
 
-    Each trigger is a named group `t<index>`; match.lastgroup names the one that matched.
+    Why grouped: CPython's `re` skips to a literal first byte at about 2 GB/s, so each pass
+    costs about the same whatever it looks for; an alternation with different first bytes is
+    retried at every byte instead. After a hit, each trigger's own regex says which matched.
     """
 
     regex: re.Pattern[bytes]
     fold_case: bool
-    triggers: dict[str, Trigger]
+    triggers: tuple[Trigger, ...]
 
 
 def _regex_detector_classes() -> list[type]:
@@ -266,31 +278,31 @@ def _build() -> tuple[tuple[Detector, ...], tuple[TriggerPass, ...]]:
     shared: dict[tuple[bytes, bytes, bool], list[tuple[TriggerSpec, Detector]]] = {}
     for name, specs in TRIGGER_SPECS.items():
         for spec in specs:
-            key = (spec.head, spec.tail, spec.fold_case)
-            shared.setdefault(key, []).append((spec, detectors[name]))
-    # CPython's `re` finds a literal first byte at about 2 GB/s but tries every alternative at
-    # every byte of an alternation without one, so triggers are grouped by (case, first byte).
+            shared.setdefault((spec.head, spec.tail, spec.fold_case), []).append(
+                (spec, detectors[name]))
     groups: dict[tuple[bool, int], list[tuple[bytes, Trigger]]] = {}
     for (head, tail, fold_case), members in shared.items():
+        # The tail is a lookahead so a hit consumes only the head: finditer then cannot step
+        # over another trigger that starts inside this one's tail.
+        rest = re.escape(head[1:]) + (b"(?=" + tail + b")" if tail else b"")
         trigger = Trigger(
+            regex=re.compile(re.escape(head[:1]) + rest),
             back=max(spec.back for spec, _ in members),
             ahead=max(spec.ahead for spec, _ in members),
+            json_context=any(spec.json_context for spec, _ in members),
             detectors=tuple(detector for _, detector in members),
         )
-        groups.setdefault((fold_case, head[0]), []).append((re.escape(head[1:]) + tail, trigger))
-    passes: list[TriggerPass] = []
-    index = 0
-    for (fold_case, first), members in groups.items():
-        named: dict[str, Trigger] = {}
-        branches: list[bytes] = []
-        for rest, trigger in members:
-            name = f"t{index}"
-            index += 1
-            named[name] = trigger
-            branches.append(b"(?P<%s>%s)" % (name.encode(), rest))
-        regex = re.escape(bytes([first])) + b"(?:" + b"|".join(branches) + b")"
-        passes.append(TriggerPass(re.compile(regex), fold_case, named))
-    return tuple(detectors[name] for name in sorted(detectors)), tuple(passes)
+        groups.setdefault((fold_case, head[0]), []).append((rest, trigger))
+    passes = tuple(
+        TriggerPass(
+            regex=re.compile(re.escape(bytes([first])) + b"(?:" + b"|".join(r for r, _ in members)
+                             + b")"),
+            fold_case=fold_case,
+            triggers=tuple(trigger for _, trigger in members),
+        )
+        for (fold_case, first), members in groups.items()
+    )
+    return tuple(detectors[name] for name in sorted(detectors)), passes
 
 
 DETECTORS, TRIGGERS = _build()

@@ -53,15 +53,33 @@ def _offset(match: re.Match[bytes], group: int) -> int:
     return match.start() + len(token) - len(token.lstrip(_LEADING_DELIMITERS))
 
 
-def _run_detector(detector: Detector, data: bytes, lo: int, hi: int,
+def _run_detector(detector: Detector, data: bytes, lo: int, hi: int, shift: int,
                   found: set[tuple[str, int]]) -> None:
+    """Add (kind, shift + offset) for each match of detector in data[lo:hi]."""
     for pattern, group in zip(detector.patterns, detector.value_groups, strict=True):
         for match in pattern.finditer(data, lo, hi):
             if detector.validate is not None and not detector.validate(
                 match.group().decode("ascii", "replace")
             ):
                 continue
-            found.add((detector.kind, _offset(match, group)))
+            found.add((detector.kind, shift + _offset(match, group)))
+
+
+# A JSON string holds "\n", "\t" and "\"" where the text had a newline, a tab and a quote, so
+# `KEY=value` after "\n" reads as `nKEY=value` and `"value"` as `\"value\"` to the stock
+# patterns that look at the bytes around a secret. For those, the window is also read through
+# this view, which rewrites the escapes in place and at the same length: offsets are unchanged.
+_QUOTE_BEFORE_TOKEN = re.compile(rb'\\"(?=[A-Za-z0-9+/=_-])')
+_SAME_LENGTH_UNESCAPES = ((b"\\n", b"\n\n"), (b"\\r", b"\r\r"), (b"\\t", b"\t\t"))
+
+
+def _unescaped_view(data: bytes) -> bytes:
+    for escape, text in _SAME_LENGTH_UNESCAPES:
+        data = data.replace(escape, text)
+    # An escaped quote keeps its quote next to the token it delimits: `\"abc` -> ` "abc`,
+    # `abc\"` -> `abc" `, so both `="value"` and `'value'`-style stock patterns still see it.
+    data = _QUOTE_BEFORE_TOKEN.sub(b' "', data)
+    return data.replace(b'\\"', b'" ')
 
 
 def _scan_plain(data: bytes) -> set[tuple[str, int]]:
@@ -69,22 +87,30 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
     found: set[tuple[str, int]] = set()
     lowered: bytes | None = None
     size = len(data)
-    for trigger in TRIGGERS:
+    for trigger_pass in TRIGGERS:
         haystack = data
-        if trigger.fold_case:
+        if trigger_pass.fold_case:
             # bytes.lower() maps A-Z only, so offsets are unchanged.
             lowered = data.lower() if lowered is None else lowered
             haystack = lowered
-        back, ahead = trigger.back, trigger.ahead
-        for hit in trigger.regex.finditer(haystack):
+        for hit in trigger_pass.regex.finditer(haystack):
             at = hit.start()
-            # The window is the trigger's reach, clipped to its line: detect-secrets matches
-            # within one line, and the clip keeps the work per trigger bounded on long lines.
-            lo = max(at - back, data.rfind(b"\n", max(0, at - back), at) + 1)
-            newline = data.find(b"\n", at, at + ahead)
-            hi = newline if newline >= 0 else min(size, at + ahead)
-            for detector in trigger.detectors:
-                _run_detector(detector, data, lo, hi, found)
+            for trigger in trigger_pass.triggers:
+                if len(trigger_pass.triggers) > 1 and not trigger.regex.match(haystack, at):
+                    continue
+                # The window is the trigger's reach, clipped to its line: detect-secrets
+                # matches within one line, and the clip bounds the work on long lines.
+                lo = max(at - trigger.back, data.rfind(b"\n", max(0, at - trigger.back), at) + 1)
+                newline = data.find(b"\n", at, at + trigger.ahead)
+                hi = newline if newline >= 0 else min(size, at + trigger.ahead)
+                for detector in trigger.detectors:
+                    _run_detector(detector, data, lo, hi, 0, found)
+                if trigger.json_context and data.find(b"\\", lo, hi) >= 0:
+                    # One byte before the window, for the stock lookbehinds and ^.
+                    start = max(0, lo - 1)
+                    view = _unescaped_view(data[start:hi])
+                    for detector in trigger.detectors:
+                        _run_detector(detector, view, lo - start, len(view), start, found)
     return found
 
 
@@ -93,14 +119,17 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
 # --------------------------------------------------------------------------------------------
 
 # The shortest secret detect-secrets knows ("BEGIN PRIVATE KEY", 17 bytes) takes 24 base64
-# characters; shorter runs cannot hide one, and skipping them skips most words and hex ids.
+# characters; shorter runs cannot hide one, and skipping them skips most words and short ids.
 MIN_BASE64_RUN = 20
-_BASE64_RUN = re.compile(rb"[A-Za-z0-9+/]{%d,}(?:==?)?" % MIN_BASE64_RUN)
-# The next line of a wrapped blob may be short (the tail), so it is matched with no minimum.
-_BASE64_PIECE = re.compile(rb"[A-Za-z0-9+/]+(?:==?)?")
-# Wrapped base64 (`base64`, PEM, MIME) breaks lines of whole quads with a newline, a CRLF, or,
-# inside a JSON string, the two-character escapes.
-_LINE_BREAKS = (b"\r\n", b"\n", b"\\r\\n", b"\\n")
+# Runs are found on a mask of the data (base64 alphabet -> "a", anything else -> " ") with
+# bytes.find, which skips a run-free stretch far faster than a character-class regex scans it.
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_MASK = bytes(0x61 if byte in _BASE64_ALPHABET else 0x20 for byte in range(256))
+_RUN = b"a" * MIN_BASE64_RUN
+# A run of lowercase hex (a sha256, a commit id) is never base64 of text carrying a secret:
+# such base64 puts every third decoded byte in 0x68..0x7f or above 0xcf, and every detector's
+# secret has three bytes in a row below 0x68 (upper case, digits, "a".."g", punctuation).
+_HEX = re.compile(rb"[0-9a-f]+")
 # Decodes to "\n\n\n": keeps decoded blobs apart so no match spans two of them.
 _SEPARATOR = b"CgoK"
 
@@ -112,37 +141,59 @@ class _Segment:
 
 
 def _line_break(data: bytes, at: int) -> int:
-    """Length of the line break at data[at:], or 0."""
-    for brk in _LINE_BREAKS:
-        if data.startswith(brk, at):
-            return len(brk)
+    """Length of the line break at data[at:], or 0.
+
+    Wrapped base64 (`base64`, PEM, MIME) breaks lines of whole quads with a newline or CRLF,
+    or inside a JSON string with the escapes for them.
+    """
+    byte = data[at : at + 1]
+    if byte == b"\n":
+        return 1
+    if byte == b"\r":
+        return 2 if data.startswith(b"\r\n", at) else 0
+    if byte == b"\\":
+        if data.startswith(b"\\n", at):
+            return 2
+        if data.startswith(b"\\r\\n", at):
+            return 4
     return 0
 
 
 def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
-    """Blobs of base64 in data, each a list of (start, end) lines; all but the last whole quads."""
+    """Blobs of base64 in data: lists of (start, end) lines, all but the last of whole quads.
+
+    Padding is left out of the spans; a one-line padded run starts where its quads start.
+    """
+    mask = data.translate(_MASK)
+    size = len(data)
     blobs: list[list[tuple[int, int]]] = []
     pos = 0
-    while (run := _BASE64_RUN.search(data, pos)) is not None:
-        start, end = run.span()
+    while (start := mask.find(_RUN, pos)) >= 0:
+        end = mask.find(b" ", start + MIN_BASE64_RUN)
+        end = size if end < 0 else end
+        pos = end
         if start > 0 and data[start - 1] == 0x5C:
             # Right after a backslash the first letter is an escape ("\n", "\t"), not base64.
             start += 1
+        if _HEX.fullmatch(data, start, end):
+            continue
         lines = [(start, end)]
+        padded = data.startswith(b"=", end)
         # Follow a wrapped blob: a full line of whole quads, unpadded, then a line break.
-        while (end - start) % 4 == 0 and data[end - 1] != 0x3D:
-            brk = _line_break(data, end)
-            more = _BASE64_PIECE.match(data, end + brk) if brk else None
-            if more is None:
+        while not padded and (end - start) % 4 == 0 and (brk := _line_break(data, end)):
+            start = end + brk
+            end = mask.find(b" ", start)
+            end = size if end < 0 else end
+            if end == start:
                 break
-            start, end = more.span()
             lines.append((start, end))
-        if len(lines) == 1 and data[end - 1] == 0x3D:
-            # A one-line padded run: the padding fixes where the quads start.
-            lines[0] = (start + (end - start) % 4, end)
-        if lines[0][1] - lines[0][0] >= MIN_BASE64_RUN or len(lines) > 1:
-            blobs.append(lines)
-        pos = end
+            padded = data.startswith(b"=", end)
+            pos = end
+        if len(lines) == 1 and padded:
+            # The padding says how many characters the last quad lacks.
+            missing = 2 if data.startswith(b"==", end) else 1
+            lines[0] = (start + (end - start + missing) % 4, end)
+        blobs.append(lines)
     return blobs
 
 
@@ -157,7 +208,7 @@ def _scan_base64(data: bytes) -> set[tuple[str, int]]:
     quads = 0
     for blob in blobs:
         for start, end in blob:
-            piece = data[start:end].rstrip(b"=")
+            piece = data[start:end]
             whole, rest = divmod(len(piece), 4)
             if rest == 1:  # a lone sextet carries no byte
                 piece, rest = piece[:-1], 0

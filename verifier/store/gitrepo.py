@@ -30,7 +30,8 @@ class Person:
     email: str
 
     def signature(self, when: datetime) -> pygit2.Signature:
-        offset = int(when.utcoffset().total_seconds() // 60) if when.utcoffset() else 0
+        delta = when.utcoffset()
+        offset = int(delta.total_seconds() // 60) if delta else 0
         return pygit2.Signature(self.name, self.email, int(when.timestamp()), offset)
 
 
@@ -56,7 +57,9 @@ class GitTree:
         entry = self._entry(path)
         if entry is None or entry.type != pygit2.enums.ObjectType.BLOB:
             return None
-        data: bytes = self.repo[entry.id].data
+        blob = self.repo[entry.id]
+        assert isinstance(blob, pygit2.Blob)
+        data: bytes = blob.data
         return data
 
     def is_dir(self, path: str) -> bool:
@@ -69,7 +72,9 @@ class GitTree:
         tree = self.tree if not path else self._entry(path)
         if tree is None or tree.type != pygit2.enums.ObjectType.TREE:
             return []
-        return sorted(entry.name for entry in self.repo[tree.id])
+        node = self.repo[tree.id]
+        assert isinstance(node, pygit2.Tree)
+        return sorted(entry.name or "" for entry in node)
 
     def blob_id(self, path: str) -> str | None:
         entry = self._entry(path)
@@ -83,13 +88,17 @@ class GitTree:
 
     def walk(self, prefix: str = "") -> Iterator[str]:
         """Every file path below `prefix` (all files when empty)."""
-        stack = [(prefix.rstrip("/"), self.tree if not prefix else self._entry(prefix))]
+        stack: list[tuple[str, pygit2.Object | None]] = [
+            (prefix.rstrip("/"), self.tree if not prefix else self._entry(prefix))
+        ]
         while stack:
             base, node = stack.pop()
             if node is None or node.type != pygit2.enums.ObjectType.TREE:
                 continue
-            for entry in self.repo[node.id]:
-                path = f"{base}/{entry.name}" if base else entry.name
+            subtree = self.repo[node.id]
+            assert isinstance(subtree, pygit2.Tree)
+            for entry in subtree:
+                path = f"{base}/{entry.name}" if base else str(entry.name)
                 if entry.type == pygit2.enums.ObjectType.TREE:
                     stack.append((path, entry))
                 else:
@@ -175,7 +184,9 @@ class ProjectRepo:
             if existing is not None:
                 if existing.type != pygit2.enums.ObjectType.TREE:
                     raise ConflictError(f"{name} is a file; it cannot hold {next(iter(sub_writes))}")
-                subtree = self.repo[existing.id]
+                found = self.repo[existing.id]
+                assert isinstance(found, pygit2.Tree)
+                subtree = found
             sub_oid = self._build(subtree, sub_writes)
             if sub_oid is None:
                 if existing is not None:
@@ -212,7 +223,7 @@ class ProjectRepo:
 
     def changed_paths(self, old: str, new: str) -> list[str]:
         """Paths whose content differs between two commits (for replay and reverts)."""
-        diff = self.repo.diff(self.commit(old).tree, self.commit(new).tree)
+        diff = self.commit(old).tree.diff_to_tree(self.commit(new).tree)
         paths: set[str] = set()
         for delta in diff.deltas:
             paths.add(delta.old_file.path)

@@ -23,7 +23,7 @@ from pydantic import Field
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.store.files import write_atomic
-from verifier.store.gitrepo import ProjectRepo
+from verifier.store.gitrepo import ProjectRepo, set_durable
 from verifier.store.identities import FileIdentities
 from verifier.store.traces import TraceStore
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
@@ -50,6 +50,7 @@ class Home:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.settings = self._load_settings()
+        set_durable(self.settings.durable)
         self.identities = FileIdentities(root / "identities.json")
         self.traces = TraceStore(root / "traces", durable=self.settings.durable)
 

@@ -22,7 +22,7 @@ from verifier.formats.base import HANDLE_RE, iso
 from verifier.store.files import exclusive_lock, write_atomic
 
 ActorKind = Literal["agent", "human"]
-TOKEN_PREFIX = "rwt_"
+TOKEN_PREFIX = "rwt_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
 _TOKEN_RE = re.compile(r"^rwt_[A-Za-z0-9_-]{43}$")
 
 
