@@ -106,7 +106,8 @@ CASES: dict[str, Callable[[], list[list[str]]]] = {
     "extract/wrong_location": lambda: run("extract", findings(**{"start: ": "start: 1", "end: ": "end: 1"})),
     "extract/limitation_blank": lambda: run("extract", findings(**{"limitation: A limit.": "limitation: '  '"})),
     "extract/bad_id": lambda: run("extract", findings(**{first_id("finding_id: "): "fnd_0000000000000000"})),
-    "extract/wrong_source": lambda: run("extract", findings(**{f"source_id: {SOURCE_ID}": "source_id: src_0000000000000000"})),
+    "extract/wrong_source": lambda: run(
+        "extract", findings(**{f"source_id: {SOURCE_ID}": "source_id: src_0000000000000000"})),
     "extract/wrong_leaf": lambda: run("extract", findings(**{"leaf_id: extract-1": "leaf_id: extract-2"})),
     "extract/unknown_field": lambda: run("extract", findings(**{"statement:": "mood: happy\nstatement:"})),
     "extract/source_missing": lambda: run("extract", findings(), base={}),
