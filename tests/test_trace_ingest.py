@@ -124,3 +124,10 @@ def test_accepted_submission_stores_its_trace(world: World) -> None:
     assert verdict.outcome == "accepted"
     assert verdict.trace_id is not None
     assert world.home.traces.read(verdict.trace_id) == good.bundle
+
+
+def test_l1_trace_is_accepted_end_to_end(world: World) -> None:
+    world.leaf("extract-1")
+    submission = world.creation("extract-1", world.findings("extract-1"), level="L1")
+    verdict = world.submit(submission)
+    assert verdict.outcome == "accepted", verdict.line()

@@ -36,7 +36,7 @@ from verifier.checks.context import CheckContext
 from verifier.checks.policy import url_problem
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
-from verifier.errors import FormatError, Rejected, Rejection
+from verifier.errors import ConflictError, FormatError, Rejected, Rejection
 from verifier.formats.base import iso
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.layout import (
@@ -265,7 +265,10 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
     try:
         attempt.trace = inspect_bundle(submission.bundle, submission.patch)  # step 2
         _check_assertions(actor, attempt.trace, submission.leaf_id)
-        home.traces.put(attempt.trace, submission.bundle)
+        try:
+            home.traces.put(attempt.trace, submission.bundle)
+        except ConflictError as exc:
+            raise _reject("trace_collision", str(exc), "trace/") from exc
         patch = parse_patch(submission.patch)  # step 3
         tip_project = repo.view(repo.tip()).read(PROJECT_FILE) or b""
         fetches = _fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)

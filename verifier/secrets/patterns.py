@@ -94,7 +94,7 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     "BasicAuthDetector": (TriggerSpec(b"://"),),
     "CloudantDetector": _assignment(
         # https://user:<pw>@account.cloudant.com: the host name ends the match.
-        TriggerSpec(b"udant.com", fold_case=True, back=1024 + 3, ahead=16),
+        TriggerSpec(b"udant.com", fold_case=True, back=2048 + 3, ahead=16),
     ),
     # [MNO] + 23..25 + "." + 6 + "." + 27: anchor on the first dot.
     "DiscordBotTokenDetector": (
@@ -116,7 +116,7 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     # //<registry>/:_authToken=...: the registry host sits before the anchor.
     "NpmDetector": (TriggerSpec(b"/:_authToken=", back=2048),),
     # sk-...T3BlbkFJ...: "T3BlbkFJ" (base64 of "openai") is the rare part.
-    "OpenAIDetector": (TriggerSpec(b"T3BlbkFJ", back=1024, ahead=32),),
+    "OpenAIDetector": (TriggerSpec(b"T3BlbkFJ", back=2048, ahead=32),),
     "PrivateKeyDetector": (
         TriggerSpec(b"BEGIN ", ahead=48),
         TriggerSpec(b"PuTTY-User-Key-File-2", ahead=32),
