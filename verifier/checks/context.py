@@ -17,7 +17,7 @@ from verifier.formats.project import ProjectFile
 class CheckContext:
     """Everything a check may look at. `tree` is the project as it would be after landing."""
 
-    leaf: LeafContract
+    leaf: LeafContract | None  # None for a person's edit outside any leaf
     actor: str
     project: ProjectFile
     tree: TreeView
@@ -27,6 +27,9 @@ class CheckContext:
     source_texts: Mapping[str, str] = field(default_factory=dict)
     # Outcome of fetching each new source's URL, by the URL as written in the record.
     fetches: Mapping[str, FetchOutcome] = field(default_factory=dict)
+    # The tree the writes land on, before them (to compare old and new versions of a file).
+    base_tree: TreeView | None = None
+    actor_type: str = "agent"
 
 
 @dataclass(frozen=True)

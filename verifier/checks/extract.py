@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from verifier.checks.citation import ExcerptFound, locate_excerpt
 from verifier.checks.context import CheckContext, CheckResult
+from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.ids import finding_id_for
@@ -16,11 +17,12 @@ MIN_FINDINGS = 3
 MAX_FINDINGS = 15
 
 
-def _source_problem(ctx: CheckContext, source_id: str) -> Rejection | None:
+def source_problem(tree: TreeView, source_id: str) -> Rejection | None:
+    """None if the source can be quoted: it landed in sources/ (not held) and has not failed."""
     record_path = source_record_path(source_id)
-    data = ctx.tree.read(record_path)
+    data = tree.read(record_path)
     if data is None:
-        held = ctx.tree.read(queue_path("sources", record_path)) is not None
+        held = tree.read(queue_path("sources", record_path)) is not None
         why = "is held in queue/sources awaiting approval" if held else "does not exist"
         return Rejection("source_unavailable", f"source {source_id} {why}", record_path)
     try:
@@ -32,7 +34,12 @@ def _source_problem(ctx: CheckContext, source_id: str) -> Rejection | None:
     return None
 
 
-def _check_finding(ctx: CheckContext, path: str, data: bytes, text: str) -> list[Rejection]:
+def check_finding_file(path: str, data: bytes, text: str | None, *, source_id: str | None,
+                       leaf_id: str | None) -> list[Rejection]:
+    """The rules every finding obeys; `source_id` and `leaf_id` pin it to a leaf when given.
+
+    `text` is the derived text of the finding's source (None when the source is unavailable,
+    which the caller reports)."""
     try:
         finding: Finding = parse_finding(data, path)
     except FormatError as exc:
@@ -45,14 +52,17 @@ def _check_finding(ctx: CheckContext, path: str, data: bytes, text: str) -> list
         ))
     elif path != finding_path(expected_id):
         problems.append(Rejection("bad_path", f"finding {expected_id} belongs at {finding_path(expected_id)}", path))
-    if finding.source_id != ctx.leaf.inputs.source_id:
+    if source_id is not None and finding.source_id != source_id:
         problems.append(Rejection(
             "wrong_source",
-            f"source_id is {finding.source_id}; this leaf extracts from {ctx.leaf.inputs.source_id}",
+            f"source_id is {finding.source_id}; this leaf extracts from {source_id}",
             path,
         ))
-    if finding.leaf_id != ctx.leaf.leaf_id:
-        problems.append(Rejection("wrong_leaf", f"leaf_id is {finding.leaf_id}; expected {ctx.leaf.leaf_id}", path))
+    if leaf_id is not None and finding.leaf_id != leaf_id:
+        problems.append(Rejection("wrong_leaf", f"leaf_id is {finding.leaf_id}; expected {leaf_id}", path))
+    if text is None:
+        problems.append(Rejection("source_unavailable", f"source {finding.source_id} cannot be quoted", path))
+        return problems
     excerpt = normalize(finding.excerpt)
     start, end = finding.location.start, finding.location.end
     if not excerpt:
@@ -78,12 +88,13 @@ def _check_finding(ctx: CheckContext, path: str, data: bytes, text: str) -> list
 
 
 def check_extract(ctx: CheckContext) -> CheckResult:
-    source_id = ctx.leaf.inputs.source_id
+    assert ctx.leaf is not None
+    source_id, leaf_id = ctx.leaf.inputs.source_id, ctx.leaf.leaf_id
     assert source_id is not None  # the leaf contract requires it for extract
     rejections: list[Rejection] = []
-    source_problem = _source_problem(ctx, source_id)
-    if source_problem is not None:
-        return CheckResult([source_problem], "no findings")
+    unavailable = source_problem(ctx.tree, source_id)
+    if unavailable is not None:
+        return CheckResult([unavailable], "no findings")
     text = ctx.source_texts[source_id]
     findings = 0
     for path, data in sorted(ctx.writes.items()):
@@ -92,7 +103,7 @@ def check_extract(ctx: CheckContext) -> CheckResult:
             rejections.append(Rejection("unexpected_file", "an extract leaf only adds findings", path))
             continue
         findings += 1
-        rejections += _check_finding(ctx, path, data, text)
+        rejections += check_finding_file(path, data, text, source_id=source_id, leaf_id=leaf_id)
     if not MIN_FINDINGS <= findings <= MAX_FINDINGS:
         rejections.insert(0, Rejection(
             "finding_count", f"an extract leaf adds {MIN_FINDINGS}-{MAX_FINDINGS} findings; this patch adds {findings}"

@@ -6,6 +6,10 @@ from collections.abc import Callable
 
 from verifier.checks.context import CheckContext, CheckResult
 from verifier.checks.extract import check_extract
+from verifier.checks.guide import check_guide
+from verifier.checks.human import check_human
+from verifier.checks.links import check_links
+from verifier.checks.review import check_review
 from verifier.checks.scout import check_scout
 from verifier.errors import Rejection
 
@@ -14,6 +18,12 @@ Check = Callable[[CheckContext], CheckResult]
 CHECKS: dict[str, Check] = {
     "extract": check_extract,
     "scout": check_scout,
+    "skeptic": check_links,
+    "link": check_links,
+    "review": check_review,
+    "guide": check_guide,
+    # Not a leaf kind: a person's edit outside any leaf (steward, maintainer).
+    "human": check_human,
 }
 
 

@@ -19,9 +19,11 @@ MIN_SOURCES = 1
 MAX_SOURCES = 5
 
 
-def _check_source(
+def check_source_files(
     ctx: CheckContext, source_id: str, record_bytes: bytes, retained: dict[str, bytes], notes: list[str]
 ) -> list[Rejection]:
+    """The rules every new source obeys. A scout's is staged and names its leaf; a person's source
+    (no leaf) may be staged or already included."""
     record_at = source_record_path(source_id)
     try:
         record: SourceRecord = parse_source(record_bytes, record_at)
@@ -40,12 +42,14 @@ def _check_source(
         reject("bad_url", f"url must be written in canonical form: {canonical}")
     if record.source_id != source_id_for(canonical) or record.source_id != source_id:
         reject("bad_id", f"source_id must be {source_id_for(canonical)} (derived from the canonical URL)")
-    if record.status != "staged":
-        reject("bad_status", f"a scouted source has status staged, not {record.status}")
+    leaf_id = ctx.leaf.leaf_id if ctx.leaf is not None else None
+    allowed_status = ("staged",) if leaf_id is not None else ("staged", "included")
+    if record.status not in allowed_status:
+        reject("bad_status", f"a new source has status {' or '.join(allowed_status)}, not {record.status}")
     if record.fetched_by != ctx.actor:
         reject("actor_mismatch", f"fetched_by is {record.fetched_by}, but the caller is {ctx.actor}")
-    if record.leaf_id != ctx.leaf.leaf_id:
-        reject("wrong_leaf", f"leaf_id is {record.leaf_id}; expected {ctx.leaf.leaf_id}")
+    if record.leaf_id != leaf_id:
+        reject("wrong_leaf", f"leaf_id is {record.leaf_id}; expected {leaf_id}")
     extension = EXTENSION_BY_MEDIA_TYPE[record.media_type]
     bytes_at = source_bytes_path(source_id, extension)
     if set(retained) != {bytes_at}:
@@ -94,7 +98,7 @@ def check_scout(ctx: CheckContext) -> CheckResult:
         rejections.append(Rejection("missing_record", f"retained bytes for {orphan} have no record",
                                     next(iter(retained[orphan]))))
     for source_id, record_bytes in sorted(records.items()):
-        rejections += _check_source(ctx, source_id, record_bytes, retained.get(source_id, {}), notes)
+        rejections += check_source_files(ctx, source_id, record_bytes, retained.get(source_id, {}), notes)
     if not MIN_SOURCES <= len(records) <= MAX_SOURCES:
         rejections.insert(0, Rejection(
             "source_count", f"a scout leaf adds {MIN_SOURCES}-{MAX_SOURCES} sources; this patch adds {len(records)}"

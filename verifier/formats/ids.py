@@ -88,5 +88,9 @@ def link_id_for(finding_id: str, hypothesis_id: str, revision: int) -> str:
     return "lnk_" + sha256_hex(material)[:16]
 
 
+def review_id_for(object_path: str, leaf_id: str) -> str:
+    return "rev_" + sha256_hex(f"{object_path}\x00{leaf_id}".encode())[:16]
+
+
 def trace_id_for(digest_hex: str) -> str:
     return "trc_" + digest_hex[:16]

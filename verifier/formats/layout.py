@@ -25,7 +25,9 @@ VERIFIER_ONLY_PREFIXES = ("ledger/", "scores/", "leaves/", "queue/")
 HUMAN_ONLY = ("PROJECT.md",)
 HUMAN_ONLY_PREFIXES = ("hypotheses/",)
 
-ObjectType = Literal["source", "source-bytes", "finding", "link", "plan", "report", "review"]
+ObjectType = Literal[
+    "source", "source-bytes", "finding", "link", "plan", "report", "review", "note", "hypothesis"
+]
 # Object type -> the PROJECT.md hold that routes it to queue/<hold>/.
 HOLD_OF: dict[str, str] = {
     "source": "sources",
@@ -40,6 +42,8 @@ _PATTERNS: tuple[tuple[ObjectType, re.Pattern[str]], ...] = (
     ("finding", re.compile(r"^findings/([0-9a-f]{2})/(fnd_\1[0-9a-f]{14})\.yaml$")),
     ("link", re.compile(r"^links/([0-9a-f]{2})/(lnk_\1[0-9a-f]{14})\.yaml$")),
     ("review", re.compile(r"^reviews/([0-9a-f]{2})/(rev_\1[0-9a-f]{14})\.yaml$")),
+    ("note", re.compile(r"^notes/()([a-z0-9][a-z0-9-]{2,63})\.yaml$")),
+    ("hypothesis", re.compile(r"^hypotheses/()(H[1-9][0-9]{0,5})\.md$")),
     ("plan", re.compile(r"^plans/()([a-z0-9][a-z0-9-]{2,63})\.md$")),
     ("report", re.compile(r"^reports/()([a-z0-9][a-z0-9-]{2,63})\.md$")),
 )
@@ -74,6 +78,37 @@ def source_bytes_path(source_id: str, extension: str) -> str:
 
 def finding_path(finding_id: str) -> str:
     return f"findings/{_shard(finding_id)}/{finding_id}.yaml"
+
+
+def link_path(link_id: str) -> str:
+    return f"links/{_shard(link_id)}/{link_id}.yaml"
+
+
+def review_path(review_id: str) -> str:
+    return f"reviews/{_shard(review_id)}/{review_id}.yaml"
+
+
+def note_path(leaf_id: str) -> str:
+    return f"notes/{leaf_id}.yaml"
+
+
+def plan_path(plan_id: str) -> str:
+    return f"plans/{plan_id}.md"
+
+
+def report_path(report_id: str) -> str:
+    return f"reports/{report_id}.md"
+
+
+def object_path(object_id: str) -> str | None:
+    """Where an object named by id lives (findings, links, source records)."""
+    if object_id.startswith("fnd_"):
+        return finding_path(object_id)
+    if object_id.startswith("lnk_"):
+        return link_path(object_id)
+    if object_id.startswith("src_"):
+        return source_record_path(object_id)
+    return None
 
 
 def leaf_path(leaf_id: str) -> str:

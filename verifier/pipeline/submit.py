@@ -44,11 +44,14 @@ from verifier.formats.layout import (
     classify,
     leaf_path,
     leaf_result_path,
+    plan_path,
+    queue_path,
     source_bytes_path,
     source_record_path,
 )
-from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
 from verifier.formats.project import ProjectFile, parse_project
+from verifier.formats.finding import parse_finding
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.formats.trace import TraceRecord
 from verifier.patch.apply import apply_patch
@@ -56,7 +59,9 @@ from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
 from verifier.pipeline.routing import route
+from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.trace import inspect_bundle
+from verifier.scoring.use import ScoreBook
 from verifier.store.fetcher import Fetcher
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
@@ -64,15 +69,21 @@ from verifier.store.home import Home
 from verifier.store.identities import Actor
 
 Outcome = Literal["accepted", "held", "rejected", "crash"]
+HUMAN_EDIT = "human-edit"  # the leaf_id a person's optional trace names for an edit outside leaves
+HUMAN_RULES = [WriteRule(op="write", path="**")]  # people may write anything but verifier-only paths
 
 
 @dataclass(frozen=True)
 class Submission:
+    """One attempt. `leaf_id` None is a person's edit outside any leaf (the human path), whose
+    trace is optional and whose base is `base` (default: the tip)."""
+
     slug: str
-    leaf_id: str
+    leaf_id: str | None
     patch: bytes
     bundle: dict[str, bytes]
     token: str
+    base: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,7 @@ class Verdict:
 
     outcome: Outcome
     project: str
-    leaf_id: str
+    leaf_id: str | None
     actor: str
     summary: str
     rejections: list[Rejection] = field(default_factory=list)
@@ -94,7 +105,7 @@ class Verdict:
 
     def line(self) -> str:
         """The one-line verdict for people."""
-        head = f"{self.outcome.upper()} {self.project}/{self.leaf_id} by {self.actor}"
+        head = f"{self.outcome.upper()} {self.project}/{self.leaf_id or 'edit'} by {self.actor}"
         if self.rejections:
             first = self.rejections[0]
             more = f" (+{len(self.rejections) - 1} more)" if len(self.rejections) > 1 else ""
@@ -128,10 +139,11 @@ class _Attempt:
                    description: str = "") -> dict[str, Any]:
         manifest = self.trace.manifest if self.trace else None
         return {
-            "at": now, "action": "submit", "outcome": outcome,
+            "at": now, "action": "submit" if self.submission.leaf_id else "human", "outcome": outcome,
             "reason_code": reason.code if reason else None,
             "description": (reason.render() if reason else description)[:4000],
-            "leaf_id": self.submission.leaf_id, "kind": self.leaf.kind if self.leaf else None,
+            "leaf_id": self.submission.leaf_id,
+            "kind": self.leaf.kind if self.leaf else (None if self.submission.leaf_id else "human"),
             "actor": self.actor.handle, "actor_type": self.actor.type, "operator": self.actor.operator,
             "base_revision": self.base, "trace_id": self.trace.trace_id if self.trace else None,
             "cost": {
@@ -153,7 +165,7 @@ def _load_leaf(view: GitTree, leaf_id: str) -> LeafContract:
     return parse_leaf(data, leaf_path(leaf_id))
 
 
-def _check_assertions(actor: Actor, trace: TraceRecord, leaf_id: str) -> None:
+def _check_assertions(actor: Actor, trace: TraceRecord, leaf_id: str | None) -> None:
     manifest = trace.manifest
     if manifest.agent != actor.handle or manifest.operator != actor.operator:
         raise _reject(
@@ -162,8 +174,9 @@ def _check_assertions(actor: Actor, trace: TraceRecord, leaf_id: str) -> None:
             f"belongs to {actor.handle} of operator {actor.operator}",
             "trace/manifest.json",
         )
-    if manifest.leaf_id != leaf_id:
-        raise _reject("leaf_mismatch", f"manifest.json is for leaf {manifest.leaf_id}, not {leaf_id}",
+    expected = leaf_id or HUMAN_EDIT
+    if manifest.leaf_id != expected:
+        raise _reject("leaf_mismatch", f"manifest.json is for leaf {manifest.leaf_id}, not {expected}",
                       "trace/manifest.json")
 
 
@@ -201,19 +214,47 @@ def _fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetche
     return outcomes
 
 
-def _source_texts(home: Home, view: GitTree, leaf: LeafContract) -> dict[str, str]:
-    source_id = leaf.inputs.source_id
-    if source_id is None:
-        return {}
-    data = view.read(source_record_path(source_id))
-    if data is None:
-        return {}
-    record = parse_source(data, source_record_path(source_id))
-    path = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
-    raw, blob = view.read(path), view.blob_id(path)
-    if raw is None or blob is None:
-        raise _reject("source_unavailable", f"source {source_id} has no retained bytes", path)
-    return {source_id: home.source_text(blob, raw, record.media_type)}
+def _source_texts(home: Home, view: GitTree, leaf: LeafContract | None,
+                  writes: dict[str, bytes | None]) -> dict[str, str]:
+    """Derived text of every source the checks will quote against: the leaf's input source, and
+    the source of each finding a person writes by hand."""
+    wanted = {leaf.inputs.source_id} if leaf is not None and leaf.inputs.source_id else set()
+    if leaf is None:
+        for path, data in writes.items():
+            kind = classify(path)
+            if data is not None and kind is not None and kind.type == "finding":
+                try:
+                    wanted.add(parse_finding(data, path).source_id)
+                except FormatError:
+                    continue  # the check reports the malformed finding
+    texts: dict[str, str] = {}
+    for source_id in sorted(wanted):
+        data = view.read(source_record_path(source_id))
+        if data is None:
+            continue
+        record = parse_source(data, source_record_path(source_id))
+        path = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
+        raw, blob = view.read(path), view.blob_id(path)
+        if raw is None or blob is None:
+            raise _reject("source_unavailable", f"source {source_id} has no retained bytes", path)
+        texts[source_id] = home.source_text(blob, raw, record.media_type)
+    return texts
+
+
+def _open_leaf(repo: ProjectRepo, tip_view: GitTree, attempt: _Attempt, now: datetime) -> LeafContract:
+    """Step 4 for a leaf: it exists, is open, unexpired, its plan not held; the base is on its line."""
+    assert attempt.submission.leaf_id is not None
+    leaf = attempt.leaf = _load_leaf(tip_view, attempt.submission.leaf_id)
+    result_data = tip_view.read(leaf_result_path(leaf.leaf_id))
+    if result_data is not None:
+        done = json.loads(result_data)
+        raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done['outcome']} at commit {done['commit']}")
+    if now >= leaf.expires_at:
+        raise _reject("leaf_expired", f"leaf {leaf.leaf_id} expired at {iso(leaf.expires_at)}")
+    if leaf.plan_id and tip_view.read(plan_path(leaf.plan_id)) is None and tip_view.read(
+            queue_path("plans", plan_path(leaf.plan_id))) is not None:
+        raise _reject("plan_held", f"plan {leaf.plan_id} is held in queue/plans awaiting approval")
+    return leaf
 
 
 def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch,
@@ -222,17 +263,21 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
     tip = repo.tip()
     assert tip is not None
     tip_view = repo.view(tip)
-    leaf = attempt.leaf = _load_leaf(tip_view, attempt.submission.leaf_id)
-    result_data = tip_view.read(leaf_result_path(leaf.leaf_id))
-    if result_data is not None:
-        done = json.loads(result_data)
-        raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done['outcome']} at commit {done['commit']}")
-    if now >= leaf.expires_at:
-        raise _reject("leaf_expired", f"leaf {leaf.leaf_id} expired at {iso(leaf.expires_at)}")
-    assert attempt.trace is not None
-    base = attempt.base = attempt.trace.manifest.base_revision
-    _resolve_base(repo, leaf, base, tip)
-    check_write_set(patch, leaf.may_write)
+    human = attempt.submission.leaf_id is None
+    if human:
+        if attempt.actor.type != "human":
+            raise _reject("leaf_required", "agents submit against a leaf (--leaf); only people edit outside leaves")
+        base = attempt.base = attempt.submission.base or tip
+        if not repo.has_object(base) or not repo.is_ancestor(base, tip):
+            raise _reject("wrong_base", f"base {base} is not on the branch; the current revision is {tip}")
+        check_write_set(patch, HUMAN_RULES, human=True)
+        leaf = None
+    else:
+        leaf = _open_leaf(repo, tip_view, attempt, now)
+        assert attempt.trace is not None
+        base = attempt.base = attempt.trace.manifest.base_revision
+        _resolve_base(repo, leaf, base, tip)
+        check_write_set(patch, leaf.may_write)
     if base != tip:
         moved = changed_since(repo.view(base), tip_view, patch.touched())
         if moved:
@@ -245,12 +290,29 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
     project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     context = CheckContext(
         leaf=leaf, actor=attempt.actor.handle, project=project, tree=Overlay(tip_view, writes),
-        writes=writes, now=now, source_texts=_source_texts(home, tip_view, leaf), fetches=fetches,
+        writes=writes, now=now, source_texts=_source_texts(home, tip_view, leaf, writes), fetches=fetches,
+        base_tree=tip_view, actor_type=attempt.actor.type,
     )
-    result = check_for(leaf.kind)(context)
+    result = check_for(leaf.kind if leaf is not None else "human")(context)
     if not result.accepted:
         raise Rejected(result.rejections)
     return writes, result, tip
+
+
+def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt, fetcher: Fetcher) -> tuple[ParsedPatch, dict[str, FetchOutcome]]:
+    """Steps 2-3, before the lock: trace ingest (optional for a person's edit), patch parsing,
+    and fetching new sources' URLs."""
+    submission = attempt.submission
+    if submission.bundle or submission.leaf_id is not None:
+        attempt.trace = inspect_bundle(submission.bundle, submission.patch)
+        _check_assertions(attempt.actor, attempt.trace, submission.leaf_id)
+        try:
+            home.traces.put(attempt.trace, submission.bundle)
+        except ConflictError as exc:
+            raise _reject("trace_collision", str(exc), "trace/") from exc
+    patch = parse_patch(submission.patch)
+    tip_project = repo.view(repo.tip()).read(PROJECT_FILE) or b""
+    return patch, _fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)
 
 
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
@@ -258,29 +320,15 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
     actor = home.identities.authenticate(submission.token)  # step 1; AuthError propagates
     attempt = _Attempt(actor, submission)
     repo = home.project(submission.slug)
-    early: Rejected | None = None
-    crashed: Exception | None = None
+    early: Exception | None = None
     patch: ParsedPatch | None = None
     fetches: dict[str, FetchOutcome] = {}
     try:
-        attempt.trace = inspect_bundle(submission.bundle, submission.patch)  # step 2
-        _check_assertions(actor, attempt.trace, submission.leaf_id)
-        try:
-            home.traces.put(attempt.trace, submission.bundle)
-        except ConflictError as exc:
-            raise _reject("trace_collision", str(exc), "trace/") from exc
-        patch = parse_patch(submission.patch)  # step 3
-        tip_project = repo.view(repo.tip()).read(PROJECT_FILE) or b""
-        fetches = _fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)
-    except Rejected as exc:
+        patch, fetches = _ingest(home, repo, attempt, fetcher)
+    except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row below
         early = exc
-    except Exception as exc:
-        crashed = exc
     with exclusive_lock(home.lock_path(submission.slug)):
-        tip = repo.tip()
         try:
-            if crashed is not None:
-                raise crashed
             if early is not None:
                 raise early
             assert patch is not None
@@ -300,26 +348,43 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
 def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dict[str, bytes | None],
                    result: Any, tip: str, now: datetime) -> Verdict:
     leaf, trace, actor = attempt.leaf, attempt.trace, attempt.actor
-    assert leaf is not None and trace is not None
-    project, _ = parse_project(repo.view(tip).read(PROJECT_FILE) or b"", PROJECT_FILE)
-    routed, holds = route(writes, project.holds)
+    tip_view = repo.view(tip)
+    project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    # People's edits are their own judgement: holds gate what agents bring in, not what people do.
+    routed, holds = route(writes, project.holds) if leaf is not None else (writes, [])
     outcome: Outcome = "held" if holds else "accepted"
+    kind = leaf.kind if leaf is not None else "edit"
+    trailers = {"Operator": actor.operator}
+    if leaf is not None:
+        trailers["Leaf"] = leaf.leaf_id
+    if trace is not None:
+        trailers["Trace"] = trace.trace_id
     contribution = Contribution(
         writes=routed,
         author=Person(actor.handle, agent_email(actor.handle)),
-        subject=f"{leaf.kind}: {result.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
-        body=trace.manifest.summary or "",
-        trailers={"Operator": actor.operator, "Leaf": leaf.leaf_id, "Trace": trace.trace_id},
+        subject=f"{kind}: {result.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
+        body=(trace.manifest.summary or "") if trace is not None else "",
+        trailers=trailers,
     )
+    book = ScoreBook(tip_view.read)
+    objects = apply_writes(book, tip_view, routed, actor.operator)
+    if leaf is not None:
+        manifest = trace.manifest if trace is not None else None
+        book.record_submission(actor.operator, objects=objects or len(routed),
+                               tokens=manifest.tokens if manifest else None, usd=manifest.usd if manifest else None)
+    score_writes = book.writes()
 
-    def leaf_result(commit: str | None) -> dict[str, bytes | None]:
-        body = {"leaf_id": leaf.leaf_id, "outcome": outcome, "commit": commit, "actor": actor.handle,
-                "trace_id": trace.trace_id, "at": iso(now)}
-        return {leaf_result_path(leaf.leaf_id): json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"}
+    def bookkeeping(commit: str | None) -> dict[str, bytes | None]:
+        files: dict[str, bytes | None] = dict(score_writes)
+        if leaf is not None:
+            body = {"leaf_id": leaf.leaf_id, "outcome": outcome, "commit": commit, "actor": actor.handle,
+                    "operator": actor.operator, "trace_id": trace.trace_id if trace else None, "at": iso(now)}
+            files[leaf_result_path(leaf.leaf_id)] = json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
+        return files
 
     description = result.summary + ("; " + "; ".join(result.notes) if result.notes else "")
     landed = land(home, attempt.submission.slug, repo, tip=tip, now=now, contribution=contribution,
-                  row_fields=attempt.row_fields(now, outcome, description=description), bookkeeping_of=leaf_result)
+                  row_fields=attempt.row_fields(now, outcome, description=description), bookkeeping_of=bookkeeping)
     return _verdict(attempt, outcome, landed, [], summary=result.summary, holds=holds, notes=list(result.notes))
 
 

@@ -1,0 +1,58 @@
+"""The Field Guide rules (design §3.9): at most 150 lines, and every lesson line ends with
+(agent: id) or (human: id); lines a contributor adds carry that contributor's own attribution."""
+
+from __future__ import annotations
+
+import re
+
+from verifier.checks.context import CheckContext, CheckResult
+from verifier.errors import Rejection
+from verifier.formats.layout import FIELD_GUIDE
+
+MAX_LINES = 150
+ATTRIBUTION = re.compile(r"\((agent|human): ([a-z0-9][a-z0-9_.-]{0,62})\)\s*$")
+
+
+def _is_lesson(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith(("#", "<!--"))
+
+
+def guide_problems(old: bytes | None, new: bytes, *, actor: str, actor_type: str) -> list[Rejection]:
+    """Why `new` is not an acceptable Field Guide written by `actor` over `old`."""
+    try:
+        text = new.decode("utf-8")
+    except UnicodeDecodeError:
+        return [Rejection("bad_format", "FIELD-GUIDE.md is not UTF-8", FIELD_GUIDE)]
+    lines = text.splitlines()
+    problems: list[Rejection] = []
+    if len(lines) > MAX_LINES:
+        problems.append(Rejection("guide_budget", f"the Field Guide has {len(lines)} lines; the limit is {MAX_LINES}",
+                                  FIELD_GUIDE))
+    before = set(old.decode("utf-8", "replace").splitlines()) if old else set()
+    expected_kind = "human" if actor_type == "human" else "agent"
+    for number, line in enumerate(lines, 1):
+        if not _is_lesson(line):
+            continue
+        match = ATTRIBUTION.search(line)
+        where = f"{FIELD_GUIDE}:{number}"
+        if match is None:
+            problems.append(Rejection("guide_attribution", "a lesson line ends with (agent: id) or (human: id)", where))
+        elif line not in before and (match.group(1), match.group(2)) != (expected_kind, actor):
+            problems.append(Rejection(
+                "guide_attribution",
+                f"a new line by {actor} ends with ({expected_kind}: {actor}), not ({match.group(1)}: {match.group(2)})",
+                where))
+    return problems
+
+
+def check_guide(ctx: CheckContext) -> CheckResult:
+    if set(ctx.writes) != {FIELD_GUIDE} or ctx.writes[FIELD_GUIDE] is None:
+        return CheckResult([Rejection("unexpected_file", "a guide leaf only edits FIELD-GUIDE.md")], "")
+    new = ctx.writes[FIELD_GUIDE]
+    assert new is not None
+    old = ctx.base_tree.read(FIELD_GUIDE) if ctx.base_tree is not None else None
+    problems = guide_problems(old, new, actor=ctx.actor, actor_type="agent")
+    added = len(set(new.decode("utf-8", "replace").splitlines()) - set((old or b"").decode("utf-8", "replace")
+                                                                         .splitlines()))
+    return CheckResult(problems, f"{added} Field Guide lines added or replaced")

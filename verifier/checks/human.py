@@ -1,0 +1,104 @@
+"""The check for a person's edit outside any leaf (design §8): a steward's change to PROJECT.md,
+a hypothesis or its criterion, a source or finding added by hand, a plan, a report, or Field
+Guide lines. Every file is held to the same rules as when a leaf writes it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from verifier.checks.context import CheckContext, CheckResult
+from verifier.checks.documents import check_document_file
+from verifier.checks.extract import check_finding_file, source_problem
+from verifier.checks.guide import guide_problems
+from verifier.checks.hypotheses import revision_rule
+from verifier.checks.links import check_link_file
+from verifier.checks.scout import check_source_files
+from verifier.errors import FormatError, Rejection
+from verifier.formats.finding import parse_finding
+from verifier.formats.hypothesis import parse_hypothesis
+from verifier.formats.layout import FIELD_GUIDE, PROJECT_FILE, classify
+from verifier.formats.project import parse_project
+from verifier.formats.review import parse_review
+
+
+def _project(ctx: CheckContext, data: bytes) -> list[Rejection]:
+    try:
+        project, _ = parse_project(data, PROJECT_FILE)
+    except FormatError as exc:
+        return [Rejection("bad_project", exc.message, exc.where)]
+    if project.project != ctx.project.project:
+        return [Rejection("bad_project", f"project is {ctx.project.project!r} and cannot be renamed", PROJECT_FILE)]
+    return []
+
+
+def _hypothesis(ctx: CheckContext, path: str, data: bytes, object_id: str) -> list[Rejection]:
+    try:
+        new, _ = parse_hypothesis(data, path)
+    except FormatError as exc:
+        return [Rejection("bad_format", exc.message, exc.where)]
+    if new.hypothesis_id != object_id:
+        return [Rejection("bad_id", f"hypothesis_id is {new.hypothesis_id}; the file is {path}", path)]
+    old_data = ctx.base_tree.read(path) if ctx.base_tree is not None else None
+    old = None
+    if old_data is not None:
+        try:
+            old = parse_hypothesis(old_data, path)[0]
+        except FormatError:
+            old = None
+    problem = revision_rule(old, new, path)
+    return [problem] if problem else []
+
+
+def check_human(ctx: CheckContext) -> CheckResult:
+    rejections: list[Rejection] = []
+    notes: list[str] = []
+    retained: dict[str, dict[str, bytes]] = defaultdict(dict)
+    records: dict[str, bytes] = {}
+    changed: list[str] = []
+    for path, data in sorted(ctx.writes.items()):
+        changed.append(path)
+        if data is None:
+            continue  # deletions of corpus objects are reverts' business; the write set allowed it
+        kind = classify(path)
+        if path == PROJECT_FILE:
+            rejections += _project(ctx, data)
+        elif path == FIELD_GUIDE:
+            old = ctx.base_tree.read(FIELD_GUIDE) if ctx.base_tree is not None else None
+            rejections += guide_problems(old, data, actor=ctx.actor, actor_type="human")
+        elif kind is None:
+            continue  # README, docs: free text
+        elif kind.type == "hypothesis":
+            rejections += _hypothesis(ctx, path, data, kind.object_id)
+        elif kind.type == "source":
+            records[kind.object_id] = data
+        elif kind.type == "source-bytes":
+            retained[kind.object_id][path] = data
+        elif kind.type == "finding":
+            rejections += _finding(ctx, path, data)
+        elif kind.type == "link":
+            rejections += check_link_file(ctx.tree, path, data)[1]
+        elif kind.type in ("plan", "report"):
+            rejections += check_document_file(ctx.tree, path, data)
+        elif kind.type == "review":
+            try:
+                parse_review(data, path)
+            except FormatError as exc:
+                rejections.append(Rejection("bad_format", exc.message, exc.where))
+        else:
+            rejections.append(Rejection("unexpected_file", f"a person's edit does not write {kind.type} files", path))
+    for source_id, record in sorted(records.items()):
+        rejections += check_source_files(ctx, source_id, record, retained.pop(source_id, {}), notes)
+    for orphan, files in sorted(retained.items()):
+        rejections.append(Rejection("missing_record", f"retained bytes for {orphan} have no record", next(iter(files))))
+    return CheckResult(rejections, f"edit of {len(changed)} file{'s' if len(changed) != 1 else ''}", notes)
+
+
+def _finding(ctx: CheckContext, path: str, data: bytes) -> list[Rejection]:
+    try:
+        source_id = parse_finding(data, path).source_id
+    except FormatError as exc:
+        return [Rejection("bad_format", exc.message, exc.where)]
+    unavailable = source_problem(ctx.tree, source_id)
+    if unavailable is not None:
+        return [unavailable]
+    return check_finding_file(path, data, ctx.source_texts.get(source_id), source_id=None, leaf_id=None)

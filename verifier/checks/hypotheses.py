@@ -1,0 +1,56 @@
+"""Reading hypotheses from a tree, and the rule that a new wording is a new revision."""
+
+from __future__ import annotations
+
+from verifier.checks.view import TreeView
+from verifier.errors import FormatError, Rejection
+from verifier.formats.hypothesis import Hypothesis, parse_hypothesis
+from verifier.formats.layout import hypothesis_path
+
+
+def current_hypothesis(tree: TreeView, hypothesis_id: str) -> Hypothesis | None:
+    path = hypothesis_path(hypothesis_id)
+    data = tree.read(path)
+    if data is None:
+        return None
+    try:
+        return parse_hypothesis(data, path)[0]
+    except FormatError:
+        return None
+
+
+def revision_problem(tree: TreeView, hypothesis_id: str, revision: int, where: str) -> Rejection | None:
+    """None if `revision` of the hypothesis exists (the current one or an earlier one)."""
+    hypothesis = current_hypothesis(tree, hypothesis_id)
+    if hypothesis is None:
+        return Rejection("unknown_hypothesis", f"hypothesis {hypothesis_id} does not exist", where)
+    if revision > hypothesis.revision:
+        return Rejection(
+            "unknown_revision",
+            f"{hypothesis_id} has no revision {revision}; the current revision is {hypothesis.revision}",
+            where,
+        )
+    return None
+
+
+def revision_rule(old: Hypothesis | None, new: Hypothesis, where: str) -> Rejection | None:
+    """Editing the statement makes a new revision (+1); anything else keeps the revision."""
+    if old is None:
+        if new.revision != 1:
+            return Rejection("bad_revision", f"a new hypothesis starts at revision 1, not {new.revision}", where)
+        return None
+    if new.hypothesis_id != old.hypothesis_id:
+        return Rejection("bad_id", f"hypothesis_id changed from {old.hypothesis_id} to {new.hypothesis_id}", where)
+    if new.statement != old.statement and new.revision != old.revision + 1:
+        return Rejection(
+            "bad_revision",
+            f"the statement changed, so the revision must be {old.revision + 1} (it is {new.revision})",
+            where,
+        )
+    if new.statement == old.statement and new.revision != old.revision:
+        return Rejection(
+            "bad_revision",
+            f"the statement did not change, so the revision stays {old.revision} (it is {new.revision})",
+            where,
+        )
+    return None

@@ -1,0 +1,51 @@
+"""The review check (design §5.2): one review of the leaf's one object (a finding or a link),
+with accept, reject or amend and a non-empty reason; amendments fit the object's type."""
+
+from __future__ import annotations
+
+from verifier.checks.context import CheckContext, CheckResult
+from verifier.errors import FormatError, Rejection
+from verifier.formats.ids import review_id_for
+from verifier.formats.layout import classify, review_path
+from verifier.formats.review import parse_review
+
+_AMENDABLE = {"finding": {"statement", "limitation"}, "link": {"stance", "rationale"}}
+
+
+def check_review(ctx: CheckContext) -> CheckResult:
+    leaf = ctx.leaf
+    assert leaf is not None
+    target = leaf.inputs.object_path
+    assert target is not None  # the contract requires it for review leaves
+    reviews = [(path, data) for path, data in ctx.writes.items()]
+    if len(reviews) != 1:
+        return CheckResult([Rejection("review_count", f"a review leaf adds exactly one review; this adds {len(reviews)}")],
+                           "")
+    path, data = reviews[0]
+    kind = classify(path)
+    if data is None or kind is None or kind.type != "review":
+        return CheckResult([Rejection("unexpected_file", "a review leaf only adds its review", path)], "")
+    try:
+        review = parse_review(data, path)
+    except FormatError as exc:
+        return CheckResult([Rejection("bad_format", exc.message, exc.where)], "")
+    problems: list[Rejection] = []
+    expected = review_id_for(target, leaf.leaf_id)
+    if review.review_id != expected or path != review_path(expected):
+        problems.append(Rejection("bad_id", f"this leaf's review is {review_path(expected)} with review_id {expected}",
+                                  path))
+    target_kind = classify(target)
+    if review.object_path != target or target_kind is None or review.object_id != target_kind.object_id:
+        problems.append(Rejection("wrong_object", f"this leaf reviews {target}", path))
+    if ctx.tree.read(target) is None:
+        problems.append(Rejection("unknown_object", f"{target} does not exist (reverted or never landed)", path))
+    if review.leaf_id != leaf.leaf_id:
+        problems.append(Rejection("wrong_leaf", f"leaf_id is {review.leaf_id}; expected {leaf.leaf_id}", path))
+    if review.amendment is not None and target_kind is not None:
+        given = {name for name, value in review.amendment.model_dump().items() if value is not None}
+        allowed = _AMENDABLE.get(target_kind.type, set())
+        if not given or not given <= allowed:
+            problems.append(Rejection(
+                "bad_amendment", f"an amendment of a {target_kind.type} changes some of: {', '.join(sorted(allowed))}",
+                path))
+    return CheckResult(problems, f"{review.decision} {target}")

@@ -1,0 +1,42 @@
+"""Plans (plans/<plan_id>.md) and reports (reports/<report_id>.md): Markdown with front matter
+that names the objects they cite and, for reports, the objects they introduced."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from verifier.formats.base import Handle, Strict, Text, Timestamp, parse_front_matter_model
+from verifier.formats.project import HypothesisId
+
+DocumentId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{2,63}$")]
+ObjectRef = Annotated[str, StringConstraints(pattern=r"^(fnd|lnk|src)_[0-9a-f]{16}$")]
+
+
+class Plan(Strict):
+    plan_id: DocumentId
+    hypotheses: list[HypothesisId] = Field(default_factory=list)
+    leaves: list[str] = Field(default_factory=list)
+    decisions: list[Text] = Field(default_factory=list)
+    cites: list[ObjectRef] = Field(default_factory=list)
+    author: Handle
+    created_at: Timestamp
+
+
+class Report(Strict):
+    report_id: DocumentId
+    title: Text
+    hypotheses: list[HypothesisId] = Field(default_factory=list)
+    introduced: list[ObjectRef] = Field(default_factory=list)
+    cites: list[ObjectRef] = Field(default_factory=list)
+    author: Handle
+    created_at: Timestamp
+
+
+def parse_plan(data: bytes | str, where: str) -> tuple[Plan, str]:
+    return parse_front_matter_model(Plan, data, where)
+
+
+def parse_report(data: bytes | str, where: str) -> tuple[Report, str]:
+    return parse_front_matter_model(Report, data, where)

@@ -1,0 +1,1 @@
+"""Scores: pure functions over plain data."""

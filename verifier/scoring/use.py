@@ -1,0 +1,223 @@
+"""Use scores (design §7.2), kept incrementally: the cost of one contribution does not grow with
+the corpus.
+
+    U(f) = Σ over links l to f: w(l)  +  Σ over plans and reports citing f: w(citing)
+    w    = 1.0 when the citing object's operator differs from f's operator, 0.25 when the same
+    U(l) = w(l) (the weight it lends its finding) + Σ over plans and reports citing l: w
+    U(r) = Σ U(x) over x in r.introduced
+    U(H) = Σ U(l) over H's links
+
+Every object that ever landed has an entry, kept in a shard file scores/use/<ab>/<cd>.json (by
+the id's hex digits; plans and reports by sha256 of their id): its type, its operator (who
+first landed it), whether it is present now, its use, and what it cites. Withdrawing an object
+(revert, removal) takes back exactly what it gave, from the weights its entry recorded; restoring
+it gives them again, so revert-then-revert-the-revert restores every score. The small summary,
+scores/use.json, holds U(H), U(r) and the v0 components per operator, side by side, never
+combined. Weights are 1.0 and 0.25, exact in binary floating point, so sums do not depend on
+the order contributions landed in.
+
+Pure: shard files are read through a callable and written back as bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.formats.layout import USE_SCORES
+
+SHARD_ROOT = "scores/use"
+CROSS_OPERATOR = 1.0
+SAME_OPERATOR = 0.25
+SCORED_TYPES = ("source", "finding", "link", "plan", "report", "review")
+
+
+def weight(citing_operator: str, cited_operator: str) -> float:
+    return CROSS_OPERATOR if citing_operator != cited_operator else SAME_OPERATOR
+
+
+def shard_path(object_id: str) -> str:
+    digits = object_id[4:8]
+    if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
+        digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
+    return f"{SHARD_ROOT}/{digits[:2]}/{digits[2:]}.json"
+
+
+def _dump(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False).encode() + b"\n"
+
+
+@dataclass(frozen=True)
+class ObjectFacts:
+    """What scoring needs to know about one object, parsed by the caller."""
+
+    type: str
+    object_id: str
+    operator: str
+    finding_id: str | None = None  # links
+    hypothesis_id: str | None = None  # links
+    cites: tuple[str, ...] = ()  # plans, reports
+    introduced: tuple[str, ...] = ()  # reports
+
+
+@dataclass
+class ScoreBook:
+    """Scores over lazily read shards; `writes()` returns only what changed."""
+
+    read: Callable[[str], bytes | None]
+    shards: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    dirty: set[str] = field(default_factory=set)
+    _summary: dict[str, Any] | None = None
+    summary_dirty: bool = False
+
+    # -- storage ---------------------------------------------------------------------------
+    def _shard(self, path: str) -> dict[str, dict[str, Any]]:
+        if path not in self.shards:
+            data = self.read(path)
+            self.shards[path] = json.loads(data) if data else {}
+        return self.shards[path]
+
+    def entry(self, object_id: str) -> dict[str, Any] | None:
+        return self._shard(shard_path(object_id)).get(object_id)
+
+    def _put(self, object_id: str, entry: dict[str, Any]) -> None:
+        path = shard_path(object_id)
+        self._shard(path)[object_id] = entry
+        self.dirty.add(path)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        if self._summary is None:
+            data = self.read(USE_SCORES)
+            self._summary = json.loads(data) if data else {
+                "hypotheses": {}, "reports": {}, "operators": {},
+                "weights": {"cross_operator": CROSS_OPERATOR, "same_operator": SAME_OPERATOR}}
+        return self._summary
+
+    def _operator(self, name: str) -> dict[str, Any]:
+        self.summary_dirty = True
+        operators: dict[str, dict[str, Any]] = self.summary["operators"]
+        return operators.setdefault(name, {"accepted_leaves": 0, "accepted_objects": 0, "use_score": 0.0,
+                                           "tokens": 0, "usd": 0.0})
+
+    # -- use flowing through the graph -------------------------------------------------------
+    def _aggregate(self, object_id: str, entry: dict[str, Any], delta: float) -> None:
+        """Carry a change of a present object's use into the sums that include it."""
+        self._operator(entry["operator"])["use_score"] += delta
+        if entry["type"] == "link":
+            hypotheses: dict[str, float] = self.summary["hypotheses"]
+            hypotheses[entry["hypothesis"]] = hypotheses.get(entry["hypothesis"], 0.0) + delta
+
+    def _bump(self, object_id: str, delta: float) -> None:
+        """Add `delta` to an object's use and to every sum that includes it."""
+        entry = self.entry(object_id)
+        if entry is None:
+            return
+        entry["u"] += delta
+        self._put(object_id, entry)
+        if entry["present"]:
+            self._aggregate(object_id, entry, delta)
+        reports: dict[str, float] = self.summary["reports"]
+        for report in entry.get("introduced_by", []):
+            if report in reports:
+                reports[report] += delta
+                self.summary_dirty = True
+
+    # -- events ----------------------------------------------------------------------------
+    def add(self, facts: ObjectFacts) -> None:
+        """An object landed, or came back after a revert (then it keeps its first operator)."""
+        entry = self.entry(facts.object_id)
+        if entry is not None and entry["present"]:
+            return
+        if entry is None:
+            entry = {"type": facts.type, "operator": facts.operator, "present": False, "u": 0.0}
+            if facts.type == "link":
+                entry.update(finding=facts.finding_id, hypothesis=facts.hypothesis_id)
+            if facts.type in ("plan", "report"):
+                entry.update(cites=sorted(facts.cites), introduced=sorted(facts.introduced))
+        entry["present"] = True
+        self._put(facts.object_id, entry)
+        self._aggregate(facts.object_id, entry, entry["u"])
+        gave: list[list[Any]] = []
+        if entry["type"] == "link":
+            finding = self.entry(entry["finding"])
+            if finding is not None:
+                w = weight(entry["operator"], finding["operator"])
+                gave.append([entry["finding"], w])
+                gave.append([facts.object_id, w])  # a link's own use starts at the weight it lends
+        for target in entry.get("cites", []):
+            cited = self.entry(target)
+            if cited is not None:
+                gave.append([target, weight(entry["operator"], cited["operator"])])
+        entry["gave"] = gave
+        for target, w in gave:
+            self._bump(target, w)
+        if entry["type"] == "report":
+            self._introduce(facts.object_id, entry, +1)
+
+    def remove(self, object_id: str) -> None:
+        """An object was withdrawn (reverted or deleted): take back exactly what it gave."""
+        entry = self.entry(object_id)
+        if entry is None or not entry["present"]:
+            return
+        for target, w in entry.pop("gave", []):
+            self._bump(target, -w)
+        if entry["type"] == "report":
+            self._introduce(object_id, entry, -1)
+        self._aggregate(object_id, entry, -entry["u"])
+        entry["present"] = False
+        self._put(object_id, entry)
+
+    def replace(self, facts: ObjectFacts) -> None:
+        """An object's content changed in place (a person edited a link or a report)."""
+        self.remove(facts.object_id)
+        entry = self.entry(facts.object_id)
+        if entry is not None:
+            if facts.type == "link":
+                entry.update(finding=facts.finding_id, hypothesis=facts.hypothesis_id)
+            if facts.type in ("plan", "report"):
+                entry.update(cites=sorted(facts.cites), introduced=sorted(facts.introduced))
+        self.add(facts)
+
+    def _introduce(self, report_id: str, entry: dict[str, Any], sign: int) -> None:
+        reports: dict[str, float] = self.summary["reports"]
+        total = 0.0
+        for object_id in entry.get("introduced", []):
+            target = self.entry(object_id)
+            if target is None:
+                continue
+            owners: list[str] = target.setdefault("introduced_by", [])
+            if sign > 0 and report_id not in owners:
+                owners.append(report_id)
+                owners.sort()
+            elif sign < 0 and report_id in owners:
+                owners.remove(report_id)
+            self._put(object_id, target)
+            total += target["u"]
+        if sign > 0:
+            reports[report_id] = total
+        else:
+            reports.pop(report_id, None)
+        self.summary_dirty = True
+
+    def record_submission(self, operator: str, *, objects: int, tokens: int | None, usd: float | None) -> None:
+        """An accepted (or held) leaf submission: the components other than use."""
+        row = self._operator(operator)
+        row["accepted_leaves"] += 1
+        row["accepted_objects"] += objects
+        row["tokens"] += tokens or 0
+        row["usd"] += usd or 0.0
+
+    # -- output ----------------------------------------------------------------------------
+    def writes(self) -> dict[str, bytes | None]:
+        out: dict[str, bytes | None] = {path: _dump(self.shards[path]) for path in sorted(self.dirty)}
+        if self.summary_dirty or self.dirty:
+            summary = self.summary
+            for row in summary["operators"].values():
+                objects = row["accepted_objects"]
+                row["usd_per_accepted_object"] = round(row["usd"] / objects, 6) if objects else None
+            out[USE_SCORES] = _dump(summary)
+        return out
