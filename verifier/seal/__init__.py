@@ -1,0 +1,51 @@
+"""Sealed baselines (design §3.5.1): the verifier seals with a public key, only the Resolver opens."""
+
+from verifier.seal.keys import KeyFileError, read_private_key, read_public_key, resolver_dir, write_keypair
+from verifier.seal.leaks import Leak, Needle, find_leaks, labelled_needles, leak_needles
+from verifier.seal.sealing import (
+    ALGORITHM,
+    MODEL_MAX,
+    PADDED_SIZE,
+    SEAL_VERSION,
+    Baseline,
+    SealContextError,
+    SealedBaseline,
+    SealError,
+    SealFormatError,
+    SealOpenError,
+    baseline_context,
+    generate_keypair,
+    key_id,
+    new_canary,
+    seal,
+    unseal,
+)
+
+__all__ = [
+    "ALGORITHM",
+    "MODEL_MAX",
+    "PADDED_SIZE",
+    "SEAL_VERSION",
+    "Baseline",
+    "KeyFileError",
+    "Leak",
+    "Needle",
+    "SealContextError",
+    "SealError",
+    "SealFormatError",
+    "SealOpenError",
+    "SealedBaseline",
+    "baseline_context",
+    "find_leaks",
+    "generate_keypair",
+    "key_id",
+    "labelled_needles",
+    "leak_needles",
+    "new_canary",
+    "read_private_key",
+    "read_public_key",
+    "resolver_dir",
+    "seal",
+    "unseal",
+    "write_keypair",
+]
