@@ -17,7 +17,7 @@ from verifier.pipeline.trace import inspect_bundle
 from .conftest import SLUG, World
 
 
-class Boom(RuntimeError):
+class BoomError(RuntimeError):
     pass
 
 
@@ -28,7 +28,7 @@ def crash_at() -> Iterator[list[str]]:
     def hook(step: str) -> None:
         if step in armed:
             armed.remove(step)  # crash once; the crash row itself must land
-            raise Boom(f"injected crash before {step}")
+            raise BoomError(f"injected crash before {step}")
 
     original = landing.crash_point
     landing.crash_point = hook

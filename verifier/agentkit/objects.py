@@ -6,8 +6,22 @@ from datetime import date, datetime
 
 from verifier.checks.citation import ExcerptFound, locate_excerpt
 from verifier.formats.base import iso
-from verifier.formats.ids import canonical_url, finding_id_for, sha256_hex, source_id_for
-from verifier.formats.layout import finding_path, source_bytes_path, source_record_path
+from verifier.formats.ids import (
+    canonical_url,
+    finding_id_for,
+    link_id_for,
+    review_id_for,
+    sha256_hex,
+    source_id_for,
+)
+from verifier.formats.layout import (
+    finding_path,
+    link_path,
+    note_path,
+    review_path,
+    source_bytes_path,
+    source_record_path,
+)
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.yamlout import dump_yaml
 
@@ -50,3 +64,34 @@ def source_files(*, url: str, data: bytes, media_type: str, fetched_by: str, ret
         source_record_path(source_id): dump_yaml(record),
         source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[media_type]): data,
     }
+
+
+def link_file(*, finding_id: str, hypothesis_id: str, revision: int, stance: str, rationale: str,
+              leaf_kind: str, leaf_id: str | None) -> tuple[str, bytes]:
+    link_id = link_id_for(finding_id, hypothesis_id, revision)
+    body: dict[str, object] = {
+        "link_id": link_id, "finding_id": finding_id, "hypothesis_id": hypothesis_id,
+        "hypothesis_revision": revision, "stance": stance, "rationale": rationale, "leaf_kind": leaf_kind,
+    }
+    if leaf_id is not None:
+        body["leaf_id"] = leaf_id
+    return link_path(link_id), dump_yaml(body)
+
+
+def note_file(*, leaf_id: str, hypothesis_id: str, revision: int, none_found_after: int,
+              scout_requests: list[str] | None = None) -> tuple[str, bytes]:
+    body: dict[str, object] = {"leaf_id": leaf_id, "hypothesis_id": hypothesis_id, "hypothesis_revision": revision,
+                               "none_found_after": none_found_after}
+    if scout_requests:
+        body["scout_requests"] = [{"gap": gap} for gap in scout_requests]
+    return note_path(leaf_id), dump_yaml(body)
+
+
+def review_file(*, object_path: str, object_id: str, decision: str, reason: str, leaf_id: str,
+                amendment: dict[str, str] | None = None) -> tuple[str, bytes]:
+    review_id = review_id_for(object_path, leaf_id)
+    body: dict[str, object] = {"review_id": review_id, "object_path": object_path, "object_id": object_id,
+                               "decision": decision, "reason": reason, "leaf_id": leaf_id}
+    if amendment is not None:
+        body["amendment"] = amendment
+    return review_path(review_id), dump_yaml(body)

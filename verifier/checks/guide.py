@@ -13,9 +13,18 @@ MAX_LINES = 150
 ATTRIBUTION = re.compile(r"\((agent|human): ([a-z0-9][a-z0-9_.-]{0,62})\)\s*$")
 
 
-def _is_lesson(line: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and not stripped.startswith(("#", "<!--"))
+def _lesson_lines(lines: list[str]) -> list[tuple[int, str]]:
+    """(line number, text) of lesson lines: not blank, not a heading, not inside <!-- -->."""
+    lessons: list[tuple[int, str]] = []
+    in_comment = False
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if in_comment or stripped.startswith("<!--"):
+            in_comment = "-->" not in stripped
+            continue
+        if stripped and not stripped.startswith("#"):
+            lessons.append((number, line))
+    return lessons
 
 
 def guide_problems(old: bytes | None, new: bytes, *, actor: str, actor_type: str) -> list[Rejection]:
@@ -31,9 +40,7 @@ def guide_problems(old: bytes | None, new: bytes, *, actor: str, actor_type: str
                                   FIELD_GUIDE))
     before = set(old.decode("utf-8", "replace").splitlines()) if old else set()
     expected_kind = "human" if actor_type == "human" else "agent"
-    for number, line in enumerate(lines, 1):
-        if not _is_lesson(line):
-            continue
+    for number, line in _lesson_lines(lines):
         match = ATTRIBUTION.search(line)
         where = f"{FIELD_GUIDE}:{number}"
         if match is None:

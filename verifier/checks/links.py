@@ -9,8 +9,8 @@ from verifier.checks.hypotheses import revision_problem
 from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.ids import link_id_for
-from verifier.formats.leaf import LeafContract
 from verifier.formats.layout import classify, finding_path, link_path, note_path
+from verifier.formats.leaf import LeafContract
 from verifier.formats.link import CounterEvidenceNote, Link, parse_link, parse_note
 
 
@@ -24,7 +24,8 @@ def check_link_file(tree: TreeView, path: str, data: bytes) -> tuple[Link | None
     expected = link_id_for(link.finding_id, link.hypothesis_id, link.hypothesis_revision)
     if link.link_id != expected:
         problems.append(Rejection(
-            "bad_id", f"link_id is {link.link_id}; derived from finding, hypothesis and revision it is {expected}", path))
+            "bad_id", f"link_id is {link.link_id}; derived from finding, hypothesis and revision it is {expected}",
+            path))
     elif path != link_path(expected):
         problems.append(Rejection("bad_path", f"link {expected} belongs at {link_path(expected)}", path))
     if tree.read(finding_path(link.finding_id)) is None:
@@ -73,7 +74,8 @@ def check_links(ctx: CheckContext) -> CheckResult:
         if link is None:
             continue
         links.append(link)
-        if (link.hypothesis_id, link.hypothesis_revision) != (leaf.inputs.hypothesis_id, leaf.inputs.hypothesis_revision):
+        pinned = (leaf.inputs.hypothesis_id, leaf.inputs.hypothesis_revision)
+        if (link.hypothesis_id, link.hypothesis_revision) != pinned:
             rejections.append(Rejection(
                 "wrong_hypothesis",
                 f"the link is to {link.hypothesis_id} revision {link.hypothesis_revision}; this leaf is about "

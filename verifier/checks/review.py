@@ -19,8 +19,8 @@ def check_review(ctx: CheckContext) -> CheckResult:
     assert target is not None  # the contract requires it for review leaves
     reviews = [(path, data) for path, data in ctx.writes.items()]
     if len(reviews) != 1:
-        return CheckResult([Rejection("review_count", f"a review leaf adds exactly one review; this adds {len(reviews)}")],
-                           "")
+        return CheckResult(
+            [Rejection("review_count", f"a review leaf adds exactly one review; this adds {len(reviews)}")], "")
     path, data = reviews[0]
     kind = classify(path)
     if data is None or kind is None or kind.type != "review":

@@ -24,6 +24,7 @@ from verifier.formats.schema import MODELS, schema_of
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.payload import leaf_payload
 from verifier.pipeline.project import add_leaf, init_project
 
 _DURATION_UNITS = {"m": 60, "h": 3600, "d": 86400}
@@ -133,8 +134,8 @@ def leaf_show(slug: str, leaf_id: str, as_json: bool) -> None:
     result = view.read(leaf_result_path(leaf_id))
     state = json.loads(result)["outcome"] if result else (
         "expired" if now_from_env() >= contract.expires_at else "open")
-    payload = {"contract": contract.model_dump(mode="json"), "state": state}
-    emit(payload, as_json, data.decode("utf-8").rstrip() + f"\n# state: {state}")
+    payload = {**leaf_payload(view, leaf_id), "state": state}
+    emit(payload, as_json, json.dumps(payload, indent=2, sort_keys=True))
 
 
 @leaf_group.command("list")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -33,13 +34,16 @@ def _exit_for(verdict: Verdict) -> int:
 
 @cli.command("submit")
 @click.argument("slug")
-@click.option("--leaf", "leaf_id", required=True, help="The leaf this patch is for.")
+@click.option("--leaf", "leaf_id", help="The leaf this patch is for. Without it: a person's edit (human token).")
 @click.option("--patch", "patch_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--trace", "trace_path", required=True, type=click.Path(path_type=Path),
-              help="The trace bundle: a folder with manifest.json, events.jsonl, patch.diff, or a tar.")
+@click.option("--trace", "trace_path", type=click.Path(path_type=Path),
+              help="The trace bundle: a folder with manifest.json, events.jsonl, patch.diff, or a tar. "
+                   "Required for leaves; optional for a person's edit.")
+@click.option("--base", help="A person's edit: the revision the patch was made against (default: the tip).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (for agents).")
-def submit_cmd(slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool) -> None:
-    """Submit a patch with its trace bundle for LEAF; the token comes from RW_TOKEN."""
+def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None, base: str | None,
+               as_json: bool) -> None:
+    """Submit a patch with its trace bundle for a leaf, or a person's edit; the token comes from RW_TOKEN."""
     home = home_from_env()
     token = os.environ.get("RW_TOKEN", "")
     try:
@@ -48,11 +52,12 @@ def submit_cmd(slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_j
         if patch_file.stat().st_size > MAX_PATCH_FILE:
             raise RwError(f"{patch_file} is larger than {MAX_PATCH_FILE} bytes")
         patch = patch_file.read_bytes()
-        try:
-            bundle = load_bundle(trace_path)
-        except Rejected:
-            bundle = {}  # an unreadable bundle is a rejection the pipeline records, like a missing one
-        verdict = submit(home, Submission(slug, leaf_id, patch, bundle, token), now=now_from_env(),
+        bundle: dict[str, bytes] = {}
+        if trace_path is not None:
+            # An unreadable bundle is a rejection the pipeline records, like a missing one.
+            with contextlib.suppress(Rejected):
+                bundle = load_bundle(trace_path)
+        verdict = submit(home, Submission(slug, leaf_id, patch, bundle, token, base=base), now=now_from_env(),
                          fetcher=fetcher_for(home))
     except (AuthError, NotFound, FormatError) as exc:
         fail(exc)

@@ -39,6 +39,7 @@ from verifier.checks.view import Overlay
 from verifier.errors import ConflictError, FormatError, Rejected, Rejection
 from verifier.formats.base import iso
 from verifier.formats.fetch import FetchOutcome
+from verifier.formats.finding import parse_finding
 from verifier.formats.layout import (
     PROJECT_FILE,
     classify,
@@ -51,7 +52,6 @@ from verifier.formats.layout import (
 )
 from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
 from verifier.formats.project import ProjectFile, parse_project
-from verifier.formats.finding import parse_finding
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.formats.trace import TraceRecord
 from verifier.patch.apply import apply_patch
@@ -299,7 +299,8 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
     return writes, result, tip
 
 
-def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt, fetcher: Fetcher) -> tuple[ParsedPatch, dict[str, FetchOutcome]]:
+def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
+            fetcher: Fetcher) -> tuple[ParsedPatch, dict[str, FetchOutcome]]:
     """Steps 2-3, before the lock: trace ingest (optional for a person's edit), patch parsing,
     and fetching new sources' URLs."""
     submission = attempt.submission

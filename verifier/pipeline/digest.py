@@ -1,0 +1,125 @@
+"""The digest (design §9.3): newest reports, hypothesis moves, open gaps and open leaves, as one
+JSON-ready value. Reading is open, so nothing sealed or private is ever put in it: no baseline,
+no trace ids, no trace contents."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from verifier.checks.hypotheses import current_hypothesis
+from verifier.errors import FormatError
+from verifier.formats.base import iso
+from verifier.formats.document import parse_report
+from verifier.formats.layout import LEAVES_DIR, PROJECT_FILE, USE_SCORES, leaf_path, leaf_result_path
+from verifier.formats.leaf import parse_leaf
+from verifier.formats.link import parse_link, parse_note
+from verifier.formats.project import parse_project
+from verifier.pipeline.ledger import read_chain
+from verifier.store.gitrepo import GitTree
+from verifier.store.home import Home
+
+NEWEST = 5
+RECENT_ROWS = 200
+
+
+def _reports(view: GitTree, use: dict[str, Any]) -> list[dict[str, Any]]:
+    reports = []
+    for path in view.walk("reports"):
+        try:
+            report, _ = parse_report(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        reports.append({"report_id": report.report_id, "title": report.title, "created_at": iso(report.created_at),
+                        "introduced": len(report.introduced), "use": use.get("reports", {}).get(report.report_id, 0.0)})
+    return sorted(reports, key=lambda r: (r["created_at"], r["report_id"]), reverse=True)[:NEWEST]
+
+
+def _hypotheses(view: GitTree, order: list[str], use: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    stances: dict[str, dict[str, int]] = {}
+    revisions: dict[str, list[int]] = {}
+    for path in view.walk("links"):
+        try:
+            link = parse_link(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        counts = stances.setdefault(link.hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
+        counts[link.stance] += 1
+        revisions.setdefault(link.hypothesis_id, []).append(link.hypothesis_revision)
+    ids = list(order) + sorted({name[:-3] for name in view.list_dir("hypotheses") if name.endswith(".md")} - set(order))
+    cards, gaps = [], []
+    for hypothesis_id in ids:
+        hypothesis = current_hypothesis(view, hypothesis_id)
+        if hypothesis is None:
+            continue
+        counts = stances.get(hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
+        cards.append({
+            "hypothesis_id": hypothesis_id, "revision": hypothesis.revision, "status": hypothesis.status,
+            "statement": hypothesis.statement,
+            "check_date": hypothesis.resolution.check_date.isoformat() if hypothesis.resolution else None,
+            "verdict": {"value": hypothesis.verdict.current.value, "confidence": hypothesis.verdict.current.confidence},
+            "links": counts, "evidence_health": use.get("hypotheses", {}).get(hypothesis_id, 0.0),
+            # Links keep the revision they were made against; after a new wording they are shown as
+            # "linked to an earlier wording".
+            "linked_to_earlier_wording": sum(1 for r in revisions.get(hypothesis_id, []) if r < hypothesis.revision),
+        })
+        if hypothesis.status == "active" and not sum(counts.values()):
+            gaps.append(f"{hypothesis_id} is active and has no evidence links")
+        elif hypothesis.status == "active" and not counts["contradicts"]:
+            gaps.append(f"{hypothesis_id} has no contradicting evidence yet")
+    return cards, gaps
+
+
+def _moves(view: GitTree) -> list[dict[str, Any]]:
+    """The latest accepted rows that touched evidence or hypotheses, newest first."""
+    rows = [row for _, row in read_chain(view)][-RECENT_ROWS:]
+    moves = [{"seq": row.seq, "at": iso(row.at), "action": row.action, "kind": row.kind, "actor": row.actor,
+              "description": row.description}
+             for row in rows if row.outcome == "accepted" and row.kind in ("skeptic", "link", "human", "review")]
+    return list(reversed(moves))[:NEWEST * 2]
+
+
+def _open_leaves(view: GitTree, now: datetime) -> list[dict[str, Any]]:
+    leaves = []
+    for name in view.list_dir(LEAVES_DIR):
+        if not name.endswith(".yaml"):
+            continue
+        leaf_id = name[:-5]
+        if view.read(leaf_result_path(leaf_id)) is not None:
+            continue
+        try:
+            leaf = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
+        except FormatError:
+            continue
+        if now < leaf.expires_at:
+            leaves.append({"leaf_id": leaf_id, "kind": leaf.kind, "title": leaf.title,
+                           "expires_at": iso(leaf.expires_at)})
+    return leaves
+
+
+def _scout_requests(view: GitTree) -> list[str]:
+    gaps = []
+    for path in view.walk("notes"):
+        try:
+            note = parse_note(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        gaps += [f"scout request ({note.hypothesis_id}): {request.gap}" for request in note.scout_requests]
+    return gaps
+
+
+def digest_of(view: GitTree, slug: str, now: datetime) -> dict[str, Any]:
+    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    use = json.loads(view.read(USE_SCORES) or b"{}")
+    cards, gaps = _hypotheses(view, project.hypotheses, use)
+    return {
+        "project": slug, "question": project.question, "at": iso(now),
+        "reports": _reports(view, use), "hypotheses": cards, "moves": _moves(view),
+        "open_gaps": gaps + _scout_requests(view), "open_leaves": _open_leaves(view, now),
+    }
+
+
+def digest(home: Home, slug: str, now: datetime) -> dict[str, Any]:
+    repo = home.project(slug)
+    return digest_of(repo.view(repo.tip()), slug, now)

@@ -1,0 +1,114 @@
+"""Holds (design §8): what waits in queue/<hold>/, and a person's approval or rejection of it.
+
+Approving moves an object's files from queue/<hold>/<path> to <path> (a held source becomes
+included: a person vouched for it); rejecting removes them. Either way it is one commit by the
+person, with the Operator trailer and the reason, one ledger row, and a rescore. The object keeps
+the operator of the agent that made it, found through its leaf's result file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from verifier.errors import AuthError, ConflictError, FormatError, NotFound
+from verifier.formats.layout import QUEUE_DIR, classify, leaf_result_path
+from verifier.formats.source import parse_source
+from verifier.formats.yamlout import dump_yaml
+from verifier.pipeline.landing import Contribution, Landed, land
+from verifier.pipeline.scores import apply_writes
+from verifier.scoring.use import ScoreBook
+from verifier.store.files import exclusive_lock
+from verifier.store.gitrepo import GitTree, Person, agent_email
+from verifier.store.home import Home
+from verifier.store.identities import Actor
+
+
+@dataclass(frozen=True)
+class HeldObject:
+    hold: str
+    object_id: str
+    type: str
+    paths: tuple[str, ...]  # corpus paths (without the queue prefix)
+    leaf_id: str | None
+
+
+def held_objects(view: GitTree) -> list[HeldObject]:
+    """Everything waiting in the queue, one entry per object (a source's record and bytes together)."""
+    types: dict[tuple[str, str], str] = {}
+    paths: dict[tuple[str, str], list[str]] = {}
+    for queued in sorted(view.walk(QUEUE_DIR)):
+        _, hold, corpus_path = queued.split("/", 2)
+        kind = classify(corpus_path)
+        if kind is None:
+            continue
+        key = (hold, kind.object_id)
+        types[key] = "source" if kind.type == "source-bytes" else kind.type
+        paths.setdefault(key, []).append(corpus_path)
+    return [HeldObject(hold, object_id, types[(hold, object_id)], tuple(found),
+                       _leaf_of(view, hold, tuple(found)))
+            for (hold, object_id), found in sorted(paths.items())]
+
+
+def _leaf_of(view: GitTree, hold: str, paths: tuple[str, ...]) -> str | None:
+    for path in paths:
+        if path.endswith(".yaml"):
+            data = view.read(f"{QUEUE_DIR}/{hold}/{path}") or b""
+            for line in data.decode("utf-8", "replace").splitlines():
+                if line.startswith("leaf_id:"):
+                    value = line.split(":", 1)[1].strip().strip("'\"")
+                    return value or None
+    return None
+
+
+def _operator_of(view: GitTree, leaf_id: str | None, fallback: str) -> str:
+    if leaf_id:
+        data = view.read(leaf_result_path(leaf_id))
+        if data:
+            operator = json.loads(data).get("operator")
+            if isinstance(operator, str):
+                return operator
+    return fallback
+
+
+def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool, reason: str,
+           now: datetime) -> Landed:
+    """Approve or reject one held object, as a person, through the ledger."""
+    if actor.type != "human":
+        raise AuthError("only people decide holds; register one with `rw agent add HANDLE --operator OP --human`")
+    if not reason.strip():
+        raise FormatError("a hold decision needs a reason (--reason)")
+    repo = home.project(slug)
+    with exclusive_lock(home.lock_path(slug)):
+        tip = repo.tip()
+        view = repo.view(tip)
+        held = next((item for item in held_objects(view) if item.object_id == object_id), None)
+        if held is None:
+            raise NotFound(f"nothing with id {object_id} is held in {slug}'s queue")
+        writes: dict[str, bytes | None] = {}
+        for path in held.paths:
+            queued = f"{QUEUE_DIR}/{held.hold}/{path}"
+            writes[queued] = None
+            if approve:
+                if view.read(path) is not None:
+                    raise ConflictError(f"{path} already exists in the corpus; reject the held copy instead")
+                data = view.read(queued) or b""
+                if classify(path) is not None and classify(path).type == "source":  # type: ignore[union-attr]
+                    record = parse_source(data, path).model_copy(update={"status": "included"})
+                    data = dump_yaml(record.model_dump(mode="json", exclude_none=True))
+                writes[path] = data
+        verb = "approve" if approve else "reject"
+        book = ScoreBook(view.read)
+        apply_writes(book, view, {p: d for p, d in writes.items() if not p.startswith(QUEUE_DIR)},
+                     _operator_of(view, held.leaf_id, actor.operator))
+        contribution = Contribution(
+            writes=writes, author=Person(actor.handle, agent_email(actor.handle)),
+            subject=f"hold: {verb} {held.type} {object_id}", body=f"Reason: {reason.strip()}",
+            trailers={"Operator": actor.operator, "Hold": f"{verb} {held.hold}"},
+        )
+        return land(home, slug, repo, tip=tip, now=now, contribution=contribution, bookkeeping=book.writes(),
+                    row_fields={"at": now, "action": "hold", "outcome": "accepted", "leaf_id": held.leaf_id,
+                                "kind": held.type, "actor": actor.handle, "actor_type": actor.type,
+                                "operator": actor.operator, "reason_code": verb,
+                                "description": f"{verb}d held {held.type} {object_id}: {reason.strip()}"})

@@ -1,0 +1,188 @@
+"""`rw replay` (design §13): rebuild the canonical state from git history alone and name every
+difference from the tip.
+
+Walking the first-parent history from the first commit:
+- a ledger commit (the verifier's) carries its row in its message: the rows rebuild the ledger,
+  and its changes may touch only bookkeeping paths (ledger/, scores/, leaves/) — or, for the rows
+  that create a project or write a leaf, the files those rows name;
+- every other commit is a contribution (agent, person, hold decision, revert): its changes feed
+  the use scores with the operator of its Operator trailer (a hold approval: the operator of the
+  agent that made the object), exactly as landing does.
+The rebuilt ledger segments, use-score files and leaf results are then compared byte for byte
+with the tip.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pygit2
+
+from verifier.errors import FormatError
+from verifier.formats.layout import LEAVES_DIR, USE_SCORES, leaf_result_path
+from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row, row_line, segment_path
+from verifier.pipeline.holds import _operator_of
+from verifier.pipeline.scores import apply_writes
+from verifier.scoring.use import SHARD_ROOT, ScoreBook
+from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
+
+_BOOKKEEPING = ("ledger/", "scores/")
+
+
+@dataclass
+class ReplayReport:
+    commits: int = 0
+    rows: int = 0
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+
+def _trailers(message: str) -> dict[str, str]:
+    last = message.strip().split("\n\n")[-1]
+    pairs = (line.split(": ", 1) for line in last.splitlines() if ": " in line)
+    return dict(pairs)
+
+
+def _changes(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygit2.Commit) -> dict[str, bytes | None]:
+    diff = commit.tree.diff_to_tree(swap=True) if parent is None else parent.tree.diff_to_tree(commit.tree)
+    changes: dict[str, bytes | None] = {}
+    for delta in diff.deltas:
+        if delta.status == pygit2.enums.DeltaStatus.DELETED:
+            changes[delta.old_file.path] = None
+        else:
+            blob = repo[delta.new_file.id]
+            changes[delta.new_file.path] = blob.data if isinstance(blob, pygit2.Blob) else b""
+    return changes
+
+
+def replay(repo: ProjectRepo) -> ReplayReport:
+    report = ReplayReport()
+    tip = repo.tip()
+    if tip is None:
+        report.differences.append("the project has no commits")
+        return report
+    chain: list[pygit2.Commit] = []
+    commit = repo.commit(tip)
+    while True:
+        chain.append(commit)
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
+    chain.reverse()
+    book = ScoreBook(lambda _path: None)
+    lines: list[bytes] = []
+    results: dict[str, bytes] = {}
+    added_by_commit: dict[str, int] = {}
+    parent: pygit2.Commit | None = None
+    for commit in chain:
+        report.commits += 1
+        changes = _changes(repo.repo, parent, commit)
+        sha = str(commit.id)
+        if commit.author.email == VERIFIER_EMAIL and commit.message.startswith("ledger: "):
+            row = _row_of(commit, report)
+            if row is not None:
+                lines.append(row_line(row))
+                _check_bookkeeping(row, changes, sha, report)
+                if row.action == "submit" and row.outcome in ("accepted", "held") and row.commit and row.leaf_id:
+                    objects = added_by_commit.get(row.commit, 0)
+                    book.record_submission(row.operator or row.actor, objects=objects,
+                                           tokens=row.cost.tokens, usd=row.cost.usd)
+                    results[leaf_result_path(row.leaf_id)] = _leaf_result(row)
+        else:
+            trailers = _trailers(commit.message)
+            before = GitTree(repo.repo, parent.tree if parent is not None else None)
+            operator = trailers.get("Operator", commit.author.name)
+            if "Hold" in trailers and trailers["Hold"].startswith("approve"):
+                leaf_id = _leaf_id_in(changes)
+                operator = _operator_of(before, leaf_id, operator)
+            added = apply_writes(book, before, {p: d for p, d in changes.items() if not p.startswith("queue/")},
+                                 operator)
+            added_by_commit[sha] = added or len(changes)
+        parent = commit
+    report.rows = len(lines)
+    tip_view = repo.view(tip)
+    _compare_ledger(tip_view, lines, report)
+    _compare_files(tip_view, {**_all_scores(book)}, [SHARD_ROOT, USE_SCORES], report)
+    _compare_results(tip_view, results, report)
+    return report
+
+
+def _row_of(commit: pygit2.Commit, report: ReplayReport) -> LedgerRow | None:
+    parts = commit.message.split("\n\n")
+    try:
+        return parse_row(json.dumps(json.loads(parts[1]), sort_keys=True).encode(), str(commit.id))
+    except (IndexError, ValueError, FormatError) as exc:
+        report.differences.append(f"commit {commit.id}: ledger commit without a readable row ({exc})")
+        return None
+
+
+def _check_bookkeeping(row: LedgerRow, changes: dict[str, bytes | None], sha: str, report: ReplayReport) -> None:
+    if row.action == "init":
+        return  # project creation writes the template's files
+    for path in changes:
+        if path.startswith(_BOOKKEEPING):
+            continue
+        if path.startswith(f"{LEAVES_DIR}/") and (path.endswith(".result.json") or row.action == "leaf"):
+            continue
+        report.differences.append(f"commit {sha[:12]} (ledger row {row.seq}) changes {path}, "
+                                  "which only a contribution commit may change")
+
+
+def _leaf_result(row: LedgerRow) -> bytes:
+    body = {"leaf_id": row.leaf_id, "outcome": row.outcome, "commit": row.commit, "actor": row.actor,
+            "operator": row.operator, "trace_id": row.trace_id, "at": row.at.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
+
+
+def _leaf_id_in(changes: dict[str, bytes | None]) -> str | None:
+    for data in changes.values():
+        if data and b"leaf_id:" in data:
+            for line in data.decode("utf-8", "replace").splitlines():
+                if line.startswith("leaf_id:"):
+                    return line.split(":", 1)[1].strip().strip("'\"") or None
+    return None
+
+
+def _all_scores(book: ScoreBook) -> dict[str, bytes]:
+    book.dirty = set(book.shards)
+    book.summary_dirty = True
+    return {path: data for path, data in book.writes().items() if data is not None}
+
+
+def _compare_ledger(view: GitTree, lines: list[bytes], report: ReplayReport) -> None:
+    expected: dict[str, bytes] = {}
+    for seq, line in enumerate(lines):
+        expected[segment_path(seq)] = expected.get(segment_path(seq), b"") + line
+    _compare_files(view, expected, ["ledger"], report)
+    if len(lines) and len(lines) // ROWS_PER_SEGMENT + 1 < len(view.list_dir("ledger")):
+        report.differences.append("ledger/ holds more segments than history has rows")
+
+
+def _compare_results(view: GitTree, expected: dict[str, bytes], report: ReplayReport) -> None:
+    actual = {f"{LEAVES_DIR}/{name}" for name in view.list_dir(LEAVES_DIR) if name.endswith(".result.json")}
+    for path in sorted(actual | set(expected)):
+        if view.read(path) != expected.get(path):
+            report.differences.append(f"{path}: differs from the ledger's account of the leaf")
+
+
+def _compare_files(view: GitTree, expected: dict[str, bytes], roots: list[str], report: ReplayReport) -> None:
+    actual: set[str] = set()
+    for root in roots:
+        if view.read(root) is not None:
+            actual.add(root)
+        else:
+            actual.update(view.walk(root))
+    for path in sorted(actual | set(expected)):
+        have, want = view.read(path), expected.get(path)
+        if have == want:
+            continue
+        if want is None:
+            report.differences.append(f"{path}: present at the tip, but history does not produce it")
+        elif have is None:
+            report.differences.append(f"{path}: missing at the tip")
+        else:
+            report.differences.append(f"{path}: differs from what history produces")
