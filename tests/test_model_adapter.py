@@ -146,7 +146,7 @@ def test_bad_json(tmp_path: Path) -> None:
         print("Sure! The verdict is true.")
     """)
     with pytest.raises(ModelNotJSONError, match=r"not JSON.*Sure! The verdict") as caught:
-        ask(CommandBackend(argv, timeout_s=30), BASELINE)
+        ask(CommandBackend(argv, timeout_s=30), RESOLVE)
     assert caught.value.answer_sha256 == hashlib.sha256(b"Sure! The verdict is true.\n").hexdigest()
 
 
@@ -170,6 +170,26 @@ def test_answers_not_matching_the_schema(tmp_path: Path, answer: object, complai
         ask(CommandBackend(argv, timeout_s=30), BASELINE)
 
 
+@pytest.mark.parametrize(("body", "error"), [
+    ('sys.stdout.write("I think it is true")', ModelNotJSONError),
+    ('sys.stdout.write(\'{"kind": "baseline", "verdict": true, "confidence": 0.9}\')', ModelAnswerInvalidError),
+    ('sys.stderr.write("leaning true, 0.9\\n"); sys.exit(1)', ModelExitError),
+])
+def test_baseline_errors_withhold_what_the_model_said(tmp_path: Path, body: str, error: type[Exception]) -> None:
+    """An error message reaches ledger rows and logs, so for a baseline call it never quotes the model."""
+    argv = script(tmp_path, f"""
+        import sys
+        sys.stdin.read()
+        {body}
+    """)
+    with pytest.raises(error) as caught:
+        ask(CommandBackend(argv, timeout_s=30), BASELINE)
+    assert "true" not in str(caught.value).lower().replace("'true' or 'false'", "")
+    assert "withheld" in str(caught.value)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert "true" in caught.value.detail.lower()  # kept for the Resolver's own log, off the message
+
+
 def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
     argv = script(tmp_path, """
         import sys
@@ -188,7 +208,7 @@ def test_non_zero_exit_reports_status_and_stderr_tail(tmp_path: Path) -> None:
         sys.exit(3)
     """)
     with pytest.raises(ModelExitError, match=r"(?s)exited with status 3.*rate limited") as caught:
-        ask(CommandBackend(argv, timeout_s=30), BASELINE)
+        ask(CommandBackend(argv, timeout_s=30), RESOLVE)
     assert caught.value.returncode == 3
     assert len(caught.value.stderr_tail) <= 2000
 

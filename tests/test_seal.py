@@ -48,7 +48,7 @@ PRIVATE, PUBLIC = generate_keypair()
 def baseline(**overrides: object) -> Baseline:
     fields: dict[str, object] = {
         "hypothesis_id": "H1", "revision": 1, "verdict": "true", "confidence": 0.72, "model": "frontier-1",
-        "request_sha256": "a" * 64, "answer_sha256": "b" * 64, "sealed_at": NOW,
+        "request_sha256": "a" * 64, "answer_sha256": "5e1f" * 16, "sealed_at": NOW,
     }
     fields.update(overrides)
     return Baseline.model_validate(fields)
@@ -256,6 +256,8 @@ def test_a_planted_baseline_is_found_in_every_encoding(prefix: bytes) -> None:
         "mixed case": b"Canary: " + value.canary.title().encode(),
         "cipher": b"payload " + sealed.ciphertext.encode(),
         "cipher url": base64.urlsafe_b64encode(prefix + base64.b64decode(sealed.ciphertext)),
+        "answer hash": b'{"answer_sha256": "' + value.answer_sha256.upper().encode() + b'"}',
+        "answer hash b64": base64.b64encode(prefix + bytes.fromhex(value.answer_sha256)),
     }
     found = {leak.where for leak in find_leaks(payloads, needles)}
     assert found == set(payloads)

@@ -55,12 +55,32 @@ RECORDED_RATIONALE = "[recorded answer] "
 _DRAIN_S = 5.0
 
 
-class ModelError(VerifierError):
-    """A model call failed. `request_sha256` names the call, so a failure can be recorded too."""
+WITHHELD = "details withheld: what a baseline call said stays sealed until resolution"
 
-    def __init__(self, message: str, *, request_sha256: str) -> None:
+
+class ModelError(VerifierError):
+    """A model call failed. `request_sha256` names the call, so a failure can be recorded too.
+
+    `headline` says what happened; `detail` is what the model or its command said (stderr, the
+    start of a malformed answer, a wrong value). For a baseline call the message carries the
+    headline only (`withheld`): even a malformed answer or a stderr line can give the verdict
+    away, and error messages reach ledger rows and logs.
+    """
+
+    def __init__(self, headline: str, *, request_sha256: str, detail: str = "") -> None:
+        self.headline = headline
+        self.detail = detail
         self.request_sha256 = request_sha256
-        super().__init__(message)
+        self.withheld = False
+        super().__init__(f"{headline}; {detail}" if detail else headline)
+
+    def withhold(self) -> ModelError:
+        """The same error, its message without the detail (which stays on `.detail`)."""
+        clone = self.__class__.__new__(self.__class__)
+        clone.__dict__.update(self.__dict__)
+        clone.withheld = True
+        clone.args = (f"{self.headline}; {WITHHELD}",)
+        return clone
 
 
 class ModelStartError(ModelError):
@@ -70,19 +90,19 @@ class ModelStartError(ModelError):
 class ModelExitError(ModelError):
     """The command exited with a non-zero status."""
 
-    def __init__(self, message: str, *, request_sha256: str, returncode: int, stderr_tail: str) -> None:
+    def __init__(self, headline: str, *, request_sha256: str, returncode: int, stderr_tail: str) -> None:
         self.returncode = returncode
         self.stderr_tail = stderr_tail
-        super().__init__(message, request_sha256=request_sha256)
+        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}")
 
 
 class ModelTimeoutError(ModelError):
     """The command ran past its timeout; its process group was killed."""
 
-    def __init__(self, message: str, *, request_sha256: str, timeout_s: float, stderr_tail: str) -> None:
+    def __init__(self, headline: str, *, request_sha256: str, timeout_s: float, stderr_tail: str) -> None:
         self.timeout_s = timeout_s
         self.stderr_tail = stderr_tail
-        super().__init__(message, request_sha256=request_sha256)
+        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}")
 
 
 class ModelOutputTooLargeError(ModelError):
@@ -92,17 +112,17 @@ class ModelOutputTooLargeError(ModelError):
 class ModelNotJSONError(ModelError):
     """The answer bytes are not a JSON document."""
 
-    def __init__(self, message: str, *, request_sha256: str, answer_sha256: str) -> None:
+    def __init__(self, headline: str, *, request_sha256: str, answer_sha256: str, detail: str) -> None:
         self.answer_sha256 = answer_sha256
-        super().__init__(message, request_sha256=request_sha256)
+        super().__init__(headline, request_sha256=request_sha256, detail=detail)
 
 
 class ModelAnswerInvalidError(ModelError):
     """The answer is JSON but does not match the answer schema of the request's kind."""
 
-    def __init__(self, message: str, *, request_sha256: str, answer_sha256: str) -> None:
+    def __init__(self, headline: str, *, request_sha256: str, answer_sha256: str, detail: str) -> None:
         self.answer_sha256 = answer_sha256
-        super().__init__(message, request_sha256=request_sha256)
+        super().__init__(headline, request_sha256=request_sha256, detail=detail)
 
 
 class RecordingMissingError(ModelError):
@@ -172,6 +192,15 @@ def ask(backend: Backend, request: ModelRequest) -> ModelReply[BaselineAnswer] |
 
 
 def _ask(backend: Backend, request: ModelRequest, model: type[A]) -> ModelReply[A]:
+    try:
+        return _exchange(backend, request, model)
+    except ModelError as exc:
+        if isinstance(request, BaselineRequest):
+            raise exc.withhold() from None  # not even the traceback's cause may carry the answer
+        raise
+
+
+def _exchange(backend: Backend, request: ModelRequest, model: type[A]) -> ModelReply[A]:
     data = request_bytes(request)
     request_sha = _sha256(data)
     exchange = backend.exchange(data)
@@ -181,7 +210,8 @@ def _ask(backend: Backend, request: ModelRequest, model: type[A]) -> ModelReply[
     except AnswerError as exc:
         where = f"{backend.name} backend ({exchange.detail})"
         error = ModelNotJSONError if exc.problem == "not_json" else ModelAnswerInvalidError
-        raise error(f"{where}: {exc}", request_sha256=request_sha, answer_sha256=answer_sha) from exc
+        raise error(f"{where}: {exc.headline}", request_sha256=request_sha, answer_sha256=answer_sha,
+                    detail=exc.detail) from exc
     if backend.name == "recorded":
         answer = _mark_recorded(answer)
     return ModelReply(answer=answer, backend=backend.name, request_sha256=request_sha,
@@ -307,15 +337,15 @@ class CommandBackend:
             outcome = "overflow"
         if outcome == "timeout":
             raise ModelTimeoutError(f"model command {shown!r} ran past its timeout of {self.timeout_s:g} s and was "
-                               f"killed; stderr ends: {_shown_tail(stderr_tail)}",
+                                    "killed",
                                request_sha256=request_sha, timeout_s=self.timeout_s, stderr_tail=stderr_tail)
         if outcome == "overflow":
             raise ModelOutputTooLargeError(f"model command {shown!r} wrote more than {self.max_output_bytes} bytes "
                                       "to stdout and was killed", request_sha256=request_sha)
         if returncode != 0:
             status = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
-            raise ModelExitError(f"model command {shown!r} {status} after {duration:.1f} s; stderr ends: "
-                                 f"{_shown_tail(stderr_tail)}", request_sha256=request_sha, returncode=returncode,
+            raise ModelExitError(f"model command {shown!r} {status} after {duration:.1f} s",
+                                 request_sha256=request_sha, returncode=returncode,
                                  stderr_tail=stderr_tail)
         return Exchange(answer=bytes(out.data), duration_s=duration, detail=shown)
 

@@ -125,11 +125,16 @@ def request_sha256(request: ModelRequest) -> str:
 
 
 class AnswerError(ValueError):
-    """An answer that is not JSON (`not_json`) or does not match its schema (`invalid`)."""
+    """An answer that is not JSON (`not_json`) or does not match its schema (`invalid`).
 
-    def __init__(self, problem: Literal["not_json", "invalid"], message: str) -> None:
+    `headline` names the problem without quoting the answer; `detail` quotes what was found.
+    """
+
+    def __init__(self, problem: Literal["not_json", "invalid"], headline: str, detail: str = "") -> None:
         self.problem = problem
-        super().__init__(message)
+        self.headline = headline
+        self.detail = detail
+        super().__init__(f"{headline}; {detail}" if detail else headline)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -145,18 +150,19 @@ def _preview(data: bytes) -> str:
     return repr(data[:120]) + ("..." if len(data) > 120 else "")
 
 
-def _describe(exc: ValidationError) -> str:
+def _describe(exc: ValidationError) -> tuple[str, str]:
     first = exc.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "(answer)"
+    found = ""
     if first["type"] == "missing":
         problem = "required field is missing"
     elif first["type"] == "extra_forbidden":
         problem = "unknown field (not in the answer schema)"
     else:
-        problem = f"{first['msg']}, found {first.get('input')!r}"
+        problem, found = first["msg"], f"found {first.get('input')!r}"
     more = len(exc.errors()) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-    return f"answer field {field}: {problem}{suffix}"
+    return f"answer field {field}: {problem}{suffix}", found
 
 
 def parse_answer(model: type[A], data: bytes) -> A:
@@ -166,10 +172,11 @@ def parse_answer(model: type[A], data: bytes) -> A:
     except AnswerError:
         raise
     except (UnicodeDecodeError, ValueError) as exc:
-        raise AnswerError("not_json", f"the answer is not JSON ({exc}); it began {_preview(data)}") from exc
+        raise AnswerError("not_json", f"the answer is not JSON ({exc})", f"it began {_preview(data)}") from exc
     if not isinstance(value, dict):
         raise AnswerError("invalid", f"the answer is a JSON {type(value).__name__}, expected an object")
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        raise AnswerError("invalid", f"{_describe(exc)}; expected a {model.__name__} (docs/resolver.md)") from exc
+        headline, found = _describe(exc)
+        raise AnswerError("invalid", f"{headline}; expected a {model.__name__} (docs/resolver.md)", found) from exc

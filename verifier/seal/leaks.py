@@ -10,6 +10,10 @@ Base64 is searched at all three byte alignments: a secret inside a larger base64
 encodes differently depending on its offset mod 3, but for one of x, x[1:], x[2:] (cut to whole
 3-byte groups) the encoding appears verbatim in the payload's base64.
 
+The sha256 of the model's answer is a secret too: the answer is a short, low-entropy JSON
+object, so anyone holding its hash can find the verdict by hashing the few likely answers. It
+lives only inside the seal until resolution, and the leak test searches for it.
+
 The ciphertext is a secret of a different kind: the sealed file itself lives in the project
 repository (scores/baseline/), so a search of the repository tree should use only the
 `plaintext` and `canary` needles, and the ciphertext needles are for payloads that have no reason
@@ -27,7 +31,7 @@ from urllib.parse import quote
 
 from verifier.seal.sealing import Baseline, SealedBaseline
 
-Secret = Literal["plaintext", "canary", "ciphertext"]
+Secret = Literal["plaintext", "canary", "ciphertext", "answer_sha256"]
 
 
 @dataclass(frozen=True, order=True)
@@ -92,10 +96,14 @@ def _text_forms(secret: Secret, text: str) -> list[Needle]:
 
 
 def labelled_needles(sealed: SealedBaseline, baseline: Baseline) -> list[Needle]:
-    """Every spelling of the baseline's plaintext, canary and ciphertext a leak test looks for."""
+    """Every spelling of the baseline's plaintext, canary, answer hash and ciphertext a leak test
+    looks for."""
     _, _, ciphertext = sealed.parts()
+    digest = bytes.fromhex(baseline.answer_sha256)
     needles = (_text_forms("plaintext", baseline.canonical().decode("ascii"))
                + _text_forms("canary", baseline.canary)
+               + [Needle("answer_sha256", "raw", digest, False)]
+               + _binary_forms("answer_sha256", digest)
                + [Needle("ciphertext", "raw", ciphertext, False)]
                + _binary_forms("ciphertext", ciphertext))
     unique: dict[tuple[Secret, bytes, bool], Needle] = {}
