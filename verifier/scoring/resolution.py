@@ -452,10 +452,14 @@ def resolution_document(project: str, scores: ResolutionScores,
         ],
         "findings": [{"finding_id": f, "credit": c} for f, c in scores.findings.items()],
         "reports": [{"report_id": r, "credit": c} for r, c in scores.reports.items()],
+        # One row per operator with every number that can move for them, so a reader diffing two
+        # versions of this file (the Commons notifier) sees each operator's whole change at once.
         "operators": [
-            {"operator": o.operator, "link_credit": o.links, "finding_credit": o.findings,
-             "resolution_credit": o.resolution_credit}
-            for o in scores.operators.values()
+            {"operator": name, "link_credit": credit.links, "finding_credit": credit.findings,
+             "resolution_credit": credit.resolution_credit,
+             "review_accuracy": scores.review_accuracy[name].score if name in scores.review_accuracy else 0}
+            for name in sorted(set(scores.operators) | set(scores.review_accuracy))
+            for credit in [scores.operators.get(name, OperatorCredit(name, 0, 0, 0))]
         ],
         "review_accuracy": [
             {"reviewer": a.reviewer, "score": a.score, "correct": a.correct, "wrong": a.wrong, "neutral": a.neutral}
