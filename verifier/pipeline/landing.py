@@ -12,7 +12,6 @@ new ledger head, so a later branch reset under the ledger is caught.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -92,7 +91,7 @@ def land(
     writes.update(ledger_writes)
     crash_point("ledger")
     tree = repo.build_tree(parent, writes)
-    row_json = json.dumps(json.loads(line), sort_keys=True)
+    row_json = line.decode("utf-8").rstrip("\n")  # the exact ledger line, so replay can rebuild it byte for byte
     subject = f"ledger: #{row.seq} {row.outcome} {row.action}" + (f" {row.leaf_id}" if row.leaf_id else "")
     ledger_commit = repo.create_commit(
         tree=tree, parents=[parent] if parent else [], author=VERIFIER, committer=VERIFIER,

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 import pygit2
 
 from verifier.errors import FormatError
-from verifier.formats.layout import LEAVES_DIR, USE_SCORES, leaf_result_path
-from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row, row_line, segment_path
+from verifier.formats.layout import LEAVES_DIR, USE_SCORES, classify, leaf_result_path
+from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row, segment_path
 from verifier.pipeline.holds import _operator_of
 from verifier.pipeline.scores import apply_writes
-from verifier.scoring.use import SHARD_ROOT, ScoreBook
+from verifier.scoring.use import SCORED_TYPES, SHARD_ROOT, ScoreBook
 from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
 
-_BOOKKEEPING = ("ledger/", "scores/")
+_BOOKKEEPING = ("ledger", "scores")
 
 
 @dataclass
@@ -47,15 +47,58 @@ def _trailers(message: str) -> dict[str, str]:
     return dict(pairs)
 
 
-def _changes(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygit2.Commit) -> dict[str, bytes | None]:
-    diff = commit.tree.diff_to_tree(swap=True) if parent is None else parent.tree.diff_to_tree(commit.tree)
-    changes: dict[str, bytes | None] = {}
-    for delta in diff.deltas:
-        if delta.status == pygit2.enums.DeltaStatus.DELETED:
-            changes[delta.old_file.path] = None
+_TREE = pygit2.enums.ObjectType.TREE
+
+
+def _diff_trees(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str,
+                out: dict[str, pygit2.Oid | None], skip: tuple[str, ...] = ()) -> None:
+    """Changed file paths between two trees (blob id, or None when deleted), descending only into
+    subtrees whose ids differ; top-level names in `skip` are reported as a whole, not descended.
+
+    Only paths and ids are needed, so this beats a full diff, which also reads changed blobs."""
+    before = {entry.name: entry for entry in old} if old is not None else {}
+    for entry in new:
+        previous = before.pop(entry.name or "", None)
+        if previous is not None and previous.id == entry.id:
+            continue
+        path = f"{prefix}{entry.name}"
+        if entry.type == _TREE and path not in skip:
+            older = repo[previous.id] if previous is not None and previous.type == _TREE else None
+            subtree = repo[entry.id]
+            assert isinstance(subtree, pygit2.Tree)
+            _diff_trees(repo, older if isinstance(older, pygit2.Tree) else None, subtree, f"{path}/", out, skip)
         else:
-            blob = repo[delta.new_file.id]
-            changes[delta.new_file.path] = blob.data if isinstance(blob, pygit2.Blob) else b""
+            out[path] = entry.id
+    for name, gone in before.items():
+        path = f"{prefix}{name}"
+        if gone.type == _TREE and path not in skip:
+            subtree = repo[gone.id]
+            assert isinstance(subtree, pygit2.Tree)
+            deleted: dict[str, pygit2.Oid | None] = {}
+            _diff_trees(repo, None, subtree, f"{path}/", deleted, skip)
+            out.update(dict.fromkeys(deleted))
+        else:
+            out[path] = None
+
+
+def _changes(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygit2.Commit,
+             *, bookkeeping: bool) -> dict[str, bytes | None]:
+    """Paths a commit changed, with the bytes of scored objects only. For the verifier's ledger
+    commits, ledger/ and scores/ are reported as a whole: their contents are rebuilt and compared
+    at the end, and what matters here is that nothing else changed."""
+    ids: dict[str, pygit2.Oid | None] = {}
+    _diff_trees(repo, parent.tree if parent is not None else None, commit.tree, "", ids,
+                skip=("ledger", "scores") if bookkeeping else ())
+    changes: dict[str, bytes | None] = {}
+    for path, oid in ids.items():
+        kind = classify(path)
+        if oid is None:
+            changes[path] = None
+        elif kind is None or kind.type not in SCORED_TYPES:
+            changes[path] = b""
+        else:
+            blob = repo[oid]
+            changes[path] = blob.data if isinstance(blob, pygit2.Blob) else b""
     return changes
 
 
@@ -80,12 +123,14 @@ def replay(repo: ProjectRepo) -> ReplayReport:
     parent: pygit2.Commit | None = None
     for commit in chain:
         report.commits += 1
-        changes = _changes(repo.repo, parent, commit)
         sha = str(commit.id)
-        if commit.author.email == VERIFIER_EMAIL and commit.message.startswith("ledger: "):
-            row = _row_of(commit, report)
-            if row is not None:
-                lines.append(row_line(row))
+        is_ledger = commit.author.email == VERIFIER_EMAIL and commit.message.startswith("ledger: ")
+        changes = _changes(repo.repo, parent, commit, bookkeeping=is_ledger)
+        if is_ledger:
+            parsed = _row_of(commit, report)
+            if parsed is not None:
+                line, row = parsed
+                lines.append(line)
                 _check_bookkeeping(row, changes, sha, report)
                 if row.action == "submit" and row.outcome in ("accepted", "held") and row.commit and row.leaf_id:
                     objects = added_by_commit.get(row.commit, 0)
@@ -111,10 +156,12 @@ def replay(repo: ProjectRepo) -> ReplayReport:
     return report
 
 
-def _row_of(commit: pygit2.Commit, report: ReplayReport) -> LedgerRow | None:
+def _row_of(commit: pygit2.Commit, report: ReplayReport) -> tuple[bytes, LedgerRow] | None:
+    """The exact ledger line a ledger commit's message carries, and the row it holds."""
     parts = commit.message.split("\n\n")
     try:
-        return parse_row(json.dumps(json.loads(parts[1]), sort_keys=True).encode(), str(commit.id))
+        line = parts[1].encode("utf-8") + b"\n"
+        return line, parse_row(line, str(commit.id))
     except (IndexError, ValueError, FormatError) as exc:
         report.differences.append(f"commit {commit.id}: ledger commit without a readable row ({exc})")
         return None
@@ -124,7 +171,7 @@ def _check_bookkeeping(row: LedgerRow, changes: dict[str, bytes | None], sha: st
     if row.action == "init":
         return  # project creation writes the template's files
     for path in changes:
-        if path.startswith(_BOOKKEEPING):
+        if path.split("/", 1)[0] in _BOOKKEEPING:
             continue
         if path.startswith(f"{LEAVES_DIR}/") and (path.endswith(".result.json") or row.action == "leaf"):
             continue

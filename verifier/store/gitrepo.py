@@ -231,6 +231,15 @@ class ProjectRepo:
         return sorted(paths)
 
 
+def tune_object_cache() -> None:
+    """Let libgit2 keep trees of any size in its object cache (its default limit is 4 KiB, so the
+    large shard and root trees of a project would be re-read and re-parsed on every lookup)."""
+    pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, 16 * 1024 * 1024)
+
+
+tune_object_cache()
+
+
 def set_durable(enabled: bool) -> None:
     """fsync objects and refs (process-wide), so an acknowledged acceptance survives a machine
     crash and not only a killed process."""
