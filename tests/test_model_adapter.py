@@ -126,6 +126,20 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert not _alive(child), "the grandchild outlived the timeout"
 
 
+def test_a_process_that_left_the_group_does_not_hold_the_call(tmp_path: Path) -> None:
+    """A helper that escaped the process group keeps stdout open; the call still returns."""
+    argv = script(tmp_path, """
+        import json, subprocess, sys
+        sys.stdin.read()
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"], start_new_session=True)
+        print(json.dumps({"kind": "baseline", "verdict": "true", "confidence": 0.5}), flush=True)
+    """)
+    started = time.monotonic()
+    reply = ask(CommandBackend(argv, timeout_s=30), BASELINE)
+    assert reply.answer.verdict == "true"
+    assert time.monotonic() - started < 10
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

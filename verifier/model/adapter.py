@@ -239,11 +239,17 @@ class _Sink:
 
 
 def _drain(pipe: IO[bytes], sink: _Sink) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        while chunk := os.read(pipe.fileno(), 65536):
-            sink.feed(chunk)
-            if sink.overflow.is_set():
-                return
+    # The reading thread closes its own pipe: closing it from another thread while a read is
+    # blocked could hand the descriptor number to a new file and this read to the wrong data.
+    try:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := os.read(pipe.fileno(), 65536):
+                sink.feed(chunk)
+                if sink.overflow.is_set():
+                    return
+    finally:
+        with contextlib.suppress(OSError):
+            pipe.close()
 
 
 def _feed(pipe: IO[bytes], data: bytes) -> None:
@@ -326,11 +332,9 @@ class CommandBackend:
             delay = min(delay * 2, 0.05)
         _kill_group(process.pid)
         returncode = process.wait()
+        drained_by = time.monotonic() + _DRAIN_S  # one budget for all pipes, not one each
         for thread in threads:
-            thread.join(_DRAIN_S)
-        for pipe in (process.stdout, process.stderr):
-            with contextlib.suppress(OSError):
-                pipe.close()
+            thread.join(max(0.0, drained_by - time.monotonic()))
         duration = time.monotonic() - started
         stderr_tail = _tail_text(bytes(err.data))
         if out.overflow.is_set():
