@@ -20,6 +20,7 @@ from verifier.cli.app import (
     home_from_env,
     now_from_env,
 )
+from verifier.cli.service_cmds import remote_submit
 from verifier.demo import run_demo
 from verifier.errors import AuthError, FormatError, NotFound, Rejected
 from verifier.pipeline.submit import Submission, Verdict, submit
@@ -41,9 +42,16 @@ def _exit_for(verdict: Verdict) -> int:
                    "Required for leaves; optional for a person's edit.")
 @click.option("--base", help="A person's edit: the revision the patch was made against (default: the tip).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (for agents).")
+@click.option("--server", metavar="URL",
+              help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down.")
+@click.option("--retry-for", default="10m", show_default=True, help="With --server: how long to keep retrying.")
 def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None, base: str | None,
-               as_json: bool) -> None:
+               as_json: bool, server: str | None, retry_for: str) -> None:
     """Submit a patch with its trace bundle for a leaf, or a person's edit; the token comes from RW_TOKEN."""
+    if server is not None:
+        if leaf_id is None or trace_path is None or base is not None:
+            raise RwError("--server submits a leaf's patch: give --leaf and --trace (no --base)")
+        remote_submit(server, slug, leaf_id, patch_file, trace_path, as_json, retry_for)
     home = home_from_env()
     token = os.environ.get("RW_TOKEN", "")
     try:

@@ -1,0 +1,219 @@
+"""`rw serve`, and the client side of the service: `rw submit --server`, board, claim, release,
+thread, messages, outcome. The token comes from RW_TOKEN and travels only as a Bearer header."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+from urllib.parse import quote
+
+import click
+
+from verifier.cli.app import EXIT_AUTH, EXIT_CRASH, EXIT_REJECTED, EXIT_USAGE, RwError, cli, home_from_env
+from verifier.cli.project_cmds import parse_duration
+from verifier.errors import ConflictError, FormatError, Rejected
+from verifier.service.client import Client, Reply, Unreachable
+from verifier.service.config import ServiceConfig, is_loopback
+from verifier.service.openapi import openapi_text
+from verifier.service.server import serve
+from verifier.store.traces import load_bundle
+
+EXIT_UNREACHABLE = 5
+_OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
+server_option = click.option("--server", envvar="RW_SERVER", required=True, metavar="URL",
+                             help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
+retry_option = click.option("--retry-for", default="10m", show_default=True,
+                            help="How long to keep retrying while the service is down (like 90s, 10m, 1h).")
+
+
+def _seconds(text: str) -> float:
+    if text.endswith("s") and text[:-1].isdigit():
+        return float(text[:-1])
+    return parse_duration(text).total_seconds()
+
+
+def _client(server: str, retry_for: str = "10m", *, token_required: bool = True) -> Client:
+    token = os.environ.get("RW_TOKEN", "")
+    if token_required and not token:
+        raise RwError("no token: set RW_TOKEN", EXIT_AUTH)
+    try:
+        return Client(server, token or None, retry_for_s=_seconds(retry_for), on_retry=lambda problem, wait: click.echo(
+            f"service unavailable ({problem}); retrying in {wait:.1f}s", err=True))
+    except FormatError as exc:
+        raise RwError(str(exc)) from exc
+
+
+def _call(action: Any) -> Reply:
+    try:
+        reply: Reply = action()
+    except Unreachable as exc:
+        raise RwError(str(exc), EXIT_UNREACHABLE) from exc
+    return reply
+
+
+def _fail(reply: Reply) -> NoReturn:
+    code = EXIT_AUTH if reply.status == 401 else EXIT_REJECTED if reply.status in (403, 409) else EXIT_USAGE
+    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", code)
+
+
+def _show(reply: Reply, as_json: bool, text: str) -> None:
+    if reply.status >= 400:
+        _fail(reply)
+    click.echo(json.dumps(reply.body, indent=2, sort_keys=True) if as_json else text)
+
+
+def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool,
+                  retry_for: str = "10m") -> NoReturn:
+    """`rw submit --server URL`: the same verdict and exit codes as in-process, over HTTP."""
+    client = _client(server, retry_for)
+    try:
+        patch = patch_file.read_bytes()
+        bundle = load_bundle(trace_path)
+    except Rejected as exc:
+        raise RwError(f"trace bundle: {exc}") from exc
+    except OSError as exc:
+        raise RwError(f"cannot read {exc.filename}: {exc.strerror}") from exc
+    reply = _call(lambda: client.submit(slug, leaf_id, bundle, patch))
+    verdict = reply.body.get("verdict")
+    if not isinstance(verdict, dict):
+        _fail(reply)
+    if as_json:
+        click.echo(json.dumps({**verdict, "submission_id": reply.body.get("submission_id")}, indent=2,
+                              sort_keys=True))
+    else:
+        rejections = verdict.get("rejections") or []
+        head = f"{str(verdict['outcome']).upper()} {slug}/{leaf_id} by {verdict.get('actor')}"
+        if rejections:
+            first = rejections[0]
+            where = f"{first['where']}: " if first.get("where") else ""
+            click.echo(f"{head}: [{first['code']}] {where}{first['message']}")
+        else:
+            commit = f" commit {verdict['commit'][:12]}" if verdict.get("commit") else ""
+            click.echo(f"{head}: {verdict.get('summary', '')}{commit}")
+        click.echo(f"submission {reply.body.get('submission_id')}", err=True)
+    sys.exit(_OUTCOME_EXIT.get(str(verdict["outcome"]), EXIT_CRASH))
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind. Anything but loopback belongs behind an authenticated TLS proxy.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--allowed-host", "allowed_hosts", multiple=True,
+              help="A Host header name to answer besides the loopback names (repeatable).")
+@click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
+              help="Seconds a client has to send the request head.")
+@click.option("--body-idle-timeout", default=15.0, show_default=True, type=click.FloatRange(0.1, 600),
+              help="Longest pause (seconds) while a body streams in.")
+@click.option("--body-timeout", default=120.0, show_default=True, type=click.FloatRange(0.1, 3600),
+              help="Seconds a client has to send a whole body.")
+@click.option("--outage-min", default=60.0, show_default=True, type=click.FloatRange(0, None),
+              help="Outages shorter than this (seconds) do not extend leaf expiry.")
+@click.option("--openapi", "print_openapi", is_flag=True, help="Print the OpenAPI description and exit.")
+def serve_cmd(host: str, port: int, workers: int, allowed_hosts: tuple[str, ...], header_timeout: float,
+              body_idle_timeout: float, body_timeout: float, outage_min: float, print_openapi: bool) -> None:
+    """Run the verifier as an HTTP service on RW_HOME (recovering from any crash first)."""
+    if print_openapi:
+        click.echo(openapi_text(), nl=False)
+        return
+    home = home_from_env()
+    if not is_loopback(host):
+        click.echo(f"warning: listening on {host}; put the service behind an authenticated TLS reverse proxy",
+                   err=True)
+    config = ServiceConfig(home=home.root, host=host, port=port, allowed_hosts=allowed_hosts, workers=workers,
+                           header_timeout_s=header_timeout, body_idle_timeout_s=body_idle_timeout,
+                           body_timeout_s=body_timeout, outage_min_s=outage_min, exposed=not is_loopback(host))
+    try:
+        serve(config, echo=lambda line: click.echo(line, err=True))
+    except ConflictError as exc:
+        raise RwError(str(exc)) from exc
+
+
+@cli.command("board")
+@click.argument("slug")
+@server_option
+@click.option("--state", default="open", show_default=True,
+              type=click.Choice(["open", "claimed", "expired", "accepted", "held", "all"]))
+@click.option("--json", "as_json", is_flag=True)
+def board_cmd(slug: str, server: str, state: str, as_json: bool) -> None:
+    """The task board: SLUG's leaves in a state (reading needs no token)."""
+    client = _client(server, token_required=False)
+    reply = _call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": state}, auth=False))
+    leaves = reply.body.get("leaves", [])
+    _show(reply, as_json, "\n".join(
+        f"{leaf['leaf_id']}\t{leaf['kind']}\t{leaf['state']}\t{leaf['expires_at']}"
+        + (f"\tclaimed by {leaf['claimed_by']} until {leaf['claim_expires_at']}" if leaf.get("claimed_by") else "")
+        for leaf in leaves))
+
+
+@cli.command("claim")
+@click.argument("slug")
+@click.argument("leaf_id")
+@server_option
+@click.option("--ttl", default="30m", show_default=True, help="How long to hold the claim (like 30m, 2h).")
+@click.option("--json", "as_json", is_flag=True)
+def claim_cmd(slug: str, leaf_id: str, server: str, ttl: str, as_json: bool) -> None:
+    """Claim LEAF_ID until its claim expires (then it returns to the pool)."""
+    client = _client(server)
+    reply = _call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}/claim",
+                                           {"ttl_s": int(_seconds(ttl))}))
+    _show(reply, as_json, f"claimed {slug}/{leaf_id} until {reply.body.get('expires_at')}")
+
+
+@cli.command("release")
+@click.argument("slug")
+@click.argument("leaf_id")
+@server_option
+def release_cmd(slug: str, leaf_id: str, server: str) -> None:
+    """Release your claim on LEAF_ID."""
+    client = _client(server)
+    reply = _call(lambda: client.request("DELETE", f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}/claim"))
+    _show(reply, False, f"released {slug}/{leaf_id}")
+
+
+@cli.command("thread")
+@click.argument("slug")
+@click.argument("leaf_id")
+@server_option
+@click.option("--post", "text", help="Post this question or note on the thread.")
+@click.option("--json", "as_json", is_flag=True)
+def thread_cmd(slug: str, leaf_id: str, server: str, text: str | None, as_json: bool) -> None:
+    """Read a leaf's thread (outcomes, questions), or post on it."""
+    path = f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}/messages"
+    if text is not None:
+        client = _client(server)
+        reply = _call(lambda: client.post_json(path, {"body": text}))
+        _show(reply, as_json, f"posted message {reply.body.get('id')}")
+        return
+    client = _client(server, token_required=False)
+    reply = _call(lambda: client.get(path, auth=False))
+    _show(reply, as_json, "\n".join(f"#{m['id']} {m['at']} {m['from']}: {m['body']}"
+                                    for m in reply.body.get("messages", [])))
+
+
+@cli.command("messages")
+@server_option
+@click.option("--after", default=0, show_default=True, type=click.IntRange(0, None),
+              help="Only messages with a larger id (the last id you read).")
+@click.option("--json", "as_json", is_flag=True)
+def messages_cmd(server: str, after: int, as_json: bool) -> None:
+    """Your inbox: the first-minute message and the return triggers."""
+    client = _client(server)
+    reply = _call(lambda: client.get("/messages", {"after": after}))
+    _show(reply, as_json, "\n".join(f"#{m['id']} {m['at']} [{m['kind']}] {m['body']}"
+                                    for m in reply.body.get("messages", [])))
+
+
+@cli.command("outcome")
+@click.argument("submission_id")
+@server_option
+@click.option("--json", "as_json", is_flag=True)
+def outcome_cmd(submission_id: str, server: str, as_json: bool) -> None:
+    """The state and verdict of one of your submissions."""
+    client = _client(server)
+    reply = _call(lambda: client.get(f"/submissions/{quote(submission_id)}"))
+    verdict = reply.body.get("verdict") or {}
+    _show(reply, as_json, f"{submission_id}: {reply.body.get('state')} {verdict.get('outcome', '')}".rstrip())

@@ -1,0 +1,389 @@
+"""Catching Commons up with what landed: ledger rows in, messages out, exactly once.
+
+The ledger is the source of truth for outcomes, so the notifier never hears about verdicts from
+the caller: it reads each project's ledger from where it stopped (`notify_cursor`), pairs every
+new row with the commit that landed it, reads what that landing changed (findings and links
+created, use-score shards, hypotheses, scores/resolution.json, new leaf contracts), asks
+`triggers` who should be told what, posts it, and moves its cursor. Verdicts from the service,
+from an in-process `rw submit`, the Resolver or a person's edit are all caught the same way.
+
+Exactly once: one catch-up per project at a time (a flock beside the project's writer lock),
+messages carry keys derived from the row, and the cursor and what the notifier remembers
+(authors, links, firsts, acceptance counts) move in one SQLite transaction after posting. A crash
+between posting and that transaction re-posts the same keys, which Commons keeps once.
+
+A project seen for the first time is read silently: its history fills the memory, nobody is
+messaged about the past.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pygit2
+
+from verifier.checks.view import TreeView
+from verifier.commons import triggers
+from verifier.commons.adapter import Commons, OutgoingMessage
+from verifier.commons.db import Database
+from verifier.commons.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot
+from verifier.errors import FormatError
+from verifier.formats.hypothesis import parse_hypothesis
+from verifier.formats.layout import LEDGER_DIR, classify, leaf_path
+from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row
+from verifier.formats.link import parse_link
+from verifier.store.files import exclusive_lock
+from verifier.store.gitrepo import ProjectRepo
+from verifier.store.home import Home
+
+Digest = Callable[[Home, str, datetime], dict[str, Any]]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS notify_cursor (project TEXT PRIMARY KEY, next_seq INTEGER NOT NULL, tip TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notify_stats (
+  project TEXT NOT NULL, agent TEXT NOT NULL, kind TEXT NOT NULL,
+  accepted INTEGER NOT NULL, attempts INTEGER NOT NULL, PRIMARY KEY (project, agent, kind));
+CREATE TABLE IF NOT EXISTS notify_authors (
+  project TEXT NOT NULL, object_id TEXT NOT NULL, agent TEXT NOT NULL, PRIMARY KEY (project, object_id));
+CREATE TABLE IF NOT EXISTS notify_links (
+  project TEXT NOT NULL, link_id TEXT NOT NULL, hypothesis_id TEXT NOT NULL, finding_id TEXT NOT NULL,
+  PRIMARY KEY (project, link_id));
+CREATE INDEX IF NOT EXISTS notify_links_hypothesis ON notify_links (project, hypothesis_id);
+CREATE TABLE IF NOT EXISTS notify_firsts (project TEXT NOT NULL, what TEXT NOT NULL, PRIMARY KEY (project, what));
+CREATE TABLE IF NOT EXISTS notify_agents (agent TEXT PRIMARY KEY, operator TEXT NOT NULL)
+"""
+
+_LEDGER_SUBJECT = re.compile(r"^ledger: #(\d+)\b")
+MAX_ROWS_PER_PASS = 2000  # a long backlog is caught up in several passes, each one transaction
+AUTHORED_ACTIONS = ("submit", "human")
+
+
+@dataclass
+class _Memory:
+    """What this pass learned, on top of what the database already holds."""
+
+    db: Database
+    slug: str
+    authors: dict[str, str] = field(default_factory=dict)
+    links: dict[str, tuple[str, str]] = field(default_factory=dict)  # link -> (hypothesis, finding)
+    firsts: set[str] = field(default_factory=set)
+    stats: dict[tuple[str, str], list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    agents: dict[str, str] = field(default_factory=dict)
+
+    def first_seen(self, what: str) -> bool:
+        """True if `what` was already recorded (before this pass or earlier in it)."""
+        if what in self.firsts:
+            return True
+        return bool(self.db.read("SELECT 1 FROM notify_firsts WHERE project = ? AND what = ?", (self.slug, what)))
+
+    def author(self, object_id: str) -> str | None:
+        if object_id in self.authors:
+            return self.authors[object_id]
+        rows = self.db.read("SELECT agent FROM notify_authors WHERE project = ? AND object_id = ?",
+                            (self.slug, object_id))
+        return str(rows[0]["agent"]) if rows else None
+
+    def lineage(self, hypothesis_id: str) -> set[str]:
+        """Agents with a link on the hypothesis, or a finding linked to it."""
+        pairs = {(link, finding) for link, (hyp, finding) in self.links.items() if hyp == hypothesis_id}
+        pairs |= {(str(r["link_id"]), str(r["finding_id"])) for r in self.db.read(
+            "SELECT link_id, finding_id FROM notify_links WHERE project = ? AND hypothesis_id = ?",
+            (self.slug, hypothesis_id))}
+        agents = {self.author(object_id) for pair in pairs for object_id in pair}
+        return {agent for agent in agents if agent is not None}
+
+    def operator_of(self, agent: str) -> str | None:
+        if agent in self.agents:
+            return self.agents[agent]
+        rows = self.db.read("SELECT operator FROM notify_agents WHERE agent = ?", (agent,))
+        return str(rows[0]["operator"]) if rows else None
+
+    def agents_best_at(self, kind: str) -> dict[str, tuple[int, int]]:
+        totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+        for row in self.db.read("SELECT agent, kind, SUM(accepted) AS a, SUM(attempts) AS n FROM notify_stats "
+                                "GROUP BY agent, kind"):
+            totals[(str(row["agent"]), str(row["kind"]))] = [int(row["a"]), int(row["n"])]
+        for key, (accepted, attempts) in self.stats.items():
+            totals[key][0] += accepted
+            totals[key][1] += attempts
+        stats = {key: (value[0], value[1]) for key, value in totals.items()}
+        best = triggers.best_kinds(stats)
+        return {agent: stats[(agent, kind)] for agent, best_kind in best.items() if best_kind == kind}
+
+
+class Notifier:
+    def __init__(self, home: Home, commons: Commons, db: Database, digest: Digest) -> None:
+        self.home = home
+        self.commons = commons
+        self.db = db
+        self.digest = digest
+        db.ensure(SCHEMA)
+
+    def catch_up(self, slug: str, *, now: datetime) -> int:
+        """Post the messages for every row landed since the last pass; returns how many were new."""
+        posted = 0
+        with exclusive_lock(self.home.root / "locks" / f"{slug}.commons.lock"):
+            while True:
+                count, more = self._pass(slug, now)
+                posted += count
+                if not more:
+                    return posted
+
+    def catch_up_all(self, *, now: datetime) -> int:
+        return sum(self.catch_up(slug, now=now) for slug in self.home.projects())
+
+    # one pass -----------------------------------------------------------------------------------
+
+    def _pass(self, slug: str, now: datetime) -> tuple[int, bool]:
+        repo = self.home.project(slug)
+        tip = repo.tip()
+        cursor = self.db.read("SELECT next_seq, tip FROM notify_cursor WHERE project = ?", (slug,))
+        silent = not cursor
+        start = int(cursor[0]["next_seq"]) if cursor else 0
+        if tip is None or (cursor and cursor[0]["tip"] == tip):
+            return 0, False
+        view = repo.view(tip)
+        pending = rows_from(view, start)
+        rows = pending[:MAX_ROWS_PER_PASS]
+        if not rows:
+            self._advance(slug, cursor[0] if cursor else None, start, tip, _Memory(self.db, slug))
+            return 0, False
+        landings = _landings(repo, tip, start)
+        memory = _Memory(self.db, slug)
+        messages: list[OutgoingMessage] = []
+        for row in rows:
+            before, after = landings.get(row.seq, (None, None))
+            facts = _facts(repo, slug, row, before, after)
+            if not silent:
+                messages += self._messages(facts, memory, now)
+            _remember(facts, memory)
+        last = rows[-1].seq
+        end_tip = landings.get(last, (None, tip))[1] or tip
+        posted = self.commons.post(messages, now=now) if messages else 0
+        self._advance(slug, cursor[0] if cursor else None, last + 1, end_tip, memory)
+        return posted, len(pending) > len(rows)
+
+    def _messages(self, facts: RowFacts, memory: _Memory, now: datetime) -> list[OutgoingMessage]:
+        row = facts.row
+        out: list[OutgoingMessage] = []
+        outcome = triggers.outcome_message(facts)
+        if outcome is not None:
+            out.append(outcome)
+        secret = triggers.secret_message(facts)
+        if secret is not None:
+            out.append(secret)
+        needs_digest = (row.action == "submit" and row.outcome in triggers.SUBMIT_ACCEPTED
+                        and not memory.first_seen(f"operator:{row.operator}"))
+        snapshot = Snapshot(
+            operator_has_accepted=not needs_digest,
+            source_seen=facts.source_id is not None and memory.first_seen(f"source:{facts.source_id}"),
+            finding_authors={f: a for f in {link.finding_id for link in facts.links} | set(facts.use_moves)
+                             if (a := memory.author(f)) is not None},
+            lineage={move.hypothesis_id: memory.lineage(move.hypothesis_id) for move in facts.hypotheses},
+            agent_operator={agent: op for move in facts.hypotheses for agent in memory.lineage(move.hypothesis_id)
+                            if (op := memory.operator_of(agent)) is not None},
+            best_kind_agents=memory.agents_best_at(facts.leaf_kind) if facts.leaf_created and facts.leaf_kind else {},
+        )
+        if needs_digest:
+            first = triggers.first_minute_message(facts, snapshot, self.digest(self.home, facts.slug, now))
+            if first is not None:
+                out.append(first)
+        out += triggers.linked_messages(facts, snapshot)
+        out += triggers.hypothesis_messages(facts, snapshot)
+        out += triggers.new_leaf_messages(facts, snapshot)
+        return out
+
+    def _advance(self, slug: str, cursor: Any, next_seq: int, tip: str, memory: _Memory) -> None:
+        """Move the cursor and store what was learned, in one transaction (compare-and-set)."""
+        with self.db.write() as conn:
+            current = conn.execute("SELECT next_seq, tip FROM notify_cursor WHERE project = ?", (slug,)).fetchone()
+            expected = (cursor["next_seq"], cursor["tip"]) if cursor is not None else None
+            if (tuple(current) if current is not None else None) != expected:
+                return  # another process moved it; it also stored what we learned
+            conn.executemany("INSERT OR IGNORE INTO notify_authors VALUES (?, ?, ?)",
+                             [(slug, object_id, agent) for object_id, agent in memory.authors.items()])
+            conn.executemany("INSERT OR IGNORE INTO notify_links VALUES (?, ?, ?, ?)",
+                             [(slug, link, hyp, finding) for link, (hyp, finding) in memory.links.items()])
+            conn.executemany("INSERT OR IGNORE INTO notify_firsts VALUES (?, ?)",
+                             [(slug, what) for what in memory.firsts])
+            conn.executemany("INSERT INTO notify_agents VALUES (?, ?) ON CONFLICT (agent) DO UPDATE SET "
+                             "operator = excluded.operator", list(memory.agents.items()))
+            conn.executemany(
+                "INSERT INTO notify_stats VALUES (?, ?, ?, ?, ?) ON CONFLICT (project, agent, kind) DO UPDATE SET "
+                "accepted = accepted + excluded.accepted, attempts = attempts + excluded.attempts",
+                [(slug, agent, kind, a, n) for (agent, kind), (a, n) in memory.stats.items()])
+            conn.execute("INSERT INTO notify_cursor VALUES (?, ?, ?) ON CONFLICT (project) DO UPDATE SET "
+                         "next_seq = excluded.next_seq, tip = excluded.tip", (slug, next_seq, tip))
+
+
+def _remember(facts: RowFacts, memory: _Memory) -> None:
+    row = facts.row
+    if row.operator is not None and row.actor_type in ("agent", "human"):
+        memory.agents[row.actor] = row.operator
+    accepted = row.outcome in triggers.SUBMIT_ACCEPTED
+    if row.action == "submit" and row.kind is not None:
+        counts = memory.stats[(row.actor, row.kind)]
+        counts[0] += 1 if accepted else 0
+        counts[1] += 1
+    if row.action in AUTHORED_ACTIONS and accepted:
+        for object_type in ("finding", "link", "source"):
+            for object_id in facts.created.get(object_type, []):
+                memory.authors.setdefault(object_id, row.actor)
+        if row.action == "submit" and row.operator is not None:
+            memory.firsts.add(f"operator:{row.operator}")
+        if facts.source_id is not None and facts.created.get("finding"):
+            memory.firsts.add(f"source:{facts.source_id}")
+    for link in facts.links:
+        memory.links[link.link_id] = (link.hypothesis_id, link.finding_id)
+
+
+# reading git --------------------------------------------------------------------------------------
+
+
+def rows_from(view: TreeView, start: int) -> list[LedgerRow]:
+    """Ledger rows with seq >= start, parsing only those (the rest of a segment is skipped)."""
+    rows: list[LedgerRow] = []
+    first = start // ROWS_PER_SEGMENT
+    for name in sorted(view.list_dir(LEDGER_DIR)):
+        if not name.endswith(".jsonl") or not name[:-6].isdigit() or int(name[:-6]) < first:
+            continue
+        path = f"{LEDGER_DIR}/{name}"
+        lines = (view.read(path) or b"").split(b"\n")[:-1]
+        skip = max(0, start - int(name[:-6]) * ROWS_PER_SEGMENT)
+        rows += [parse_row(line, path) for line in lines[skip:]]
+    return [row for row in rows if row.seq >= start]
+
+
+def _landings(repo: ProjectRepo, tip: str, start: int) -> dict[int, tuple[str | None, str]]:
+    """seq -> (the commit before that landing, the ledger commit that landed it), for seq >= start."""
+    found: list[tuple[int, str]] = []
+    commit: pygit2.Commit | None = repo.commit(tip)
+    while commit is not None:
+        match = _LEDGER_SUBJECT.match(commit.message)
+        if match:
+            found.append((int(match.group(1)), str(commit.id)))
+            if int(match.group(1)) < start:
+                break
+        commit = commit.parents[0] if commit.parents else None
+    out: dict[int, tuple[str | None, str]] = {}
+    for index, (seq, ledger_commit) in enumerate(found):
+        if seq >= start:
+            out[seq] = (found[index + 1][1] if index + 1 < len(found) else None, ledger_commit)
+    return out
+
+
+def _subtree(repo: ProjectRepo, commit: str | None, path: str) -> pygit2.Tree | None:
+    if commit is None:
+        return None
+    tree = repo.commit(commit).tree
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    node = repo.repo[entry.id]
+    return node if isinstance(node, pygit2.Tree) else None
+
+
+Change = tuple[str, str, str | None, str | None]
+
+
+def _changes(repo: ProjectRepo, before: str | None, after: str, path: str) -> list[Change]:
+    """(status A/M/D, path, old blob, new blob) for files under `path` that differ."""
+    old, new = _subtree(repo, before, path), _subtree(repo, after, path)
+    if old is None and new is None:
+        return []
+    if old is not None and new is not None and old.id == new.id:
+        return []
+    if old is None:
+        assert new is not None
+        diff = new.diff_to_tree(swap=True)
+    elif new is None:
+        diff = old.diff_to_tree()
+    else:
+        diff = old.diff_to_tree(new)
+    out = []
+    zero = "0" * 40
+    for delta in diff.deltas:
+        old_id, new_id = str(delta.old_file.id), str(delta.new_file.id)
+        out.append((delta.status_char(), f"{path}/{delta.new_file.path or delta.old_file.path}",
+                    None if old_id == zero else old_id, None if new_id == zero else new_id))
+    return out
+
+
+def _blob(repo: ProjectRepo, blob_id: str | None) -> bytes | None:
+    if blob_id is None:
+        return None
+    blob = repo.repo[blob_id]
+    return blob.data if isinstance(blob, pygit2.Blob) else None
+
+
+def _file_blob(repo: ProjectRepo, commit: str | None, path: str) -> str | None:
+    return repo.view(commit).blob_id(path) if commit is not None else None
+
+
+def _leaf(repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:
+    data = repo.view(commit).read(leaf_path(leaf_id))
+    if data is None:
+        return None
+    try:
+        return parse_leaf(data, leaf_path(leaf_id))
+    except FormatError:
+        return None
+
+
+def _hypothesis_state(data: bytes | None, where: str) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    try:
+        hypothesis, _ = parse_hypothesis(data, where)
+    except FormatError:
+        return {"revision": None, "status": "unreadable", "verdict": None}
+    return {"revision": hypothesis.revision, "status": hypothesis.status,
+            "verdict": hypothesis.verdict.current.value}
+
+
+def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, after: str | None) -> RowFacts:
+    facts = RowFacts(slug, row, leaf_kind=row.kind)
+    if after is None:
+        return facts  # the landing commit could not be found: outcome only
+    if row.leaf_id is not None:
+        leaf = _leaf(repo, after, row.leaf_id)
+        if leaf is not None:
+            facts.leaf_kind, facts.leaf_title, facts.source_id = leaf.kind, leaf.title, leaf.inputs.source_id
+            if row.action == "leaf":
+                facts.leaf_created = _file_blob(repo, before, leaf_path(row.leaf_id)) is None
+    for top in ("findings", "links", "sources"):
+        for status, path, _old, new in _changes(repo, before, after, top):
+            kind = classify(path)
+            if kind is None or status != "A":
+                continue
+            facts.created.setdefault(kind.type, []).append(kind.object_id)
+            if kind.type == "link":
+                try:
+                    link = parse_link(_blob(repo, new) or b"", path)
+                except FormatError:
+                    continue
+                facts.links.append(LinkFacts(link.link_id, link.finding_id, link.hypothesis_id, link.stance,
+                                             link.leaf_id))
+    for _status, _path, old, new in _changes(repo, before, after, "scores/use"):
+        was, now = triggers.finding_use(_blob(repo, old)), triggers.finding_use(_blob(repo, new))
+        for finding_id in set(was) | set(now):
+            if was.get(finding_id, 0.0) != now.get(finding_id, 0.0):
+                facts.use_moves[finding_id] = (was.get(finding_id, 0.0), now.get(finding_id, 0.0))
+    for _status, path, old, new in _changes(repo, before, after, "hypotheses"):
+        kind = classify(path)
+        if kind is None or kind.type != "hypothesis":
+            continue
+        facts.hypotheses.append(HypothesisMove(kind.object_id, _hypothesis_state(_blob(repo, old), path),
+                                               _hypothesis_state(_blob(repo, new), path)))
+    old_resolution = _file_blob(repo, before, "scores/resolution.json")
+    new_resolution = _file_blob(repo, after, "scores/resolution.json")
+    if old_resolution != new_resolution:
+        facts.credit = triggers.credit_delta(_blob(repo, old_resolution), _blob(repo, new_resolution))
+    return facts

@@ -1,0 +1,251 @@
+"""The messages of design §6 and §9 as pure functions of what one landing changed. Pure.
+
+One ledger row is one landing. `RowFacts` says what that landing changed (read from git by the
+notifier); the functions here decide who is told what, with a key that makes the message
+idempotent: the same row always yields the same keys, so posting twice keeps one.
+
+- outcome        every submit row, on the leaf's thread (§6 "post the outcome to the leaf's thread")
+- first_minute   an operator's first accepted leaf in a project: findings added, the project, first
+                 on that source or not, the project's current digest (§9.1)
+- secret         a trace refused for a secret: the agent is told, nothing was kept (§11)
+- finding_linked a link landed on your finding; says how its use score moved when it did (§9.2)
+- use_score      your finding's use score moved for another reason (a report cited it, a revert)
+- hypothesis_moved a hypothesis you have links or findings on changed or resolved; with the
+                 credit delta when scores/resolution.json moved (§9.2)
+- new_leaf       a new leaf of the kind you have the best acceptance rate on (§9.2)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.commons.adapter import OutgoingMessage
+from verifier.formats.ledger import LedgerRow
+
+SUBMIT_ACCEPTED = ("accepted", "held")
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    link_id: str
+    finding_id: str
+    hypothesis_id: str
+    stance: str
+    leaf_id: str | None
+
+
+@dataclass(frozen=True)
+class HypothesisMove:
+    hypothesis_id: str
+    before: dict[str, Any] | None  # {revision, status, verdict} or None when it is new
+    after: dict[str, Any] | None  # None when it was removed
+
+
+@dataclass
+class RowFacts:
+    """What one landing (one ledger row) changed, as plain values."""
+
+    slug: str
+    row: LedgerRow
+    leaf_kind: str | None = None
+    leaf_title: str | None = None
+    leaf_created: bool = False  # the row wrote a new leaf contract
+    source_id: str | None = None  # an extract leaf's source
+    created: dict[str, list[str]] = field(default_factory=dict)  # object type -> ids created
+    links: list[LinkFacts] = field(default_factory=list)  # links that landed in links/
+    use_moves: dict[str, tuple[float, float]] = field(default_factory=dict)  # finding -> (before, after)
+    hypotheses: list[HypothesisMove] = field(default_factory=list)
+    credit: dict[str, dict[str, float]] = field(default_factory=dict)  # operator -> component -> delta
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the notifier remembers, as far as one row's messages need it."""
+
+    operator_has_accepted: bool
+    source_seen: bool
+    finding_authors: dict[str, str]  # finding id -> agent
+    lineage: dict[str, set[str]]  # hypothesis id -> agents with links or findings on it
+    agent_operator: dict[str, str]
+    best_kind_agents: dict[str, tuple[int, int]]  # agent -> (accepted, attempts) for agents best at this kind
+
+
+def _key(facts: RowFacts, *parts: str) -> str:
+    return ":".join((facts.slug, str(facts.row.seq), *parts))
+
+
+def outcome_message(facts: RowFacts) -> OutgoingMessage | None:
+    row = facts.row
+    if row.action != "submit" or row.leaf_id is None:
+        return None
+    why = f" [{row.reason_code}]" if row.reason_code else ""
+    commit = f" commit {row.commit[:12]}" if row.commit else ""
+    body = f"{row.outcome.upper()} {facts.slug}/{row.leaf_id} by {row.actor} ({row.operator}){why}{commit}: " \
+           f"{row.description}"
+    # No trace id: threads are readable by anyone, traces are private.
+    data = {"seq": row.seq, "outcome": row.outcome, "reason_code": row.reason_code, "actor": row.actor,
+            "operator": row.operator, "commit": row.commit, "kind": row.kind}
+    return OutgoingMessage(_key(facts, "outcome"), "outcome", body[:4000], facts.slug, row.leaf_id, None,
+                           data=data)
+
+
+def first_minute_message(facts: RowFacts, snapshot: Snapshot, digest: dict[str, Any]) -> OutgoingMessage | None:
+    row = facts.row
+    if row.action != "submit" or row.outcome not in SUBMIT_ACCEPTED or snapshot.operator_has_accepted:
+        return None
+    findings = len(facts.created.get("finding", []))
+    first_on_source = facts.source_id is not None and not snapshot.source_seen
+    source = ""
+    if facts.source_id is not None:
+        source = f", {'the first' if first_on_source else 'not the first'} on source {facts.source_id}"
+    body = (f"Welcome to {facts.slug}: {row.actor} added {findings} finding{'s' if findings != 1 else ''}"
+            f"{source} (leaf {row.leaf_id}, {row.outcome}). The project's current digest is attached.")
+    data = {"project": facts.slug, "leaf_id": row.leaf_id, "findings_added": findings,
+            "source_id": facts.source_id, "first_on_source": first_on_source, "digest": digest}
+    return OutgoingMessage(_key(facts, "first-minute"), "first_minute", body, facts.slug, row.leaf_id,
+                           row.actor, data=data)
+
+
+def secret_message(facts: RowFacts) -> OutgoingMessage | None:
+    row = facts.row
+    if row.action != "submit" or row.reason_code != "secret_in_trace":
+        return None
+    body = (f"Your trace for {facts.slug}/{row.leaf_id} contained a secret. It was refused and nothing of it "
+            "was kept; rotate the credential and submit again without it.")
+    return OutgoingMessage(_key(facts, "secret"), "secret", body, facts.slug, row.leaf_id, row.actor,
+                           data={"seq": row.seq, "description": row.description})
+
+
+def linked_messages(facts: RowFacts, snapshot: Snapshot) -> list[OutgoingMessage]:
+    messages = []
+    told: set[str] = set()
+    for link in facts.links:
+        author = snapshot.finding_authors.get(link.finding_id)
+        if author is None:
+            continue
+        move = facts.use_moves.get(link.finding_id)
+        moved = f"; its use score moved {move[0]:g} -> {move[1]:g}" if move else ""
+        body = (f"Leaf {link.leaf_id or '(human edit)'} linked your finding {link.finding_id} to "
+                f"{link.hypothesis_id} ({link.stance}){moved}.")
+        data = {"link_id": link.link_id, "finding_id": link.finding_id, "hypothesis_id": link.hypothesis_id,
+                "stance": link.stance, "leaf_id": link.leaf_id, "by": facts.row.actor,
+                "use_before": move[0] if move else None, "use_after": move[1] if move else None}
+        messages.append(OutgoingMessage(_key(facts, "linked", link.link_id), "finding_linked", body, facts.slug,
+                                        link.leaf_id, author, data=data))
+        told.add(link.finding_id)
+    for finding_id, (before, after) in sorted(facts.use_moves.items()):
+        author = snapshot.finding_authors.get(finding_id)
+        if author is None or finding_id in told:
+            continue
+        body = f"The use score of your finding {finding_id} moved {before:g} -> {after:g} ({facts.row.action} " \
+               f"by {facts.row.actor})."
+        messages.append(OutgoingMessage(_key(facts, "use", finding_id), "use_score", body, facts.slug,
+                                        facts.row.leaf_id, author,
+                                        data={"finding_id": finding_id, "use_before": before, "use_after": after}))
+    return messages
+
+
+def _describe_move(move: HypothesisMove) -> str:
+    if move.after is None:
+        return f"{move.hypothesis_id} was removed"
+    if move.before is None:
+        return f"{move.hypothesis_id} was added (status {move.after['status']})"
+    changes = [f"{name} {move.before[name]} -> {move.after[name]}"
+               for name in ("revision", "status", "verdict") if move.before.get(name) != move.after.get(name)]
+    if move.after.get("status") == "resolved" and move.before.get("status") != "resolved":
+        return f"{move.hypothesis_id} resolved {move.after.get('verdict')} ({'; '.join(changes)})"
+    return f"{move.hypothesis_id} moved ({'; '.join(changes) or 'text edited'})"
+
+
+def hypothesis_messages(facts: RowFacts, snapshot: Snapshot) -> list[OutgoingMessage]:
+    messages = []
+    for move in facts.hypotheses:
+        what = _describe_move(move)
+        for agent in sorted(snapshot.lineage.get(move.hypothesis_id, set())):
+            operator = snapshot.agent_operator.get(agent)
+            delta = facts.credit.get(operator, {}) if operator else {}
+            credit = ""
+            if delta:
+                credit = " Credit delta for your operator: " + ", ".join(
+                    f"{name} {value:+g}" for name, value in sorted(delta.items())) + "."
+            body = f"A hypothesis in your lineage moved: {what}.{credit}"
+            data = {"hypothesis_id": move.hypothesis_id, "before": move.before, "after": move.after,
+                    "credit_delta": delta, "operator": operator}
+            messages.append(OutgoingMessage(_key(facts, "hypothesis", move.hypothesis_id, agent), "hypothesis_moved",
+                                            body, facts.slug, facts.row.leaf_id, agent, data=data))
+    return messages
+
+
+def new_leaf_messages(facts: RowFacts, snapshot: Snapshot) -> list[OutgoingMessage]:
+    row = facts.row
+    if row.action != "leaf" or not facts.leaf_created or row.leaf_id is None or facts.leaf_kind is None:
+        return []
+    messages = []
+    for agent, (accepted, attempts) in sorted(snapshot.best_kind_agents.items()):
+        body = (f"New {facts.leaf_kind} leaf {row.leaf_id} in {facts.slug}"
+                f"{': ' + facts.leaf_title if facts.leaf_title else ''}. {facts.leaf_kind} is the kind you do best "
+                f"({accepted}/{attempts} accepted).")
+        messages.append(OutgoingMessage(_key(facts, "new-leaf", agent), "new_leaf", body, facts.slug, row.leaf_id,
+                                        agent, data={"leaf_id": row.leaf_id, "kind": facts.leaf_kind,
+                                                     "accepted": accepted, "attempts": attempts}))
+    return messages
+
+
+def best_kinds(stats: dict[tuple[str, str], tuple[int, int]]) -> dict[str, str]:
+    """Each agent's kind with the best acceptance rate (ties: more accepted, then the name).
+
+    `stats` maps (agent, kind) to (accepted, attempts); kinds never accepted do not count.
+    """
+    candidates: dict[str, list[tuple[float, int, str]]] = {}
+    for (agent, kind), (accepted, attempts) in sorted(stats.items()):
+        if accepted > 0 and attempts > 0:
+            candidates.setdefault(agent, []).append((accepted / attempts, accepted, kind))
+    # max() keeps the first of equals, and the candidates are in kind order: ties go to the first name.
+    return {agent: max(options, key=lambda c: (c[0], c[1]))[2] for agent, options in candidates.items()}
+
+
+def finding_use(shard: bytes | None) -> dict[str, float]:
+    """Finding id -> use, from one scores/use/<ab>/<cd>.json shard (scoring.use): present findings only."""
+    if not shard:
+        return {}
+    try:
+        entries = json.loads(shard)
+    except ValueError:
+        return {}
+    if not isinstance(entries, dict):
+        return {}
+    return {
+        object_id: float(entry.get("u", 0.0))
+        for object_id, entry in entries.items()
+        if isinstance(entry, dict) and entry.get("type") == "finding" and entry.get("present", True)
+    }
+
+
+def credit_by_operator(document: bytes | None) -> dict[str, dict[str, float]]:
+    """Operator -> credit components, from scores/resolution.json (scoring.resolution)."""
+    if not document:
+        return {}
+    try:
+        value = json.loads(document)
+    except ValueError:
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    for entry in value.get("operators", []) if isinstance(value, dict) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("operator"), str):
+            out[entry["operator"]] = {name: float(number) for name, number in entry.items()
+                                      if name != "operator" and isinstance(number, int | float)}
+    return out
+
+
+def credit_delta(before: bytes | None, after: bytes | None) -> dict[str, dict[str, float]]:
+    old, new = credit_by_operator(before), credit_by_operator(after)
+    delta: dict[str, dict[str, float]] = {}
+    for operator in set(old) | set(new):
+        changes = {name: new.get(operator, {}).get(name, 0.0) - old.get(operator, {}).get(name, 0.0)
+                   for name in set(old.get(operator, {})) | set(new.get(operator, {}))}
+        changes = {name: value for name, value in changes.items() if value}
+        if changes:
+            delta[operator] = changes
+    return delta

@@ -1,0 +1,142 @@
+"""The ASGI application: the guard every request passes, the routes, and errors as JSON.
+
+The guard runs before routing and refuses, whatever the endpoint: a Host header that does not name
+this service (421), anything that looks like a token in the URL (400), an Origin from elsewhere or
+a browser's cross-site side effect (403). It also writes the access log: method, path, status,
+time and the authenticated agent; never a header, never a query string, never a token.
+
+`worker_app` is what granian imports in each worker process (`rw serve`); `create_app` builds the
+same application from a config, for tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from verifier.service import testhooks
+from verifier.service.auth import host_name, origin_allowed, token_in_url
+from verifier.service.config import ServiceConfig
+from verifier.service.core import Service
+from verifier.service.errors import ApiError, error_response
+from verifier.service.routes import ROUTES
+
+access_log = logging.getLogger("rw.access")
+log = logging.getLogger("rw.service")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+class Guard:
+    """Host, URL and origin checks before anything else, and the access log after."""
+
+    def __init__(self, app: ASGIApp, config: ServiceConfig) -> None:
+        self.app = app
+        self.names = config.host_names()
+
+    def check(self, scope: Scope, headers: Headers) -> ApiError | None:
+        host = host_name(headers.get("host"))
+        if host is None or host not in self.names:
+            return ApiError(421, "wrong_host", "this service does not answer to that Host name; use one of "
+                                               + ", ".join(sorted(self.names)))
+        why = token_in_url(scope.get("path", ""), scope.get("query_string", b""))
+        if why is not None:
+            return ApiError(400, "token_in_url", f"{why}: tokens are accepted only in `Authorization: Bearer`; "
+                                                 "this request was refused and the token should be rotated")
+        origin = headers.get("origin")
+        if origin is not None and not origin_allowed(origin, self.names):
+            return ApiError(403, "cross_origin", "requests from another origin are refused")
+        if scope["method"] not in SAFE_METHODS and headers.get("sec-fetch-site") == "cross-site":
+            return ApiError(403, "cross_origin", "cross-site requests cannot cause side effects")
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = [0]
+
+        async def send_and_note(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        error = self.check(scope, Headers(scope=scope))
+        if error is not None:
+            await error_response(error)(scope, receive, send_and_note)
+        else:
+            await self.app(scope, receive, send_and_note)
+        shown = "[refused URL]" if error is not None and error.code == "token_in_url" else scope.get("path", "")
+        actor = scope.get("state", {}).get("actor", "-")
+        access_log.info("%s %s %d %.1fms %s", scope["method"], shown[:200], status[0],
+                        (time.perf_counter() - started) * 1000, actor)
+
+
+async def api_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc)
+
+
+async def http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    return error_response(ApiError(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})))
+
+
+async def internal_error(_request: Request, exc: Exception) -> Response:
+    log.error("internal error: %s", type(exc).__name__, exc_info=exc)
+    return error_response(ApiError(500, "internal", "the service failed on this request; it was logged"))
+
+
+def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        app.state.service = service or Service(config)
+        yield
+
+    app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers={
+        ApiError: api_error, HTTPException: http_error, Exception: internal_error})
+    return Guard(app, config)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker outlives a `kill -9` of the main process otherwise, still holding the socket."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def configure_logging() -> None:
+    root = logging.getLogger("rw")
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        root.propagate = False
+
+
+def worker_app() -> Any:
+    """The application granian builds in each worker (factory mode)."""
+    configure_logging()
+    testhooks.install()
+    config = ServiceConfig.from_env()
+    parent = int(os.environ.get("RW_SERVICE_PARENT", "0"))
+    if parent:
+        threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="rw-parent-watch").start()
+    return create_app(config)

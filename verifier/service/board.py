@@ -1,0 +1,91 @@
+"""The task board: a project's leaves as the repository says they are, with Commons' claims on top.
+
+A leaf is `accepted` or `held` once its result file landed, `expired` once its contract's expiry
+passed, `claimed` while an agent's claim is live, and `open` otherwise. Contracts are parsed once
+per blob and kept (a worker sees the same leaves over and over as the tip moves).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from verifier.commons.adapter import Claim
+from verifier.errors import FormatError
+from verifier.formats.base import iso
+from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
+from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.store.gitrepo import GitTree
+
+LeafState = Literal["open", "claimed", "expired", "accepted", "held"]
+_CACHE_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class BoardLeaf:
+    contract: LeafContract
+    state: LeafState
+    claim: Claim | None
+
+    def to_json(self) -> dict[str, Any]:
+        contract = self.contract
+        return {
+            "leaf_id": contract.leaf_id, "kind": contract.kind, "title": contract.title,
+            "inputs": contract.inputs.model_dump(mode="json", exclude_none=True),
+            "base_revision": contract.base_revision, "expires_at": iso(contract.expires_at), "state": self.state,
+            "claimed_by": self.claim.agent if self.claim else None,
+            "claim_expires_at": iso(self.claim.expires_at) if self.claim else None,
+        }
+
+
+class ContractCache:
+    """Parsed leaf contracts by blob id, shared by a worker's threads."""
+
+    def __init__(self) -> None:
+        self._by_blob: dict[str, LeafContract] = {}
+        self._lock = threading.Lock()
+
+    def contract(self, view: GitTree, leaf_id: str) -> LeafContract | None:
+        path = leaf_path(leaf_id)
+        blob = view.blob_id(path)
+        if blob is None:
+            return None
+        with self._lock:
+            cached = self._by_blob.get(blob)
+        if cached is not None:
+            return cached
+        try:
+            contract = parse_leaf(view.read(path) or b"", path)
+        except FormatError:
+            return None
+        with self._lock:
+            if len(self._by_blob) >= _CACHE_LIMIT:
+                self._by_blob.clear()
+            self._by_blob[blob] = contract
+        return contract
+
+
+def leaf_state(view: GitTree, contract: LeafContract, claim: Claim | None, now: datetime) -> LeafState:
+    result = view.read(leaf_result_path(contract.leaf_id))
+    if result is not None:
+        outcome = json.loads(result).get("outcome")
+        return "held" if outcome == "held" else "accepted"
+    if now >= contract.expires_at:
+        return "expired"
+    return "claimed" if claim is not None else "open"
+
+
+def board(view: GitTree, cache: ContractCache, claims: dict[str, Claim], now: datetime) -> list[BoardLeaf]:
+    leaves = []
+    for name in view.list_dir(LEAVES_DIR):
+        if not name.endswith(".yaml"):
+            continue
+        contract = cache.contract(view, name[:-5])
+        if contract is None:
+            continue
+        claim = claims.get(contract.leaf_id)
+        leaves.append(BoardLeaf(contract, leaf_state(view, contract, claim, now), claim))
+    return leaves

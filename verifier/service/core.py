@@ -1,0 +1,321 @@
+"""What each endpoint does, as plain synchronous calls (the routes run them in worker threads).
+
+The service adds to the pipeline only what a network needs: the journal (so a killed process
+loses no attempt and a retried request does not submit twice), the claims of the task board, and
+telling Commons after every verdict. The verdict itself is `verifier.pipeline.submit.submit`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import ValidationError
+
+from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
+from verifier.commons.db import Database
+from verifier.commons.local import LocalCommons
+from verifier.commons.notifier import Notifier, rows_from
+from verifier.errors import AuthError, FormatError, LedgerIntegrityError, NotFound
+from verifier.formats.base import SLUG_RE, iso
+from verifier.formats.ids import trace_id_for
+from verifier.formats.ledger import row_line
+from verifier.formats.trace import bundle_digest
+from verifier.pipeline.digest import digest
+from verifier.pipeline.submit import Submission, submit
+from verifier.service import testhooks
+from verifier.service.board import BoardLeaf, ContractCache, board, leaf_state
+from verifier.service.config import Runtime, ServiceConfig
+from verifier.service.errors import ApiError
+from verifier.service.journal import Journal, Record
+from verifier.service.schemas import ClaimRequest, ThreadPost
+from verifier.store.gitrepo import GitTree, ProjectRepo
+from verifier.store.identities import Actor
+
+log = logging.getLogger("rw.service")
+LEAF_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,63}$")
+SUBMISSION_ID_RE = re.compile(r"^sub_[0-9a-f]{24}$")
+IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9_.:-]{8,128}$")
+COMMONS_FILE = "commons.sqlite3"
+
+
+def clock() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def invalid_body(exc: ValidationError) -> ApiError:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(body)"
+    message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
+    return ApiError(422, "invalid_body", f"field {field}: {message}")
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    return {"id": message.id, "kind": message.kind, "body": message.body, "project": message.project,
+            "leaf_id": message.leaf_id, "to": message.to_agent, "from": message.sender, "data": message.data,
+            "at": iso(message.created_at)}
+
+
+def claim_json(claim: Claim) -> dict[str, Any]:
+    return {"project": claim.project, "leaf_id": claim.leaf_id, "agent": claim.agent,
+            "claimed_at": iso(claim.claimed_at), "expires_at": iso(claim.expires_at)}
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+class Service:
+    def __init__(self, config: ServiceConfig) -> None:
+        self.config = config
+        self.runtime = Runtime(config)
+        self.home = self.runtime.home
+        self.db = Database(self.home.root / COMMONS_FILE)
+        self.commons = LocalCommons(self.db, self.home.identities)
+        self.journal = Journal(self.db)
+        self.notifier = Notifier(self.home, self.commons, self.db, digest)
+        self.contracts = ContractCache()
+
+    # who and what ---------------------------------------------------------------------------------
+
+    def authenticate(self, token: str) -> Actor:
+        try:
+            return self.commons.authenticate(token)
+        except AuthError as exc:
+            raise ApiError(401, "bad_token", str(exc), headers={"www-authenticate": 'Bearer error="invalid_token"'}) \
+                from exc
+
+    def project(self, slug: str) -> ProjectRepo:
+        if not SLUG_RE.match(slug):
+            raise ApiError(404, "no_project", f"there is no project {slug[:70]!r}")
+        try:
+            return self.home.project(slug)
+        except NotFound as exc:
+            raise ApiError(404, "no_project", f"there is no project {slug!r}") from exc
+
+    def _tip_view(self, repo: ProjectRepo) -> GitTree:
+        tip = repo.tip()
+        if tip is None:
+            raise ApiError(404, "no_project", "the project has no commits yet")
+        return repo.view(tip)
+
+    @staticmethod
+    def check_leaf_id(leaf_id: str) -> None:
+        if not LEAF_ID_RE.match(leaf_id):
+            raise ApiError(404, "no_leaf", f"{leaf_id[:70]!r} is not a leaf id ([a-z0-9][a-z0-9-]{{2,63}})")
+
+    # reading ----------------------------------------------------------------------------------------
+
+    def projects(self) -> dict[str, Any]:
+        out = []
+        for slug in self.home.projects():
+            repo = self.home.project(slug)
+            anchor = self.home.read_anchor(slug)
+            out.append({"project": slug, "tip": repo.tip(), "ledger_rows": anchor.seq + 1 if anchor else None})
+        return {"projects": out}
+
+    def project_summary(self, slug: str) -> dict[str, Any]:
+        repo = self.project(slug)
+        view = self._tip_view(repo)
+        now = clock()
+        counts: dict[str, int] = {}
+        for leaf in board(view, self.contracts, self.commons.claims(slug, now=now), now):
+            counts[leaf.state] = counts.get(leaf.state, 0) + 1
+        anchor = self.home.read_anchor(slug)
+        return {"project": slug, "tip": repo.tip(), "ledger_rows": anchor.seq + 1 if anchor else None,
+                "leaves": counts}
+
+    def leaves(self, slug: str, state: str) -> dict[str, Any]:
+        repo = self.project(slug)
+        view = self._tip_view(repo)
+        now = clock()
+        items = board(view, self.contracts, self.commons.claims(slug, now=now), now)
+        return {"project": slug, "tip": repo.tip(), "at": iso(now),
+                "leaves": [leaf.to_json() for leaf in items if state in ("all", leaf.state)]}
+
+    def leaf(self, slug: str, leaf_id: str) -> dict[str, Any]:
+        self.check_leaf_id(leaf_id)
+        repo = self.project(slug)
+        view = self._tip_view(repo)
+        contract = self.contracts.contract(view, leaf_id)
+        if contract is None:
+            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+        now = clock()
+        claim = self.commons.claims(slug, now=now).get(leaf_id)
+        state = leaf_state(view, contract, claim, now)
+        return {"project": slug, **BoardLeaf(contract, state, claim).to_json(),
+                "contract": contract.model_dump(mode="json", exclude_none=True)}
+
+    def ledger(self, slug: str, after: int, limit: int) -> dict[str, Any]:
+        repo = self.project(slug)
+        view = self._tip_view(repo)
+        try:
+            rows = rows_from(view, after + 1)[:limit]
+        except (FormatError, LedgerIntegrityError) as exc:
+            raise ApiError(409, "ledger_unreadable", f"the ledger cannot be read: {exc}") from exc
+        return {"project": slug, "rows": [json.loads(row_line(row)) for row in rows]}
+
+    def digest(self, slug: str) -> dict[str, Any]:
+        self.project(slug)
+        return digest(self.home, slug, clock())
+
+    def thread(self, slug: str, leaf_id: str, after: int, limit: int) -> dict[str, Any]:
+        self.check_leaf_id(leaf_id)
+        self.project(slug)
+        return {"messages": [message_json(m) for m in self.commons.thread(slug, leaf_id, after=after, limit=limit)]}
+
+    def inbox(self, actor: Actor, after: int, limit: int) -> dict[str, Any]:
+        messages = self.commons.inbox(actor.handle, after=after, limit=limit)
+        return {"agent": actor.handle, "messages": [message_json(m) for m in messages],
+                "next_after": messages[-1].id if messages else after}
+
+    def outcome(self, actor: Actor, submission_id: str) -> dict[str, Any]:
+        record = self.journal.get(submission_id) if SUBMISSION_ID_RE.match(submission_id) else None
+        # Another agent's submission is "not found": ids are not for probing.
+        if record is None or record.agent != actor.handle:
+            raise ApiError(404, "no_submission", f"you have no submission {submission_id[:40]!r}")
+        return record.to_json()
+
+    # side effects -------------------------------------------------------------------------------------
+
+    def claim(self, actor: Actor, slug: str, leaf_id: str, body: dict[str, Any]) -> Answer:
+        try:
+            request = ClaimRequest.model_validate(body)
+        except ValidationError as exc:
+            raise invalid_body(exc) from exc
+        if request.agent is not None and request.agent != actor.handle:
+            raise ApiError(403, "actor_mismatch", f"the body names agent {request.agent}, but the token is "
+                                                  f"{actor.handle}'s")
+        self.check_leaf_id(leaf_id)
+        view = self._tip_view(self.project(slug))
+        contract = self.contracts.contract(view, leaf_id)
+        if contract is None:
+            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+        now = clock()
+        state = leaf_state(view, contract, None, now)
+        if state in ("accepted", "held"):
+            raise ApiError(409, "leaf_closed", f"leaf {leaf_id} is closed ({state})")
+        if state == "expired":
+            raise ApiError(409, "leaf_expired", f"leaf {leaf_id} expired at {iso(contract.expires_at)}")
+        ttl = request.ttl_s or self.config.claim_ttl_s
+        if ttl > self.config.claim_ttl_max_s:
+            raise ApiError(422, "invalid_body", f"field ttl_s: at most {self.config.claim_ttl_max_s} seconds")
+        until = min(now + timedelta(seconds=ttl), contract.expires_at)
+        try:
+            claim = self.commons.claim(slug, leaf_id, actor.handle, until=until, now=now)
+        except ClaimConflict as exc:
+            raise ApiError(409, "leaf_claimed", str(exc),
+                           detail={"claimed_by": exc.holder, "until": iso(exc.until)}) from exc
+        return Answer(200, claim_json(claim), {})
+
+    def release(self, actor: Actor, slug: str, leaf_id: str) -> Answer:
+        self.check_leaf_id(leaf_id)
+        self.project(slug)
+        if not self.commons.release(slug, leaf_id, actor.handle, now=clock()):
+            raise ApiError(404, "no_claim", f"you hold no live claim on {leaf_id}")
+        return Answer(200, {"project": slug, "leaf_id": leaf_id, "released": True}, {})
+
+    def post(self, actor: Actor, slug: str, leaf_id: str, body: dict[str, Any]) -> Answer:
+        try:
+            request = ThreadPost.model_validate(body)
+        except ValidationError as exc:
+            raise invalid_body(exc) from exc
+        if request.agent is not None and request.agent != actor.handle:
+            raise ApiError(403, "actor_mismatch", f"the body names agent {request.agent}, but the token is "
+                                                  f"{actor.handle}'s")
+        self.check_leaf_id(leaf_id)
+        view = self._tip_view(self.project(slug))
+        if self.contracts.contract(view, leaf_id) is None:
+            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+        key = "question:" + secrets.token_hex(12)
+        self.commons.post([OutgoingMessage(key, "question", request.body, slug, leaf_id, None, sender=actor.handle)],
+                          now=clock())
+        posted = self.commons.thread(slug, leaf_id, after=0, limit=1_000_000)
+        mine = next(m for m in reversed(posted) if m.sender == actor.handle and m.body == request.body)
+        return Answer(201, message_json(mine), {})
+
+    def submit(self, actor: Actor, token: str, slug: str, leaf_id: str, files: dict[str, bytes],
+               patch: bytes | None, key: str | None) -> Answer:
+        """One submission through the journal and the pipeline; the verdict, and Commons told."""
+        self.check_leaf_id(leaf_id)
+        self.project(slug)
+        now = clock()
+        claim = self.commons.claims(slug, now=now).get(leaf_id)
+        if claim is not None and claim.agent != actor.handle:
+            raise ApiError(409, "leaf_claimed", f"leaf {leaf_id} is claimed by {claim.agent} until "
+                                                f"{iso(claim.expires_at)}",
+                           detail={"claimed_by": claim.agent, "until": iso(claim.expires_at)})
+        digest_hex = bundle_digest(files)
+        anchor = self.home.read_anchor(slug)
+        started = self.journal.begin(
+            agent=actor.handle, project=slug, leaf_id=leaf_id, key=key, digest=digest_hex,
+            trace_id=trace_id_for(digest_hex), base_revision=_manifest_base(files),
+            ledger_from=anchor.seq + 1 if anchor else 0, now=now)
+        record = started.record
+        if not started.fresh:
+            return self._replay(record, digest_hex)
+        testhooks.point("journal")
+        try:
+            verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
+                                                   files.get("patch.diff", b""), files, token),
+                             now=now, fetcher=self.runtime.fetcher)
+        except AuthError as exc:
+            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
+            raise ApiError(401, "bad_token", str(exc)) from exc
+        except NotFound as exc:
+            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
+            raise ApiError(404, "no_project", str(exc)) from exc
+        body = verdict.to_json()
+        self.journal.finish(record.id, body, now=clock())
+        testhooks.point("respond")
+        self._after_verdict(actor, slug, leaf_id, body["outcome"])
+        return Answer(_status_of(body), {"submission_id": record.id, "verdict": body},
+                      {"location": f"/submissions/{record.id}"})
+
+    def _replay(self, record: Record, digest_hex: str) -> Answer:
+        if record.digest != digest_hex:
+            raise ApiError(422, "idempotency_key_reused", "this Idempotency-Key was used for another bundle; "
+                                                          "use a new key for a new submission")
+        if record.state == "running":
+            raise ApiError(409, "in_progress", f"submission {record.id} with this Idempotency-Key is still running",
+                           headers={"retry-after": "1"})
+        if record.verdict is None or record.state == "failed":
+            raise ApiError(409, "failed_attempt", f"submission {record.id} did not reach a verdict; use a new key")
+        status = 200 if _status_of(record.verdict) == 201 else _status_of(record.verdict)  # 200: nothing new
+        return Answer(status, {"submission_id": record.id, "verdict": record.verdict},
+                      {"location": f"/submissions/{record.id}", "idempotent-replayed": "true"})
+
+    def _after_verdict(self, actor: Actor, slug: str, leaf_id: str, outcome: str) -> None:
+        """Claims and Commons after a verdict. Failures here never cost the client its answer."""
+        try:
+            if outcome == "crash":
+                self.commons.release(slug, leaf_id, actor.handle, now=clock())  # the leaf goes back to the pool
+            elif outcome in ("accepted", "held"):
+                self.commons.close_leaf(slug, leaf_id)
+            self.notifier.catch_up(slug, now=clock())
+        except Exception:  # logged; the next catch-up posts what this one could not
+            log.exception("telling Commons about a verdict in %s failed", slug)
+
+
+def _status_of(verdict: dict[str, Any]) -> int:
+    rejections = verdict.get("rejections") or []
+    if rejections and rejections[0].get("code") == "actor_mismatch":
+        return 403  # an actor named in the body must be the token's agent
+    return 201
+
+
+def _manifest_base(files: dict[str, bytes]) -> str | None:
+    try:
+        value = json.loads(files.get("manifest.json", b""))
+    except ValueError:
+        return None
+    base = value.get("base_revision") if isinstance(value, dict) else None
+    return base if isinstance(base, str) and re.fullmatch(r"[0-9a-f]{40}", base) else None

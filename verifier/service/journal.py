@@ -1,0 +1,120 @@
+"""The submissions journal: every attempt the service starts, so none is lost when it dies.
+
+A row is written (and committed) before the pipeline runs and finished with the verdict after, so
+after a `kill -9` start-up recovery finds the attempts that were running and settles each one:
+the ledger already has its row (the process died after landing: the verdict is rebuilt from the
+row) or it has none (a `crash` row is written for it). The journal also answers
+`GET /submissions/{id}` and makes retries safe: a client's `Idempotency-Key` names one attempt,
+and sending it again returns that attempt's verdict instead of submitting twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from verifier.commons.db import Database
+from verifier.commons.local import epoch, moment
+
+State = Literal["running", "done", "interrupted", "failed"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS submissions (
+  id TEXT PRIMARY KEY, agent TEXT NOT NULL, project TEXT NOT NULL, leaf_id TEXT NOT NULL,
+  idempotency_key TEXT, digest TEXT NOT NULL, trace_id TEXT NOT NULL, base_revision TEXT,
+  ledger_from INTEGER NOT NULL, state TEXT NOT NULL, pid INTEGER NOT NULL, started_at REAL NOT NULL,
+  finished_at REAL, verdict TEXT, recovered INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (agent, idempotency_key));
+CREATE INDEX IF NOT EXISTS submissions_running ON submissions (state)
+"""
+
+
+@dataclass(frozen=True)
+class Record:
+    id: str
+    agent: str
+    project: str
+    leaf_id: str
+    idempotency_key: str | None
+    digest: str
+    trace_id: str
+    base_revision: str | None
+    ledger_from: int
+    state: State
+    pid: int
+    started_at: datetime
+    verdict: dict[str, Any] | None
+    recovered: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"submission_id": self.id, "project": self.project, "leaf_id": self.leaf_id, "agent": self.agent,
+                "state": self.state, "recovered": self.recovered, "verdict": self.verdict}
+
+
+def _record(row: sqlite3.Row) -> Record:
+    return Record(
+        id=row["id"], agent=row["agent"], project=row["project"], leaf_id=row["leaf_id"],
+        idempotency_key=row["idempotency_key"], digest=row["digest"], trace_id=row["trace_id"],
+        base_revision=row["base_revision"], ledger_from=int(row["ledger_from"]), state=row["state"],
+        pid=int(row["pid"]), started_at=moment(row["started_at"]),
+        verdict=json.loads(row["verdict"]) if row["verdict"] else None, recovered=bool(row["recovered"]),
+    )
+
+
+@dataclass(frozen=True)
+class Started:
+    """What `begin` decided: run this record now, or answer with an earlier one."""
+
+    record: Record
+    fresh: bool
+
+
+class Journal:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure(SCHEMA)
+
+    def get(self, submission_id: str) -> Record | None:
+        rows = self.db.read("SELECT * FROM submissions WHERE id = ?", (submission_id,))
+        return _record(rows[0]) if rows else None
+
+    def begin(self, *, agent: str, project: str, leaf_id: str, key: str | None, digest: str, trace_id: str,
+              base_revision: str | None, ledger_from: int, now: datetime) -> Started:
+        """Record a new running attempt, or return the one this idempotency key already names.
+
+        An interrupted attempt (the service died under it; recovery wrote its crash row) is run
+        again under the same key: the client never had an answer for it.
+        """
+        with self.db.write() as conn:
+            if key is not None:
+                row = conn.execute("SELECT * FROM submissions WHERE agent = ? AND idempotency_key = ?",
+                                   (agent, key)).fetchone()
+                if row is not None:
+                    earlier = _record(row)
+                    if earlier.state != "interrupted":
+                        return Started(earlier, fresh=False)
+                    conn.execute("UPDATE submissions SET idempotency_key = NULL WHERE id = ?", (earlier.id,))
+            submission_id = "sub_" + secrets.token_hex(12)
+            conn.execute(
+                "INSERT INTO submissions (id, agent, project, leaf_id, idempotency_key, digest, trace_id, "
+                "base_revision, ledger_from, state, pid, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (submission_id, agent, project, leaf_id, key, digest, trace_id, base_revision, ledger_from,
+                 "running", os.getpid(), epoch(now)),
+            )
+            row = conn.execute("SELECT * FROM submissions WHERE id = ?", (submission_id,)).fetchone()
+        return Started(_record(row), fresh=True)
+
+    def finish(self, submission_id: str, verdict: dict[str, Any], *, now: datetime, state: State = "done",
+               recovered: bool = False) -> None:
+        with self.db.write() as conn:
+            conn.execute("UPDATE submissions SET state = ?, verdict = ?, finished_at = ?, recovered = ? WHERE id = ?",
+                         (state, json.dumps(verdict, sort_keys=True), epoch(now), int(recovered), submission_id))
+
+    def running(self) -> list[Record]:
+        return [_record(row) for row in self.db.read("SELECT * FROM submissions WHERE state = 'running' "
+                                                     "ORDER BY started_at")]

@@ -1,0 +1,254 @@
+"""The OpenAPI description of the service, built here and kept in the repository as
+docs/openapi.json (a test checks that the served document, this one and the file are the same;
+`rw serve --openapi` prints it to refresh the file)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from verifier import VERSION
+from verifier.formats.ledger import LedgerRow
+from verifier.service.schemas import ClaimRequest, ThreadPost
+
+REF = "#/components/schemas/{model}"
+SLUG = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{1,62}$"}
+LEAF_ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{2,63}$"}
+NULLABLE_STRING = {"type": ["string", "null"]}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": REF.format(model=name)}
+
+
+def _model(model: type[BaseModel], schemas: dict[str, Any]) -> dict[str, str]:
+    """Put a pydantic model's schema (and its $defs) under components; return a reference to it."""
+    schema = model.model_json_schema(ref_template=REF, mode="serialization")
+    for name, definition in schema.pop("$defs", {}).items():
+        schemas[name] = definition
+    schemas[model.__name__] = schema
+    return _ref(model.__name__)
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None, *, extra: bool = False) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required if required is not None else
+            list(properties), "additionalProperties": extra}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _ref("Error")}}}
+
+
+def _ok(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+GUARD_ERRORS = {
+    "400": _error("bad request: a token in the URL, a bad query parameter or body"),
+    "421": _error("the Host header does not name this service"),
+}
+AUTH_ERRORS = {
+    "401": _error("no, malformed or unknown bearer token"),
+    "403": _error("the body names another agent than the token's, or the request came from another origin"),
+}
+
+
+def _operation(summary: str, responses: dict[str, Any], *, auth: bool = False, tag: str = "read",
+               parameters: list[dict[str, Any]] | None = None, body: dict[str, Any] | None = None,
+               operation_id: str) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "operationId": operation_id, "summary": summary, "tags": [tag],
+        "responses": {**responses, **GUARD_ERRORS, **(AUTH_ERRORS if auth else {})},
+    }
+    if parameters:
+        operation["parameters"] = parameters
+    if body is not None:
+        operation["requestBody"] = body
+    operation["security"] = [{"bearer": []}] if auth else []
+    return operation
+
+
+def _path_param(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": schema}
+
+
+def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+
+
+def _schemas() -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    _model(ClaimRequest, schemas)
+    _model(ThreadPost, schemas)
+    _model(LedgerRow, schemas)
+    schemas["Error"] = _object({"error": _object(
+        {"code": {"type": "string"}, "message": {"type": "string"}, "detail": {"type": "object"}},
+        ["code", "message"])})
+    schemas["Rejection"] = _object({"code": {"type": "string"}, "message": {"type": "string"},
+                                    "where": NULLABLE_STRING})
+    schemas["Verdict"] = _object({
+        "outcome": {"type": "string", "enum": ["accepted", "held", "rejected", "crash"]},
+        "project": {"type": "string"}, "leaf_id": NULLABLE_STRING, "actor": {"type": "string"},
+        "summary": {"type": "string"}, "commit": NULLABLE_STRING, "ledger_seq": {"type": ["integer", "null"]},
+        "trace_id": NULLABLE_STRING, "tip": NULLABLE_STRING,
+        "holds": {"type": "array", "items": {"type": "string"}},
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "rejections": {"type": "array", "items": _ref("Rejection")},
+    })
+    schemas["SubmissionResult"] = _object({"submission_id": {"type": "string"}, "verdict": _ref("Verdict")})
+    schemas["SubmissionRecord"] = _object({
+        "submission_id": {"type": "string"}, "project": {"type": "string"}, "leaf_id": {"type": "string"},
+        "agent": {"type": "string"},
+        "state": {"type": "string", "enum": ["running", "done", "interrupted", "failed"]},
+        "recovered": {"type": "boolean"}, "verdict": {"type": ["object", "null"]},
+    })
+    schemas["Claim"] = _object({"project": {"type": "string"}, "leaf_id": {"type": "string"},
+                                "agent": {"type": "string"}, "claimed_at": {"type": "string"},
+                                "expires_at": {"type": "string"}})
+    schemas["Released"] = _object({"project": {"type": "string"}, "leaf_id": {"type": "string"},
+                                   "released": {"type": "boolean"}})
+    board_leaf = {
+        "leaf_id": {"type": "string"}, "kind": {"type": "string"}, "title": NULLABLE_STRING,
+        "inputs": {"type": "object"}, "base_revision": {"type": "string"}, "expires_at": {"type": "string"},
+        "state": {"type": "string", "enum": ["open", "claimed", "expired", "accepted", "held"]},
+        "claimed_by": NULLABLE_STRING, "claim_expires_at": NULLABLE_STRING,
+    }
+    schemas["BoardLeaf"] = _object(board_leaf)
+    schemas["Board"] = _object({"project": {"type": "string"}, "tip": {"type": "string"}, "at": {"type": "string"},
+                                "leaves": {"type": "array", "items": _ref("BoardLeaf")}})
+    schemas["LeafDetail"] = _object({**board_leaf, "project": {"type": "string"}, "contract": {"type": "object"}})
+    schemas["Message"] = _object({
+        "id": {"type": "integer"}, "kind": {"type": "string"}, "body": {"type": "string"},
+        "project": NULLABLE_STRING, "leaf_id": NULLABLE_STRING, "to": NULLABLE_STRING, "from": {"type": "string"},
+        "data": {"type": "object"}, "at": {"type": "string"},
+    })
+    schemas["Thread"] = _object({"messages": {"type": "array", "items": _ref("Message")}})
+    schemas["Inbox"] = _object({"agent": {"type": "string"}, "messages": {"type": "array", "items": _ref("Message")},
+                                "next_after": {"type": "integer"}})
+    schemas["LedgerPage"] = _object({"project": {"type": "string"}, "rows": {"type": "array",
+                                                                             "items": _ref("LedgerRow")}})
+    schemas["ProjectEntry"] = _object({"project": {"type": "string"}, "tip": NULLABLE_STRING,
+                                       "ledger_rows": {"type": ["integer", "null"]}})
+    schemas["Projects"] = _object({"projects": {"type": "array", "items": _ref("ProjectEntry")}})
+    schemas["ProjectSummary"] = _object({"project": {"type": "string"}, "tip": NULLABLE_STRING,
+                                         "ledger_rows": {"type": ["integer", "null"]},
+                                         "leaves": {"type": "object",
+                                                    "additionalProperties": {"type": "integer"}}})
+    schemas["Digest"] = _object({"project": {"type": "string"}}, extra=True)
+    schemas["Health"] = _object({"ok": {"type": "boolean"}, "version": {"type": "string"}})
+    schemas["BundleForm"] = {
+        "type": "object",
+        "description": "The trace bundle's files, one part each, named as the files; `patch` only when the "
+                       "submitted patch is sent apart from the bundle's patch.diff. At most 20 MB of bundle.",
+        "properties": {name: {"type": "string", "format": "binary"}
+                       for name in ("manifest.json", "events.jsonl", "patch.diff", "context.md", "patch")},
+        "required": ["manifest.json", "events.jsonl", "patch.diff"],
+        "additionalProperties": False,
+    }
+    return schemas
+
+
+@cache
+def _document() -> str:
+    slug = _path_param("slug", SLUG)
+    leaf = _path_param("leaf_id", LEAF_ID)
+    after = _query("after", {"type": "integer", "minimum": 0, "maximum": 2**62}, "only messages with a larger id")
+    limit = _query("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, "at most this many")
+    not_found = {"404": _error("no such project, leaf or submission")}
+    json_body = {"required": True, "content": {"application/json": {"schema": None}}}
+    claim_body = json.loads(json.dumps(json_body))
+    claim_body["content"]["application/json"]["schema"] = _ref("ClaimRequest")
+    post_body = json.loads(json.dumps(json_body))
+    post_body["content"]["application/json"]["schema"] = _ref("ThreadPost")
+    body_errors = {"408": _error("the body stalled or took too long"), "413": _error("the body is too large"),
+                   "415": _error("wrong Content-Type"), "422": _error("the body does not match its schema")}
+    paths: dict[str, Any] = {
+        "/health": {"get": _operation("Liveness and version", {"200": _ok("alive", _ref("Health"))},
+                                      operation_id="health")},
+        "/openapi.json": {"get": _operation("This document", {"200": _ok("the OpenAPI description",
+                                                                         {"type": "object"})},
+                                            operation_id="openapi")},
+        "/projects": {"get": _operation("The projects", {"200": _ok("every project", _ref("Projects"))},
+                                        operation_id="listProjects")},
+        "/projects/{slug}": {"get": _operation("One project: tip, ledger length, leaves by state", {
+            "200": _ok("the project", _ref("ProjectSummary")), **not_found}, parameters=[slug],
+            operation_id="getProject")},
+        "/projects/{slug}/leaves": {"get": _operation("The task board: the project's leaves", {
+            "200": _ok("leaves in the requested state", _ref("Board")), **not_found}, parameters=[
+            slug, _query("state", {"type": "string", "enum": ["open", "claimed", "expired", "accepted", "held",
+                                                               "all"]}, "which leaves (default open)")],
+            operation_id="listLeaves")},
+        "/projects/{slug}/leaves/{leaf_id}": {"get": _operation("One leaf: contract, state, claim", {
+            "200": _ok("the leaf", _ref("LeafDetail")), **not_found}, parameters=[slug, leaf],
+            operation_id="getLeaf")},
+        "/projects/{slug}/leaves/{leaf_id}/claim": {
+            "post": _operation("Claim a leaf until a time (an expired claim returns it to the pool)", {
+                "200": _ok("the claim", _ref("Claim")), **not_found,
+                "409": _error("claimed by another agent, closed or expired"), **body_errors},
+                auth=True, tag="act", parameters=[slug, leaf], body=claim_body, operation_id="claimLeaf"),
+            "delete": _operation("Release your claim", {"200": _ok("released", _ref("Released")), **not_found},
+                                 auth=True, tag="act", parameters=[slug, leaf], operation_id="releaseLeaf"),
+        },
+        "/projects/{slug}/leaves/{leaf_id}/submissions": {"post": _operation(
+            "Submit a patch with its trace bundle; the verdict comes back in the response", {
+                "201": _ok("the verdict (accepted, held, rejected or crash); the attempt has its ledger row",
+                           _ref("SubmissionResult")),
+                "200": _ok("the verdict of an earlier request with the same Idempotency-Key",
+                           _ref("SubmissionResult")),
+                **not_found,
+                "409": _error("claimed by another agent, or the same Idempotency-Key is still running"),
+                **body_errors},
+            auth=True, tag="act", operation_id="submit",
+            parameters=[slug, leaf, {"name": "Idempotency-Key", "in": "header", "required": False,
+                                     "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{8,128}$"},
+                                     "description": "names one attempt; a retry with the same key is answered "
+                                                    "with that attempt's verdict"}],
+            body={"required": True, "content": {"multipart/form-data": {"schema": _ref("BundleForm")}}})},
+        "/projects/{slug}/leaves/{leaf_id}/messages": {
+            "get": _operation("The leaf's thread: outcomes and questions", {
+                "200": _ok("messages, oldest first", _ref("Thread")), **not_found},
+                parameters=[slug, leaf, after, limit], operation_id="getThread"),
+            "post": _operation("Post a question or note on the leaf's thread", {
+                "201": _ok("the message", _ref("Message")), **not_found, **body_errors},
+                auth=True, tag="act", parameters=[slug, leaf], body=post_body, operation_id="postMessage"),
+        },
+        "/projects/{slug}/ledger": {"get": _operation("Ledger rows in order", {
+            "200": _ok("rows after `after`", _ref("LedgerPage")), **not_found,
+            "409": _error("the ledger cannot be read")},
+            parameters=[slug, _query("after", {"type": "integer", "minimum": -1, "maximum": 2**62},
+                                     "rows with a larger seq (default -1: from the start)"), limit],
+            operation_id="getLedger")},
+        "/projects/{slug}/digest": {"get": _operation("The project digest (design §9.3); open reading", {
+            "200": _ok("newest reports, hypothesis moves, open gaps and open leaves", _ref("Digest")),
+            **not_found}, parameters=[slug], operation_id="getDigest")},
+        "/submissions/{submission_id}": {"get": _operation("A submission's state and verdict (yours only)", {
+            "200": _ok("the submission", _ref("SubmissionRecord")), **not_found}, auth=True,
+            parameters=[_path_param("submission_id", {"type": "string", "pattern": "^sub_[0-9a-f]{24}$"})],
+            operation_id="getSubmission")},
+        "/messages": {"get": _operation("Your inbox: first-minute and return-trigger messages", {
+            "200": _ok("messages, oldest first", _ref("Inbox"))}, auth=True, parameters=[after, limit],
+            operation_id="getInbox")},
+    }
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "ResearchWiki verifier", "version": VERSION,
+                 "description": "The frozen verifier as a service. See docs/api.md."},
+        "servers": [{"url": "http://127.0.0.1:8765"}],
+        "paths": paths,
+        "components": {"schemas": _schemas(),
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                                      "description": "rwt_ followed by 43 URL-safe characters"}}},
+    }
+    return json.dumps(document, indent=2, sort_keys=True)
+
+
+def openapi_document() -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(_document())
+    return value
+
+
+def openapi_text() -> str:
+    return _document() + "\n"

@@ -1,0 +1,89 @@
+"""Outage windows (design §11: "leaf expiry is extended by the outage window").
+
+The service's main process writes a heartbeat every few seconds; when it starts, the time since
+the last heartbeat (or since a clean stop) is the window in which nobody could submit. When that
+window is long enough to matter, it is recorded in Commons, every claim live at its start keeps
+the time it lost, and every leaf still open at its start gets its expiry pushed back by the same
+amount: one verifier commit per project rewriting those contracts, with its ledger row.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from verifier.commons.adapter import Commons, Outage
+from verifier.commons.db import Database
+from verifier.commons.local import epoch, moment
+from verifier.formats.base import iso
+from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
+from verifier.formats.leaf import parse_leaf
+from verifier.formats.yamlout import dump_yaml
+from verifier.pipeline.landing import land
+from verifier.store.files import exclusive_lock
+from verifier.store.home import Home
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS service_heartbeat (
+  id INTEGER PRIMARY KEY CHECK (id = 1), alive_at REAL NOT NULL, stopped INTEGER NOT NULL)
+"""
+
+
+class Heartbeat:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure(SCHEMA)
+
+    def beat(self, now: datetime, *, stopped: bool = False) -> None:
+        with self.db.write() as conn:
+            conn.execute("INSERT INTO service_heartbeat VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                         "alive_at = excluded.alive_at, stopped = excluded.stopped", (epoch(now), int(stopped)))
+
+    def last(self) -> datetime | None:
+        rows = self.db.read("SELECT alive_at FROM service_heartbeat WHERE id = 1")
+        return moment(rows[0]["alive_at"]) if rows else None
+
+
+def outage_since(last_alive: datetime | None, now: datetime, minimum_s: float) -> Outage | None:
+    """The window since the service was last alive, if it is at least `minimum_s` long."""
+    if last_alive is None or (now - last_alive).total_seconds() < minimum_s:
+        return None
+    return Outage(last_alive, now)
+
+
+def extend_leaves(home: Home, slug: str, outage: Outage, now: datetime) -> list[str]:
+    """Push back the expiry of the project's leaves that were open when the outage began."""
+    repo = home.project(slug)
+    with exclusive_lock(home.lock_path(slug)):
+        tip = repo.tip()
+        if tip is None:
+            return []
+        view = repo.view(tip)
+        writes: dict[str, bytes | None] = {}
+        for name in view.list_dir(LEAVES_DIR):
+            if not name.endswith(".yaml"):
+                continue
+            leaf_id = name[:-5]
+            if view.read(leaf_result_path(leaf_id)) is not None:
+                continue
+            contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
+            if contract.expires_at <= outage.started_at:
+                continue  # it had expired before anyone was kept from working on it
+            extended = contract.model_copy(update={"expires_at": contract.expires_at + outage.duration})
+            data = dump_yaml(extended.model_dump(mode="json", exclude_none=True))
+            parse_leaf(data, leaf_path(leaf_id))  # what we write must read back as a contract
+            writes[leaf_path(leaf_id)] = data
+        if not writes:
+            return []
+        leaves = sorted(path[len(LEAVES_DIR) + 1:-5] for path in writes)
+        description = (f"expiry of {len(leaves)} open leaves extended by {outage.duration}, the verifier outage "
+                       f"from {iso(outage.started_at)} to {iso(outage.ended_at)}: {', '.join(leaves)}")
+        land(home, slug, repo, tip=tip, now=now, bookkeeping=writes, row_fields={
+            "at": now, "action": "leaf", "outcome": "accepted", "actor": "verifier", "actor_type": "verifier",
+            "description": description[:4000]})
+        return leaves
+
+
+def apply_outage(home: Home, commons: Commons, outage: Outage, now: datetime) -> dict[str, list[str]]:
+    commons.record_outage(outage)
+    commons.extend_claims(outage)
+    return {slug: leaves for slug in home.projects() if (leaves := extend_leaves(home, slug, outage, now))}

@@ -1,0 +1,221 @@
+"""Start-up recovery: after a `kill -9` at any step, make every project consistent again.
+
+Run by `rw serve` before any worker starts (it holds the home's service lock, so no other server
+process is alive). In order:
+
+1. half-stored trace bundles (`traces/.incoming-*`) are removed;
+2. per project, under its writer lock: lock and temporary files a killed writer left in the bare
+   repository (`refs/heads/main.lock`, `packed-refs.lock`, libgit2's `tmp_obj_*`, the anchor's
+   temporary file) are removed, and an anchor that fell behind the branch (the process died
+   between moving the branch and writing the anchor) catches up with the ledger head, but only
+   when the anchored row is still in the chain unchanged: a ledger that disagrees with its anchor
+   is reported, never "repaired";
+3. every journal attempt that was running is settled: if the ledger has its row, the verdict is
+   rebuilt from it; otherwise a `crash` row is written for it, so every authenticated attempt
+   ends as exactly one ledger row;
+4. an outage long enough to matter extends leaves and claims (`outage`);
+5. orphan trace bundles (stored, but named by no ledger row) are reported;
+6. Commons catches up with every project's ledger (`notifier`).
+
+Every acceptance that was acknowledged to a client was on the branch before the answer was sent
+(the branch moves before the response), so none of this can take one away.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from verifier.commons.adapter import Commons, Outage
+from verifier.commons.notifier import Notifier, rows_from
+from verifier.errors import FormatError, LedgerIntegrityError, NotFound
+from verifier.formats.ledger import LedgerRow
+from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.landing import land
+from verifier.pipeline.ledger import ledger_head
+from verifier.service.board import ContractCache
+from verifier.service.journal import Journal, Record
+from verifier.service.outage import Heartbeat, apply_outage, outage_since
+from verifier.store.files import exclusive_lock
+from verifier.store.gitrepo import ProjectRepo
+from verifier.store.home import Anchor, Home
+
+_GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock")
+_TRACE_ID = re.compile(r"^trc_[0-9a-f]{16}$")
+
+
+@dataclass
+class RecoveryReport:
+    incoming_removed: int = 0
+    leftovers_removed: list[str] = field(default_factory=list)
+    anchors_caught_up: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    settled: list[dict[str, Any]] = field(default_factory=list)
+    outage: Outage | None = None
+    leaves_extended: dict[str, list[str]] = field(default_factory=dict)
+    orphan_traces: list[str] = field(default_factory=list)
+    messages_posted: int = 0
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.incoming_removed:
+            out.append(f"removed {self.incoming_removed} half-stored trace bundle(s)")
+        out += [f"removed leftover {path}" for path in self.leftovers_removed]
+        out += [f"anchor of {slug} caught up with its ledger head" for slug in self.anchors_caught_up]
+        out += [f"settled interrupted submission {s['submission_id']}: {s['outcome']}" for s in self.settled]
+        if self.outage is not None:
+            out.append(f"outage of {self.outage.duration} recorded; leaves extended: "
+                       + (", ".join(f"{slug} {len(ids)}" for slug, ids in self.leaves_extended.items()) or "none"))
+        if self.orphan_traces:
+            out.append(f"{len(self.orphan_traces)} stored trace bundle(s) are named by no ledger row")
+        out += [f"PROBLEM {problem}" for problem in self.problems]
+        return out
+
+
+def _remove(path: Path, report: RecoveryReport, home: Home) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return
+    report.leftovers_removed.append(str(path.relative_to(home.root)))
+
+
+def _clean_repository(home: Home, slug: str, repo: ProjectRepo, report: RecoveryReport) -> None:
+    """Leftovers of a killed writer. Only called under the project's writer lock."""
+    for name in _GIT_LOCKS:
+        _remove(repo.path / name, report, home)
+    for leftover in repo.path.glob("objects/*/tmp_obj_*"):
+        _remove(leftover, report, home)
+    for leftover in home.anchor_path(slug).parent.glob(f".{home.anchor_path(slug).name}.*.tmp"):
+        _remove(leftover, report, home)
+
+
+def _catch_up_anchor(home: Home, slug: str, repo: ProjectRepo, report: RecoveryReport) -> None:
+    tip = repo.tip()
+    if tip is None:
+        return
+    anchor = home.read_anchor(slug)
+    check = verify_ledger(repo, anchor)
+    behind = [p for p in check.problems if p.startswith("no anchor")]
+    others = [p for p in check.problems if p not in behind]
+    if others:
+        report.problems += [f"{slug}: {problem}" for problem in others]
+        return
+    next_seq, last_hash = ledger_head(repo.view(tip))
+    head = Anchor(next_seq - 1, last_hash, tip)
+    if anchor != head:
+        home.write_anchor(slug, head)
+        report.anchors_caught_up.append(slug)
+
+
+def _verdict_from_row(record: Record, row: LedgerRow) -> dict[str, Any]:
+    rejected = row.outcome in ("rejected", "crash")
+    return {
+        "outcome": row.outcome, "project": record.project, "leaf_id": record.leaf_id, "actor": record.agent,
+        "summary": "" if rejected else row.description, "commit": row.commit, "ledger_seq": row.seq,
+        "trace_id": row.trace_id, "tip": None, "holds": [],
+        "notes": ["the service stopped before answering; this verdict was rebuilt from ledger row "
+                  f"{row.seq} when it restarted"],
+        "rejections": [{"code": row.reason_code or "crash", "message": row.description, "where": None}]
+        if rejected else [],
+    }
+
+
+def settle(home: Home, journal: Journal, record: Record, cache: ContractCache, now: datetime) -> dict[str, Any]:
+    """Finish one attempt the service was running when it died; returns its verdict."""
+    try:
+        repo = home.project(record.project)
+    except NotFound:
+        gone: dict[str, Any] = {
+            "outcome": "crash", "project": record.project, "leaf_id": record.leaf_id,
+            "rejections": [{"code": "crash", "message": "the project no longer exists", "where": None}]}
+        journal.finish(record.id, gone, now=now, state="interrupted", recovered=True)
+        return gone
+    with exclusive_lock(home.lock_path(record.project)):
+        tip = repo.tip()
+        rows = rows_from(repo.view(tip), record.ledger_from) if tip else []
+        mine = [row for row in rows if row.action == "submit" and row.actor == record.agent
+                and row.leaf_id == record.leaf_id and row.trace_id in (record.trace_id, None)]
+        exact = [row for row in mine if row.trace_id == record.trace_id] or mine
+        if exact:
+            verdict = _verdict_from_row(record, exact[0])
+            journal.finish(record.id, verdict, now=now, recovered=True)
+            return verdict
+        actor = home.identities.get(record.agent)
+        contract = cache.contract(repo.view(tip), record.leaf_id) if tip else None
+        description = ("the verifier was stopped (killed) during this attempt; nothing of it was kept but its "
+                       "trace; submit again")
+        stored = _TRACE_ID.match(record.trace_id) and home.traces.path(record.trace_id).exists()
+        landed = land(home, record.project, repo, tip=tip, now=now, row_fields={
+            "at": now, "action": "submit", "outcome": "crash", "description": description,
+            "leaf_id": record.leaf_id, "kind": contract.kind if contract else None, "actor": record.agent,
+            "actor_type": actor.type if actor else "agent", "operator": actor.operator if actor else None,
+            "base_revision": record.base_revision, "trace_id": record.trace_id if stored else None,
+        })
+    crashed: dict[str, Any] = {
+        "outcome": "crash", "project": record.project, "leaf_id": record.leaf_id, "actor": record.agent,
+        "summary": "", "commit": None, "ledger_seq": landed.row.seq, "trace_id": landed.row.trace_id,
+        "tip": landed.tip, "holds": [], "notes": [],
+        "rejections": [{"code": "crash", "message": description, "where": None}]}
+    journal.finish(record.id, crashed, now=now, state="interrupted", recovered=True)
+    return crashed
+
+
+def orphan_traces(home: Home) -> list[str]:
+    """Stored bundles that no ledger row of any project names."""
+    root = home.traces.root
+    if not root.exists():
+        return []
+    stored = {path.name for path in root.iterdir() if _TRACE_ID.match(path.name)}
+    named: set[str] = set()
+    for slug in home.projects():
+        repo = home.project(slug)
+        tip = repo.tip()
+        if tip is None:
+            continue
+        try:
+            named |= {row.trace_id for row in rows_from(repo.view(tip), 0) if row.trace_id}
+        except (FormatError, LedgerIntegrityError):
+            continue  # reported by the anchor check
+    return sorted(stored - named)
+
+
+def recover(home: Home, journal: Journal, commons: Commons, notifier: Notifier, heartbeat: Heartbeat, *,
+            now: datetime, outage_min_s: float) -> RecoveryReport:
+    report = RecoveryReport()
+    report.incoming_removed = home.traces.clean_incoming()
+    for leftover in home.root.glob(".*.tmp"):
+        _remove(leftover, report, home)
+    for slug in home.projects():
+        repo = home.project(slug)
+        with exclusive_lock(home.lock_path(slug)):
+            _clean_repository(home, slug, repo, report)
+            try:
+                _catch_up_anchor(home, slug, repo, report)
+            except (FormatError, LedgerIntegrityError) as exc:
+                report.problems.append(f"{slug}: {exc}")
+    cache = ContractCache()
+    for record in journal.running():
+        verdict = settle(home, journal, record, cache, now)
+        report.settled.append({"submission_id": record.id, "outcome": verdict["outcome"]})
+    report.outage = outage_since(heartbeat.last(), now, outage_min_s)
+    if report.outage is not None:
+        report.leaves_extended = apply_outage(home, commons, report.outage, now)
+    heartbeat.beat(now)
+    report.orphan_traces = orphan_traces(home)
+    report.messages_posted = notifier.catch_up_all(now=now)
+    return report
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

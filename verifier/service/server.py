@@ -1,0 +1,100 @@
+"""`rw serve`: take the home's service lock, recover, then run the app on granian's workers.
+
+One server per home (an exclusive lock on locks/service.lock, held for the life of the main
+process), so start-up recovery knows every attempt it finds running belongs to a dead process.
+The main process then beats the heartbeat the outage window is measured from, and writes a last
+one when it stops cleanly. A worker that dies makes granian stop the whole server (no respawn):
+whatever supervises `rw serve` restarts it, and recovery runs again. Crash-only by design.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from granian.constants import HTTPModes, Interfaces
+from granian.http import HTTP1Settings
+from granian.server import Server
+
+from verifier.commons.db import Database
+from verifier.commons.local import LocalCommons
+from verifier.commons.notifier import Notifier
+from verifier.errors import ConflictError
+from verifier.pipeline.digest import digest
+from verifier.service.config import CONFIG_ENV, ServiceConfig
+from verifier.service.core import COMMONS_FILE, clock
+from verifier.service.journal import Journal
+from verifier.service.outage import Heartbeat
+from verifier.service.recovery import RecoveryReport, recover
+from verifier.store.home import Home
+
+LOCK_WAIT_S = 15.0  # a killed server's workers notice within a second that their parent is gone
+
+
+@contextlib.contextmanager
+def service_lock(home: Home, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    path = home.root / "locks" / "service.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as exc:
+                if time.monotonic() > deadline:
+                    raise ConflictError(f"another `rw serve` is running on {home.root}") from exc
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
+def start_up(home: Home, config: ServiceConfig) -> RecoveryReport:
+    db = Database(home.root / COMMONS_FILE)
+    commons = LocalCommons(db, home.identities)
+    report = recover(home, Journal(db), commons, Notifier(home, commons, db, digest), Heartbeat(db), now=clock(),
+                     outage_min_s=config.outage_min_s)
+    db.close()
+    return report
+
+
+def _beat(home: Home, every_s: float, stop: threading.Event) -> None:
+    heartbeat = Heartbeat(Database(home.root / COMMONS_FILE))
+    while not stop.wait(every_s):
+        with contextlib.suppress(Exception):  # a missed beat only makes a later outage look longer
+            heartbeat.beat(clock())
+
+
+def serve(config: ServiceConfig, *, echo: Callable[[str], None]) -> None:
+    home = Home(config.home)
+    with service_lock(home):
+        for line in start_up(home, config).lines():
+            echo(f"recovery: {line}")
+        os.environ[CONFIG_ENV] = config.to_env()
+        os.environ["RW_SERVICE_PARENT"] = str(os.getpid())
+        stop = threading.Event()
+        beater = threading.Thread(target=_beat, args=(home, config.heartbeat_s, stop), daemon=True, name="rw-beat")
+        beater.start()
+        echo(f"serving {home.root} on http://{_url_host(config.host)}:{config.port} with {config.workers} worker(s)")
+        try:
+            Server(
+                "verifier.service.app:worker_app", address=config.host, port=config.port,
+                interface=Interfaces.ASGI, workers=config.workers, http=HTTPModes.http1, websockets=False,
+                http1_settings=HTTP1Settings(header_read_timeout=int(config.header_timeout_s * 1000)),
+                log_access=False, respawn_failed_workers=False, factory=True, working_dir=Path.cwd(),
+            ).serve()
+        finally:
+            stop.set()
+            beater.join(timeout=5)
+            Heartbeat(Database(home.root / COMMONS_FILE)).beat(clock(), stopped=True)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
