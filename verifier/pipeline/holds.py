@@ -62,7 +62,7 @@ def _leaf_of(view: GitTree, hold: str, paths: tuple[str, ...]) -> str | None:
     return None
 
 
-def _operator_of(view: GitTree, leaf_id: str | None, fallback: str) -> str:
+def operator_of(view: GitTree, leaf_id: str | None, fallback: str) -> str:
     if leaf_id:
         data = view.read(leaf_result_path(leaf_id))
         if data:
@@ -101,7 +101,7 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
         verb = "approve" if approve else "reject"
         book = ScoreBook(view.read)
         apply_writes(book, view, {p: d for p, d in writes.items() if not p.startswith(QUEUE_DIR)},
-                     _operator_of(view, held.leaf_id, actor.operator))
+                     operator_of(view, held.leaf_id, actor.operator))
         contribution = Contribution(
             writes=writes, author=Person(actor.handle, agent_email(actor.handle)),
             subject=f"hold: {verb} {held.type} {object_id}", body=f"Reason: {reason.strip()}",
