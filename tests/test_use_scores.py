@@ -29,7 +29,8 @@ def corpora(draw: st.DrawFn) -> tuple[list[ObjectFacts], list[ObjectFacts], list
     for n in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(["plan", "report"]))
         cites = tuple(sorted(set(draw(st.lists(st.sampled_from(citable), max_size=4)))))
-        introduced = tuple(sorted(set(draw(st.lists(st.sampled_from(citable), max_size=3))))) if kind == "report" else ()
+        picked = draw(st.lists(st.sampled_from(citable), max_size=3))
+        introduced = tuple(sorted(set(picked))) if kind == "report" else ()
         documents.append(ObjectFacts(kind, f"{kind}-{n:03d}", draw(st.sampled_from(OPERATORS)), cites=cites,
                                      introduced=introduced))
     return findings, links, documents
