@@ -1,6 +1,7 @@
 """The submission pipeline: the one place that knows the order of the steps (design §6).
 
-A submission is (project, leaf id, patch bytes, trace bundle files, bearer token). It travels:
+A submission is (project, leaf id, patch bytes, trace bundle files, bearer token); a person's
+edit outside any leaf has no leaf id, an optional trace and a base revision. It travels:
 
  1. authenticate   the token names the actor and its operator; nothing in the body, the
                    manifest or the patch can say otherwise (a mismatch is refused). A failure
@@ -10,15 +11,21 @@ A submission is (project, leaf id, patch bytes, trace bundle files, bearer token
                    stored under trc_<sha256[:16]>. All before any patch work.
  3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse).
     [the project's writer lock is taken here and held to the end]
- 4. leaf & base    the leaf exists, is open and unexpired; the submission's base is the leaf's
-                   base_revision or a later commit on the branch; if the branch has moved since,
-                   the patch lands on the tip when none of its paths changed, else it is stale.
- 5. write set      every change allowed by the leaf's may_write; verifier- and human-only paths
-                   refused; then the patch is applied exactly to the tree it lands on, in memory.
- 6. kind check     the leaf kind's deterministic check on the tree as it would be (checks/).
- 7. route          objects of a held type go to queue/<type>/ (pipeline.routing).
- 8. land           contribution commit (agent author, verifier committer, trailers), ledger row,
-                   branch move and anchor, together or not at all (pipeline.landing).
+ 4. leaf & base    the leaf exists, is open, unexpired, its plan not held; the submission's base
+                   is the leaf's base_revision or a later commit on the branch (a person's edit:
+                   any commit on the branch); if the branch has moved since, the patch lands on
+                   the tip when none of its paths changed, else it is stale, never merged.
+ 5. write set      every change allowed by the leaf's may_write (a person: anything but the
+                   verifier's paths); verifier- and human-only paths refused; then the patch is
+                   applied exactly to the tree it lands on, in memory.
+ 6. kind check     the leaf kind's deterministic check (a person's edit: every file held to its
+                   format) on the tree as it would be (checks/).
+ 7. route          objects of a held type go to queue/<type>/ (pipeline.routing); people's edits
+                   are not held.
+ 8. rescore        the use scores take the landing's writes (pipeline.scores, scoring.use).
+ 9. land           contribution commit (author the actor, verifier committer, trailers), ledger
+                   row, scores and leaf result, branch move and anchor, together or not at all
+                   (pipeline.landing).
 
 Every attempt that passes step 1 ends as exactly one ledger row: accepted, held, rejected, or
 crash when something unexpected broke (and then nothing else of the attempt is kept).
@@ -28,39 +35,34 @@ from __future__ import annotations
 
 import json
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from verifier.checks.context import CheckContext
-from verifier.checks.policy import url_problem
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
-from verifier.errors import ConflictError, FormatError, Rejected, Rejection
+from verifier.errors import ConflictError, Rejected, Rejection
 from verifier.formats.base import iso
 from verifier.formats.fetch import FetchOutcome
-from verifier.formats.finding import parse_finding
 from verifier.formats.layout import (
     PROJECT_FILE,
-    classify,
     leaf_path,
     leaf_result_path,
     plan_path,
     queue_path,
-    source_bytes_path,
-    source_record_path,
 )
 from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
-from verifier.formats.project import ProjectFile, parse_project
-from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
+from verifier.formats.project import parse_project
 from verifier.formats.trace import TraceRecord
-from verifier.patch.apply import apply_patch
 from verifier.patch.parse import ParsedPatch, parse_patch
+from verifier.pipeline.inputs import fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
 from verifier.pipeline.routing import route
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.trace import inspect_bundle
+from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.scoring.use import ScoreBook
 from verifier.store.fetcher import Fetcher
 from verifier.store.files import exclusive_lock
@@ -68,61 +70,10 @@ from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 
-Outcome = Literal["accepted", "held", "rejected", "crash"]
+__all__ = ["HUMAN_EDIT", "Outcome", "Submission", "Verdict", "submit"]  # the pipeline's public face
+
 HUMAN_EDIT = "human-edit"  # the leaf_id a person's optional trace names for an edit outside leaves
 HUMAN_RULES = [WriteRule(op="write", path="**")]  # people may write anything but verifier-only paths
-
-
-@dataclass(frozen=True)
-class Submission:
-    """One attempt. `leaf_id` None is a person's edit outside any leaf (the human path), whose
-    trace is optional and whose base is `base` (default: the tip)."""
-
-    slug: str
-    leaf_id: str | None
-    patch: bytes
-    bundle: dict[str, bytes]
-    token: str
-    base: str | None = None
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the caller is told. `rejections` lists every problem found, the first is the headline."""
-
-    outcome: Outcome
-    project: str
-    leaf_id: str | None
-    actor: str
-    summary: str
-    rejections: list[Rejection] = field(default_factory=list)
-    commit: str | None = None
-    ledger_seq: int | None = None
-    trace_id: str | None = None
-    tip: str | None = None
-    holds: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        """The one-line verdict for people."""
-        head = f"{self.outcome.upper()} {self.project}/{self.leaf_id or 'edit'} by {self.actor}"
-        if self.rejections:
-            first = self.rejections[0]
-            more = f" (+{len(self.rejections) - 1} more)" if len(self.rejections) > 1 else ""
-            return f"{head}: [{first.code}] {first.render()}{more}"
-        detail = f": {self.summary}" if self.summary else ""
-        where = f" -> queue/{','.join(self.holds)}" if self.holds else ""
-        commit = f" commit {self.commit[:12]}" if self.commit else ""
-        return f"{head}{detail}{where}{commit}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome, "project": self.project, "leaf_id": self.leaf_id,
-            "actor": self.actor, "summary": self.summary, "commit": self.commit,
-            "ledger_seq": self.ledger_seq, "trace_id": self.trace_id, "tip": self.tip,
-            "holds": self.holds, "notes": self.notes,
-            "rejections": [{"code": r.code, "message": r.message, "where": r.where} for r in self.rejections],
-        }
 
 
 @dataclass
@@ -192,55 +143,6 @@ def _resolve_base(repo: ProjectRepo, leaf: LeafContract, base: str, tip: str) ->
         )
 
 
-def _created_files(patch: ParsedPatch) -> dict[str, bytes]:
-    """The new files of a patch; they need no base, so they can be read before the lock."""
-    creates = ParsedPatch(tuple(c for c in patch.changes if c.op == "create"), patch.size)
-    return {path: data for path, data in apply_patch(creates, lambda _path: None).items() if data is not None}
-
-
-def _fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher) -> dict[str, FetchOutcome]:
-    """Fetch each new source's URL once (scout leaves), before the lock: it can take seconds."""
-    outcomes: dict[str, FetchOutcome] = {}
-    for path, data in _created_files(patch).items():
-        kind = classify(path)
-        if kind is None or kind.type != "source":
-            continue
-        try:
-            record = parse_source(data, path)
-        except FormatError:
-            continue  # the scout check reports it with the file and field
-        if record.url not in outcomes:
-            outcomes[record.url] = fetcher.fetch(record.url, lambda url: url_problem(url, project.source_policy))
-    return outcomes
-
-
-def _source_texts(home: Home, view: GitTree, leaf: LeafContract | None,
-                  writes: dict[str, bytes | None]) -> dict[str, str]:
-    """Derived text of every source the checks will quote against: the leaf's input source, and
-    the source of each finding a person writes by hand."""
-    wanted = {leaf.inputs.source_id} if leaf is not None and leaf.inputs.source_id else set()
-    if leaf is None:
-        for path, data in writes.items():
-            kind = classify(path)
-            if data is not None and kind is not None and kind.type == "finding":
-                try:
-                    wanted.add(parse_finding(data, path).source_id)
-                except FormatError:
-                    continue  # the check reports the malformed finding
-    texts: dict[str, str] = {}
-    for source_id in sorted(wanted):
-        data = view.read(source_record_path(source_id))
-        if data is None:
-            continue
-        record = parse_source(data, source_record_path(source_id))
-        path = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
-        raw, blob = view.read(path), view.blob_id(path)
-        if raw is None or blob is None:
-            raise _reject("source_unavailable", f"source {source_id} has no retained bytes", path)
-        texts[source_id] = home.source_text(blob, raw, record.media_type)
-    return texts
-
-
 def _open_leaf(repo: ProjectRepo, tip_view: GitTree, attempt: _Attempt, now: datetime) -> LeafContract:
     """Step 4 for a leaf: it exists, is open, unexpired, its plan not held; the base is on its line."""
     assert attempt.submission.leaf_id is not None
@@ -290,7 +192,7 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
     project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     context = CheckContext(
         leaf=leaf, actor=attempt.actor.handle, project=project, tree=Overlay(tip_view, writes),
-        writes=writes, now=now, source_texts=_source_texts(home, tip_view, leaf, writes), fetches=fetches,
+        writes=writes, now=now, source_texts=source_texts(home, tip_view, leaf, writes), fetches=fetches,
         base_tree=tip_view, actor_type=attempt.actor.type,
     )
     result = check_for(leaf.kind if leaf is not None else "human")(context)
@@ -313,7 +215,7 @@ def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
             raise _reject("trace_collision", str(exc), "trace/") from exc
     patch = parse_patch(submission.patch)
     tip_project = repo.view(repo.tip()).read(PROJECT_FILE) or b""
-    return patch, _fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)
+    return patch, fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)
 
 
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:

@@ -1,0 +1,70 @@
+"""What the checks need besides the tree, prepared by the pipeline: the outcome of fetching each
+new source's URL (before the lock: it can take seconds) and the derived text of every source a
+submission quotes."""
+
+from __future__ import annotations
+
+from verifier.checks.policy import url_problem
+from verifier.errors import FormatError, Rejected, Rejection
+from verifier.formats.fetch import FetchOutcome
+from verifier.formats.finding import parse_finding
+from verifier.formats.layout import classify, source_bytes_path, source_record_path
+from verifier.formats.leaf import LeafContract
+from verifier.formats.project import ProjectFile
+from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
+from verifier.patch.apply import apply_patch
+from verifier.patch.parse import ParsedPatch
+from verifier.store.fetcher import Fetcher
+from verifier.store.gitrepo import GitTree
+from verifier.store.home import Home
+
+
+def created_files(patch: ParsedPatch) -> dict[str, bytes]:
+    """The new files of a patch; they need no base, so they can be read before the lock."""
+    creates = ParsedPatch(tuple(c for c in patch.changes if c.op == "create"), patch.size)
+    return {path: data for path, data in apply_patch(creates, lambda _path: None).items() if data is not None}
+
+
+
+def fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher) -> dict[str, FetchOutcome]:
+    """Fetch each new source's URL once (scout leaves), before the lock: it can take seconds."""
+    outcomes: dict[str, FetchOutcome] = {}
+    for path, data in created_files(patch).items():
+        kind = classify(path)
+        if kind is None or kind.type != "source":
+            continue
+        try:
+            record = parse_source(data, path)
+        except FormatError:
+            continue  # the scout check reports it with the file and field
+        if record.url not in outcomes:
+            outcomes[record.url] = fetcher.fetch(record.url, lambda url: url_problem(url, project.source_policy))
+    return outcomes
+
+
+
+def source_texts(home: Home, view: GitTree, leaf: LeafContract | None,
+                  writes: dict[str, bytes | None]) -> dict[str, str]:
+    """Derived text of every source the checks will quote against: the leaf's input source, and
+    the source of each finding a person writes by hand."""
+    wanted = {leaf.inputs.source_id} if leaf is not None and leaf.inputs.source_id else set()
+    if leaf is None:
+        for path, data in writes.items():
+            kind = classify(path)
+            if data is not None and kind is not None and kind.type == "finding":
+                try:
+                    wanted.add(parse_finding(data, path).source_id)
+                except FormatError:
+                    continue  # the check reports the malformed finding
+    texts: dict[str, str] = {}
+    for source_id in sorted(wanted):
+        data = view.read(source_record_path(source_id))
+        if data is None:
+            continue
+        record = parse_source(data, source_record_path(source_id))
+        path = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
+        raw, blob = view.read(path), view.blob_id(path)
+        if raw is None or blob is None:
+            raise Rejected(Rejection("source_unavailable", f"source {source_id} has no retained bytes", path))
+        texts[source_id] = home.source_text(blob, raw, record.media_type)
+    return texts

@@ -1,0 +1,63 @@
+"""What a submission is, and what its caller is told: plain values shared by the pipeline, the
+command line and the service."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from verifier.errors import Rejection
+
+Outcome = Literal["accepted", "held", "rejected", "crash"]
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One attempt. `leaf_id` None is a person's edit outside any leaf (the human path), whose
+    trace is optional and whose base is `base` (default: the tip)."""
+
+    slug: str
+    leaf_id: str | None
+    patch: bytes
+    bundle: dict[str, bytes]
+    token: str
+    base: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the caller is told. `rejections` lists every problem found, the first is the headline."""
+
+    outcome: Outcome
+    project: str
+    leaf_id: str | None
+    actor: str
+    summary: str
+    rejections: list[Rejection] = field(default_factory=list)
+    commit: str | None = None
+    ledger_seq: int | None = None
+    trace_id: str | None = None
+    tip: str | None = None
+    holds: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The one-line verdict for people."""
+        head = f"{self.outcome.upper()} {self.project}/{self.leaf_id or 'edit'} by {self.actor}"
+        if self.rejections:
+            first = self.rejections[0]
+            more = f" (+{len(self.rejections) - 1} more)" if len(self.rejections) > 1 else ""
+            return f"{head}: [{first.code}] {first.render()}{more}"
+        detail = f": {self.summary}" if self.summary else ""
+        where = f" -> queue/{','.join(self.holds)}" if self.holds else ""
+        commit = f" commit {self.commit[:12]}" if self.commit else ""
+        return f"{head}{detail}{where}{commit}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome, "project": self.project, "leaf_id": self.leaf_id,
+            "actor": self.actor, "summary": self.summary, "commit": self.commit,
+            "ledger_seq": self.ledger_seq, "trace_id": self.trace_id, "tip": self.tip,
+            "holds": self.holds, "notes": self.notes,
+            "rejections": [{"code": r.code, "message": r.message, "where": r.where} for r in self.rejections],
+        }
