@@ -19,6 +19,8 @@ messaged about the past.
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,7 +62,9 @@ CREATE TABLE IF NOT EXISTS notify_agents (agent TEXT PRIMARY KEY, operator TEXT 
 """
 
 _LEDGER_SUBJECT = re.compile(r"^ledger: #(\d+)\b")
-MAX_ROWS_PER_PASS = 2000  # a long backlog is caught up in several passes, each one transaction
+MAX_ROWS_PER_PASS = 2000
+DIGEST_TTL_S = 10.0
+LEAF_CACHE_LIMIT = 50_000  # a long backlog is caught up in several passes, each one transaction
 AUTHORED_ACTIONS = ("submit", "human")
 
 
@@ -122,8 +126,39 @@ class Notifier:
         self.home = home
         self.commons = commons
         self.db = db
-        self.digest = digest
+        self._digest = digest
+        self._digests: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._leaves: dict[str, LeafContract] = {}
+        self._lock = threading.Lock()
         db.ensure(SCHEMA)
+
+    def digest(self, slug: str, now: datetime) -> dict[str, Any]:
+        """The project's digest, reused for DIGEST_TTL_S: an onboarding burst (many operators' first
+        acceptances at once) reads the whole project once, not once per operator."""
+        with self._lock:
+            cached = self._digests.get(slug)
+        if cached is not None and time.monotonic() - cached[0] < DIGEST_TTL_S:
+            return cached[1]
+        value = self._digest(self.home, slug, now)
+        with self._lock:
+            self._digests[slug] = (time.monotonic(), value)
+        return value
+
+    def leaf(self, repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:
+        """A leaf contract as of `commit`, parsed once per blob."""
+        blob = repo.view(commit).blob_id(leaf_path(leaf_id))
+        if blob is None:
+            return None
+        with self._lock:
+            cached = self._leaves.get(blob)
+        if cached is None:
+            cached = _leaf(repo, commit, leaf_id)
+            if cached is not None:
+                with self._lock:
+                    if len(self._leaves) > LEAF_CACHE_LIMIT:
+                        self._leaves.clear()
+                    self._leaves[blob] = cached
+        return cached
 
     def catch_up(self, slug: str, *, now: datetime) -> int:
         """Post the messages for every row landed since the last pass; returns how many were new."""
@@ -159,7 +194,7 @@ class Notifier:
         messages: list[OutgoingMessage] = []
         for row in rows:
             before, after = landings.get(row.seq, (None, None))
-            facts = _facts(repo, slug, row, before, after)
+            facts = _facts(repo, slug, row, before, after, self.leaf)
             if not silent:
                 messages += self._messages(facts, memory, now)
             _remember(facts, memory)
@@ -191,7 +226,7 @@ class Notifier:
             best_kind_agents=memory.agents_best_at(facts.leaf_kind) if facts.leaf_created and facts.leaf_kind else {},
         )
         if needs_digest:
-            first = triggers.first_minute_message(facts, snapshot, self.digest(self.home, facts.slug, now))
+            first = triggers.first_minute_message(facts, snapshot, self.digest(facts.slug, now))
             if first is not None:
                 out.append(first)
         out += triggers.linked_messages(facts, snapshot)
@@ -348,12 +383,13 @@ def _hypothesis_state(data: bytes | None, where: str) -> dict[str, Any] | None:
             "verdict": hypothesis.verdict.current.value}
 
 
-def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, after: str | None) -> RowFacts:
+def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, after: str | None,
+           leaf_at: Callable[[ProjectRepo, str, str], LeafContract | None]) -> RowFacts:
     facts = RowFacts(slug, row, leaf_kind=row.kind)
     if after is None:
         return facts  # the landing commit could not be found: outcome only
     if row.leaf_id is not None:
-        leaf = _leaf(repo, after, row.leaf_id)
+        leaf = leaf_at(repo, after, row.leaf_id)
         if leaf is not None:
             facts.leaf_kind, facts.leaf_title, facts.source_id = leaf.kind, leaf.title, leaf.inputs.source_id
             if row.action == "leaf":

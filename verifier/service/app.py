@@ -11,6 +11,7 @@ same application from a config, for tests.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -30,8 +31,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from verifier.service import testhooks
 from verifier.service.auth import host_name, origin_allowed, token_in_url
 from verifier.service.config import ServiceConfig
-from verifier.service.core import Service
+from verifier.service.core import Service, clock
 from verifier.service.errors import ApiError, error_response
+from verifier.service.outage import Heartbeat
 from verifier.service.routes import ROUTES
 
 access_log = logging.getLogger("rw.access")
@@ -102,11 +104,28 @@ async def internal_error(_request: Request, exc: Exception) -> Response:
     return error_response(ApiError(500, "internal", "the service failed on this request; it was logged"))
 
 
+def _beat(heartbeat: Heartbeat, every_s: float, stop: threading.Event) -> None:
+    while not stop.wait(every_s):
+        with contextlib.suppress(Exception):  # a missed beat only makes a later outage look longer
+            heartbeat.beat(clock())
+
+
 def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        app.state.service = service or Service(config)
-        yield
+        app.state.service = svc = service or Service(config)
+        heartbeat = Heartbeat(svc.db)
+        stop = threading.Event()
+        beater = threading.Thread(target=_beat, args=(heartbeat, config.heartbeat_s, stop), daemon=True,
+                                  name="rw-heartbeat")
+        beater.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            beater.join(timeout=5)
+            with contextlib.suppress(Exception):
+                heartbeat.beat(clock(), stopped=True)
 
     app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers={
         ApiError: api_error, HTTPException: http_error, Exception: internal_error})

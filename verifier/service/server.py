@@ -2,9 +2,11 @@
 
 One server per home (an exclusive lock on locks/service.lock, held for the life of the main
 process), so start-up recovery knows every attempt it finds running belongs to a dead process.
-The main process then beats the heartbeat the outage window is measured from, and writes a last
-one when it stops cleanly. A worker that dies makes granian stop the whole server (no respawn):
-whatever supervises `rw serve` restarts it, and recovery runs again. Crash-only by design.
+The workers beat the heartbeat the outage window is measured from (the main process starts no
+thread before granian forks them: a lock held by a thread at fork time stays held forever in the
+child); the main process writes a last beat when the server stops cleanly. A worker that dies
+makes granian stop the whole server (no respawn): whatever supervises `rw serve` restarts it,
+and recovery runs again. Crash-only by design.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -65,13 +66,6 @@ def start_up(home: Home, config: ServiceConfig) -> RecoveryReport:
     return report
 
 
-def _beat(home: Home, every_s: float, stop: threading.Event) -> None:
-    heartbeat = Heartbeat(Database(home.root / COMMONS_FILE))
-    while not stop.wait(every_s):
-        with contextlib.suppress(Exception):  # a missed beat only makes a later outage look longer
-            heartbeat.beat(clock())
-
-
 def serve(config: ServiceConfig, *, echo: Callable[[str], None]) -> None:
     home = Home(config.home)
     with service_lock(home):
@@ -79,9 +73,6 @@ def serve(config: ServiceConfig, *, echo: Callable[[str], None]) -> None:
             echo(f"recovery: {line}")
         os.environ[CONFIG_ENV] = config.to_env()
         os.environ["RW_SERVICE_PARENT"] = str(os.getpid())
-        stop = threading.Event()
-        beater = threading.Thread(target=_beat, args=(home, config.heartbeat_s, stop), daemon=True, name="rw-beat")
-        beater.start()
         echo(f"serving {home.root} on http://{_url_host(config.host)}:{config.port} with {config.workers} worker(s)")
         try:
             Server(
@@ -91,8 +82,8 @@ def serve(config: ServiceConfig, *, echo: Callable[[str], None]) -> None:
                 log_access=False, respawn_failed_workers=False, factory=True, working_dir=Path.cwd(),
             ).serve()
         finally:
-            stop.set()
-            beater.join(timeout=5)
+            # The workers are gone (granian forks them: this process ran no thread that could
+            # have held a lock across the fork, and now writes the last heartbeat itself).
             Heartbeat(Database(home.root / COMMONS_FILE)).beat(clock(), stopped=True)
 
 

@@ -1,0 +1,371 @@
+"""Load test: N agents submit concurrently to 4 projects through `rw serve` for a bounded time, then
+every submission is checked against the ledger; the same work is then run in-process for the rate
+to compare with.
+
+Set-up (not timed): a home with P projects, each with a few included sources of numbered
+sentences, N registered agents (two per operator), and one extract leaf per planned submission.
+Every submission creates three findings no other submission creates, so all of them can land in
+any order (the branch moves under each one; it lands on the tip, never stale). Every
+`--reject-every`-th submission misquotes its source on purpose and must be rejected with
+`excerpt_not_found`: a documented rejection, not an error.
+
+Server phase: the home is copied, `rw serve` runs on the copy (loopback, --workers), and N threads,
+one per agent, each on its own kept-alive connection, submit their share until `--seconds` pass or
+the work runs out. Checks afterwards, per project: every submission sent has exactly one ledger row
+(`lost` counts none, `duplicated` more than one), accepted rows are exactly the contribution
+commits on the branch, `rw ledger --verify` passes, and no response was anything but a verdict of
+accepted or the expected documented rejection (`errors`).
+
+In-process phase: a second copy of the same home, the submissions the server finished, run in
+this process one after another through `verifier.pipeline.submit.submit` (what in-process
+`rw submit` calls), bounded by the same time.
+
+Last line: one JSON object with submissions, lost, duplicated, errors, server_per_s,
+inprocess_per_s, ratio, p50_ms, p95_ms. Targets: lost = duplicated = errors = 0, ratio >= 0.7.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from verifier.agentkit.bundle import TraceRecorder
+from verifier.agentkit.objects import finding_file, source_files
+from verifier.agentkit.workspace import creation_patch
+from verifier.formats.ids import trace_id_for
+from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.trace import bundle_digest
+from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.landing import land
+from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.project import add_leaf, init_project
+from verifier.pipeline.submit import Submission, submit
+from verifier.service.client import Client
+from verifier.store.fetcher import OfflineFetcher
+from verifier.store.gitrepo import VERIFIER_EMAIL
+from verifier.store.home import Home, Settings
+from verifier.text.extract import extract_text
+
+RW = str(Path(sys.executable).parent / "rw")
+VENDORS = ["Tessellate", "Quillmark", "Kestrel", "Northgate", "Aurora", "Basalt", "Cobalt", "Drift"]
+SOURCES_PER_PROJECT = 4
+FINDINGS_PER_SUBMISSION = 3
+
+
+def sentence(project: int, source: int, index: int) -> str:
+    vendor = VENDORS[(source + index) % len(VENDORS)]
+    return (f"In project {project} quarter {index % 4 + 1}, {vendor} reported {source * 37 + index * 11} paying "
+            f"teams for layer product {source}-{index}, up {index % 9 + 1}.{source % 10}% on the quarter before.")
+
+
+@dataclass
+class Work:
+    """One planned submission."""
+
+    slug: str
+    leaf_id: str
+    agent: str
+    token: str
+    bundle: dict[str, bytes]
+    patch: bytes
+    expect: str  # "accepted" or the rejection code it must get
+    trace_id: str = ""
+
+    def __post_init__(self) -> None:
+        self.trace_id = trace_id_for(bundle_digest(self.bundle))
+
+
+@dataclass
+class Result:
+    work: Work
+    status: int | None
+    outcome: str | None
+    code: str | None
+    ms: float
+    error: str | None = None
+
+
+@dataclass
+class Plan:
+    home: Path
+    work: list[Work] = field(default_factory=list)
+
+
+def build(root: Path, *, projects: int, agents: int, per_project: int, reject_every: int, durable: bool) -> Plan:
+    home = Home(root)
+    home.save_settings(Settings(durable=False, fetch="offline"))  # set-up needs no fsync; the runs may
+    home = Home(root)
+    now = datetime.now(UTC).replace(microsecond=0)
+    tokens = [(f"load-agent-{n:02d}", f"load-op-{n // 2:02d}") for n in range(agents)]
+    registered = [(handle, op, home.identities.add(handle, op, "agent", now)) for handle, op in tokens]
+    plan = Plan(root)
+    sentences_per_source = (per_project // SOURCES_PER_PROJECT + 1) * FINDINGS_PER_SUBMISSION
+    for p in range(projects):
+        slug = f"load-{p}"
+        template = Path(tempfile.mkdtemp(prefix="rw-load-template-"))
+        (template / "PROJECT.md").write_text(f"---\nproject: {slug}\n---\nLoad test project {p}.\n")
+        init_project(home, slug, now=now, template=template)
+        shutil.rmtree(template)
+        repo = home.project(slug)
+        files: dict[str, bytes] = {}
+        catalogue = []
+        for s in range(SOURCES_PER_PROJECT):
+            text = " ".join(sentence(p, s, k) for k in range(sentences_per_source)) + "\n"
+            made = source_files(url=f"https://load.example.org/{slug}/source/{s}", data=text.encode(),
+                                media_type="text/plain", fetched_by="load", retrieved_at=now, language="en",
+                                rights="public", published=None, title=None, leaf_id=None, status="included")
+            files.update(made)
+            source_id = next(path for path in made if path.endswith(".yaml")).rsplit("/", 1)[1][:-5]
+            catalogue.append((s, source_id, extract_text(text.encode(), "text/plain")))
+        land(home, slug, repo, tip=repo.tip(), now=now, bookkeeping=files, row_fields={
+            "at": now, "action": "human", "outcome": "accepted", "actor": "load", "actor_type": "verifier",
+            "description": f"load test sources: {SOURCES_PER_PROJECT}"})
+        for n in range(per_project):
+            s, source_id, text = catalogue[n % SOURCES_PER_PROJECT]
+            leaf_id = f"extract-{n:05d}"
+            tip = repo.tip()
+            add_leaf(home, slug, LeafContract(
+                leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},  # type: ignore[arg-type]
+                base_revision=tip, may_write=default_write_rules("extract"), check="extract", created_at=now,
+                created_by="planner", expires_at=now + timedelta(days=1)), now=now, actor="planner")
+            handle, operator, token = registered[(n * projects + p) % agents]
+            bad = reject_every > 0 and (n * projects + p) % reject_every == reject_every - 1
+            first = (n // SOURCES_PER_PROJECT) * FINDINGS_PER_SUBMISSION
+            findings = {}
+            for k in range(first, first + FINDINGS_PER_SUBMISSION):
+                excerpt = sentence(p, s, k)
+                location = None
+                if bad:
+                    excerpt = excerpt.replace("paying teams", "paying customers")  # not what the source says
+                    location = (0, len(excerpt))
+                findings.update([finding_file(source_id=source_id, source_text=text, excerpt=excerpt,
+                                              statement=f"Claim {k}.", limitation="Synthetic load-test finding.",
+                                              leaf_id=leaf_id, location=location)])
+            patch = creation_patch(findings)
+            trace = TraceRecorder()
+            trace.add(now - timedelta(seconds=3), "tool_call", {"tool": "rw source text", "args": [slug, source_id]})
+            trace.add(now - timedelta(seconds=2), "tool_result", text[:500])
+            trace.add(now - timedelta(seconds=1), "final", f"{FINDINGS_PER_SUBMISSION} findings.")
+            assert tip is not None
+            bundle = trace.bundle(leaf_id=leaf_id, agent=handle, operator=operator, base_revision=tip, patch=patch,
+                                  level="L1")
+            plan.work.append(Work(slug, leaf_id, handle, token, bundle, patch,
+                                  "excerpt_not_found" if bad else "accepted"))
+    home.save_settings(Settings(durable=durable, fetch="offline"))
+    return plan
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_ready(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"rw serve exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                if sock.recv(16).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("rw serve did not start")
+
+
+def classify(work: Work, status: int | None, body: dict[str, object]) -> Result:
+    verdict = body.get("verdict") if isinstance(body.get("verdict"), dict) else None
+    outcome = str(verdict["outcome"]) if isinstance(verdict, dict) else None
+    rejections = verdict.get("rejections") if isinstance(verdict, dict) else None
+    code = str(rejections[0]["code"]) if isinstance(rejections, list) and rejections else None
+    return Result(work, status, outcome, code, 0.0)
+
+
+def run_server(home: Path, work: list[Work], *, agents: int, seconds: float, workers: int,
+               log: Path) -> tuple[list[Result], float]:
+    port = free_port()
+    env = {**os.environ, "RW_HOME": str(home)}
+    with log.open("wb") as out:
+        proc = subprocess.Popen([RW, "serve", "--port", str(port), "--workers", str(workers)], env=env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_ready(port, proc)
+        queues: dict[str, list[Work]] = {}
+        for item in work:
+            queues.setdefault(item.agent, []).append(item)
+        results: list[Result] = []
+        lock = threading.Lock()
+        start_gate = threading.Event()
+        deadline = [0.0]
+
+        def agent(items: list[Work]) -> None:
+            client = Client(f"http://127.0.0.1:{port}", items[0].token, keep_alive=True, retry_for_s=10.0,
+                            timeout_s=60.0)
+            start_gate.wait()
+            for item in items:
+                if time.monotonic() >= deadline[0]:
+                    break
+                started = time.perf_counter()
+                try:
+                    reply = client.submit(item.slug, item.leaf_id, item.bundle, item.patch)
+                    result = classify(item, reply.status, reply.body)
+                except Exception as exc:  # counted as an error, never hidden
+                    result = Result(item, None, None, None, 0.0, f"{type(exc).__name__}: {exc}")
+                result.ms = (time.perf_counter() - started) * 1000
+                with lock:
+                    results.append(result)
+            client.close()
+
+        threads = [threading.Thread(target=agent, args=(items,)) for items in queues.values()][:agents]
+        for thread in threads:
+            thread.start()
+        began = time.perf_counter()
+        deadline[0] = time.monotonic() + seconds
+        start_gate.set()
+        for thread in threads:
+            thread.join(timeout=seconds + 120)
+        elapsed = time.perf_counter() - began
+        return results, elapsed
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def check(home: Path, results: list[Result]) -> dict[str, int]:
+    """Every sent submission against the ledger and the branch."""
+    h = Home(home)
+    counts: dict[tuple[str, str, str, str | None], int] = {}
+    problems = 0
+    accepted_rows = 0
+    for slug in h.projects():
+        repo = h.project(slug)
+        tip = repo.tip()
+        report = verify_ledger(repo, h.read_anchor(slug))
+        if not report.ok:
+            print(f"{slug}: ledger --verify: {report.problems[:3]}", file=sys.stderr)
+            problems += 1
+        rows = [row for _, row in read_chain(repo.view(tip)) if row.action == "submit"]
+        for row in rows:
+            key = (slug, row.actor, row.leaf_id or "", row.trace_id)
+            counts[key] = counts.get(key, 0) + 1
+        accepted = {row.commit for row in rows if row.outcome in ("accepted", "held")}
+        accepted_rows += len(accepted)
+        contributions = set()
+        commit = repo.commit(tip) if tip else None
+        while commit is not None:
+            if commit.author.email != VERIFIER_EMAIL:
+                contributions.add(str(commit.id))
+            commit = commit.parents[0] if commit.parents else None
+        if accepted != contributions:
+            print(f"{slug}: {len(accepted)} accepted rows but {len(contributions)} contribution commits",
+                  file=sys.stderr)
+            problems += 1
+    lost = duplicated = 0
+    for result in results:
+        work = result.work
+        n = counts.get((work.slug, work.agent, work.leaf_id, work.trace_id), 0)
+        lost += n == 0
+        duplicated += n > 1
+    errors = sum(1 for r in results if r.error or r.status != 201 or
+                 (r.outcome if r.work.expect == "accepted" else r.code) != r.work.expect)
+    for r in [r for r in results if r.error or r.status != 201][:5]:
+        print(f"error: {r.work.slug}/{r.work.leaf_id}: {r.status} {r.error or ''}", file=sys.stderr)
+    return {"lost": lost, "duplicated": duplicated, "errors": errors, "problems": problems,
+            "accepted": accepted_rows}
+
+
+def run_inprocess(home: Path, work: list[Work], seconds: float) -> tuple[int, float]:
+    h = Home(home)
+    fetcher = OfflineFetcher()
+    began = time.perf_counter()
+    done = 0
+    for item in work:
+        if time.perf_counter() - began >= seconds:
+            break
+        submit(h, Submission(item.slug, item.leaf_id, item.patch, item.bundle, item.token),
+               now=datetime.now(UTC).replace(microsecond=0), fetcher=fetcher)
+        done += 1
+    return done, time.perf_counter() - began
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))] if ordered else 0.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=16)
+    parser.add_argument("--projects", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=15.0, help="how long the agents submit")
+    parser.add_argument("--per-project", type=int, default=500, help="leaves (planned submissions) per project")
+    parser.add_argument("--workers", type=int, default=2, help="rw serve worker processes")
+    parser.add_argument("--reject-every", type=int, default=10, help="every n-th submission misquotes (0: none)")
+    parser.add_argument("--no-fsync", action="store_true", help="durable=false on both sides (default: fsync)")
+    parser.add_argument("--keep", type=Path, help="keep the homes and the server log here")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="rw-load-"))
+    try:
+        began = time.perf_counter()
+        plan = build(scratch / "template", projects=args.projects, agents=args.agents, per_project=args.per_project,
+                     reject_every=args.reject_every, durable=not args.no_fsync)
+        print(f"set-up: {args.projects} projects, {args.agents} agents, {len(plan.work)} planned submissions "
+              f"in {time.perf_counter() - began:.1f}s", file=sys.stderr)
+        shutil.copytree(scratch / "template", scratch / "server")
+        shutil.copytree(scratch / "template", scratch / "inprocess")
+        results, elapsed = run_server(scratch / "server", plan.work, agents=args.agents, seconds=args.seconds,
+                                      workers=args.workers, log=scratch / "serve.log")
+        checked = check(scratch / "server", results)
+        sent = {id(r.work) for r in results}
+        same_work = [w for w in plan.work if id(w) in sent]
+        done, inproc_elapsed = run_inprocess(scratch / "inprocess", same_work, elapsed)
+        latencies = [r.ms for r in results if r.error is None]
+        server_rate = len(results) / elapsed if elapsed else 0.0
+        inproc_rate = done / inproc_elapsed if inproc_elapsed else 0.0
+        summary = {
+            "submissions": len(results), "lost": checked["lost"], "duplicated": checked["duplicated"],
+            "errors": checked["errors"] + checked["problems"], "accepted": checked["accepted"],
+            "server_per_s": round(server_rate, 2), "inprocess_per_s": round(inproc_rate, 2),
+            "ratio": round(server_rate / inproc_rate, 3) if inproc_rate else None,
+            "p50_ms": round(statistics.median(latencies), 1) if latencies else None,
+            "p95_ms": round(percentile(latencies, 0.95), 1) if latencies else None,
+            "agents": args.agents, "projects": args.projects, "workers": args.workers, "seconds": args.seconds,
+            "fsync": not args.no_fsync,
+        }
+        print(f"server: {len(results)} submissions in {elapsed:.1f}s ({server_rate:.1f}/s), "
+              f"p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms", file=sys.stderr)
+        print(f"in-process: {done} of the same submissions in {inproc_elapsed:.1f}s ({inproc_rate:.1f}/s)",
+              file=sys.stderr)
+        print(f"lost {summary['lost']}, duplicated {summary['duplicated']}, errors {summary['errors']}, "
+              f"ratio {summary['ratio']}", file=sys.stderr)
+        if args.keep:
+            shutil.copytree(scratch, args.keep, dirs_exist_ok=True)
+        print(json.dumps(summary))
+        return 0 if summary["lost"] == summary["duplicated"] == summary["errors"] == 0 else 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

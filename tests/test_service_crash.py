@@ -1,0 +1,84 @@
+"""Crash recovery: SIGKILL the whole server at each step of a submission (the test-only hook
+RW_TEST_KILL_AT), restart it, and check that the project is consistent (branch, ledger, anchor and
+trace store agree, no leftovers), that the acceptance acknowledged before the kill is still there,
+and that retrying the interrupted submission with its Idempotency-Key ends in one acceptance."""
+
+from __future__ import annotations
+
+import http.client
+from pathlib import Path
+
+import pytest
+
+from verifier.commons.db import Database
+from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.ledger import ledger_head, read_chain
+from verifier.pipeline.project import init_project
+from verifier.service.client import encode_form
+from verifier.service.core import COMMONS_FILE
+from verifier.service.journal import Journal
+from verifier.service.recovery import orphan_traces
+from verifier.store.fetcher import OfflineFetcher
+from verifier.store.home import Home
+
+from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
+from .service_harness import distinct_findings, live_leaf, start
+
+# The landing's durable steps, and the service's own points before and after the pipeline.
+STEPS = ["journal", "contribution", "ledger", "branch", "anchor", "respond"]
+LANDED = {"anchor", "respond"}  # the branch had moved when the process died
+
+
+def assert_consistent(home: Home) -> None:
+    for slug in home.projects():
+        repo = home.project(slug)
+        report = verify_ledger(repo, home.read_anchor(slug))
+        assert report.ok, report.problems
+        tip = repo.tip()
+        next_seq, last = ledger_head(repo.view(tip))
+        anchor = home.read_anchor(slug)
+        assert anchor is not None and (anchor.seq, anchor.row_hash, anchor.commit) == (next_seq - 1, last, tip)
+        assert not (repo.path / "refs" / "heads" / "main.lock").exists()
+    assert not list(home.traces.root.glob(".incoming-*"))
+    assert orphan_traces(home) == []
+    assert Journal(Database(home.root / COMMONS_FILE)).running() == []
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_kill_at_each_step_then_restart(tmp_path: Path, step: str) -> None:
+    home = make_home(tmp_path / "home")
+    init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
+    token = home.identities.add("agent-a", "op-a", "agent", NOW)
+    world = World(home, ScriptedAgent(home, "agent-a", "op-a", token), OfflineFetcher())
+    live_leaf(home, "acked-1")
+    live_leaf(home, "doomed-1")
+    acked_submission = world.creation("acked-1", distinct_findings(world.agent, "acked-1", 0))
+    doomed = world.creation("doomed-1", distinct_findings(world.agent, "doomed-1", 3))
+
+    server = start(home.root, env={"RW_TEST_KILL_AT": f"{step}:2"})  # the 2nd time: the 1st is `acked`
+    client = server.client(token)
+    acked = client.submit(SLUG, "acked-1", acked_submission.bundle, acked_submission.patch, key="acked-key-1")
+    assert acked.status == 201 and acked.body["verdict"]["outcome"] == "accepted"
+    body, content_type = encode_form(doomed.bundle)
+    with pytest.raises((ConnectionError, http.client.HTTPException)):
+        client.once("POST", f"/projects/{SLUG}/leaves/doomed-1/submissions", body=body, content_type=content_type,
+                    headers={"Idempotency-Key": "doomed-key-1"})
+    server.wait_dead()
+
+    server = start(home.root)
+    try:
+        assert_consistent(home)
+        assert world.repo.is_ancestor(acked.body["verdict"]["commit"], world.tip())  # acknowledged: kept
+        retried = server.client(token).submit(SLUG, "doomed-1", doomed.bundle, doomed.patch, key="doomed-key-1")
+        assert retried.body["verdict"]["outcome"] == "accepted", retried.body
+        rows = [row for _, row in read_chain(world.repo.view(world.tip())) if row.leaf_id == "doomed-1"
+                and row.action == "submit"]
+        expected = ["accepted"] if step in LANDED else ["crash", "accepted"]
+        assert [row.outcome for row in rows] == expected
+        if step in LANDED:
+            assert retried.status == 200  # the attempt that landed, not a second one
+        if step == "anchor":
+            assert retried.body["verdict"]["notes"]  # rebuilt from its ledger row at start-up
+        assert_consistent(home)
+    finally:
+        server.stop()
