@@ -22,6 +22,7 @@ from pydantic import Field
 
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
+from verifier.model.adapter import ModelConfig
 from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo, set_durable
 from verifier.store.identities import FileIdentities
@@ -31,12 +32,14 @@ from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 
 class Settings(Strict):
     """config.json. `fetch: offline` skips the URL check of scout sources and records that in
-    the ledger; `durable: false` skips fsync (tests and benchmarks on throwaway homes only)."""
+    the ledger; `durable: false` skips fsync (tests and benchmarks on throwaway homes only);
+    `model` is the frontier-model backend of the baseline seal and the Resolver (docs/resolver.md)."""
 
     fetch: str = Field(default="online", pattern="^(online|offline)$")
     allow_private_addresses: bool = False
     durable: bool = True
     user_agent: str = "ResearchWiki-Verifier/0.1 (+https://researchwiki.invalid/verifier)"
+    model: ModelConfig | None = None
 
 
 @dataclass(frozen=True)

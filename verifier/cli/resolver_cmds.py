@@ -1,0 +1,215 @@
+"""Commands of the Resolver's side: its keys, sealing baselines, the daily run, people's verdicts,
+and the leak test (docs/resolver.md)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, date, datetime
+from typing import NoReturn
+
+import click
+
+from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
+from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
+from verifier.pipeline.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
+from verifier.pipeline.leaks import LeakReport, leak_test
+from verifier.roles.records import read_record
+from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
+from verifier.seal.keys import PRIVATE_PEM, KeyFileError, read_private_key, resolver_dir, write_keypair
+from verifier.seal.sealing import SealError, key_id
+from verifier.store.home import Home
+from verifier.store.identities import Actor
+
+
+def _setup_error(exc: Exception) -> NoReturn:
+    raise RwError(str(exc)) from exc
+
+
+def _private_key(home: Home) -> bytes:
+    path = resolver_dir(home.root) / PRIVATE_PEM
+    try:
+        return read_private_key(path)
+    except KeyFileError as exc:
+        _setup_error(exc)
+    except PermissionError as exc:
+        raise RwError(f"cannot read {path}: run this as the Resolver's user (docs/resolver.md)") from exc
+
+
+def _moment(text: str | None) -> datetime:
+    if text is None:
+        return now_from_env()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise RwError(f"--now {text!r}: expected a date (2027-07-01) or an ISO 8601 time") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _person(home: Home) -> Actor:
+    try:
+        return home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
+    except AuthError as exc:
+        fail(exc)
+
+
+@cli.group("resolver")
+def resolver_group() -> None:
+    """The Resolver's key pair."""
+
+
+@resolver_group.command("keys")
+def resolver_keys() -> None:
+    """Create the Resolver's key pair in RW_HOME/resolver/ (private.pem 0600, public.pem 0644)."""
+    home = home_from_env()
+    try:
+        private, public = write_keypair(resolver_dir(home.root))
+    except KeyFileError as exc:
+        _setup_error(exc)
+    click.echo(f"created {private} (the Resolver's alone) and {public} (key {key_id(public.read_bytes())})")
+
+
+@cli.command("seal")
+@click.argument("slug")
+def seal_cmd(slug: str) -> None:
+    """Seal a baseline for every active hypothesis that has no current one."""
+    home = home_from_env()
+    try:
+        sealed = seal_missing(home, slug, now=now_from_env(), backend=model_backend(home))
+    except SealFailedError as exc:
+        for hypothesis_id in exc.sealed:
+            click.echo(f"sealed {hypothesis_id}")
+        raise RwError(str(exc), EXIT_REJECTED) from exc
+    except (BaselineError, SealError) as exc:
+        _setup_error(exc)
+    except (NotFound, FormatError) as exc:
+        fail(exc)
+    click.echo("\n".join(f"sealed {h}" for h in sealed) or "every active hypothesis has a current baseline")
+
+
+@cli.command("resolve")
+@click.argument("slug")
+@click.option("--now", "now_text", help="The reference date or time (default: RW_NOW or the clock).")
+@click.option("--json", "as_json", is_flag=True)
+def resolve_cmd(slug: str, now_text: str | None, as_json: bool) -> None:
+    """Resolve every active hypothesis past its check date (meant to run daily)."""
+    home = home_from_env()
+    now = _moment(now_text)
+    try:
+        home.project(slug)
+        backend = model_backend(home)
+        runs = resolve_project(home, slug, now=now, backend=backend, private_key=_private_key(home))
+    except (BaselineError, ResolverError, SealError) as exc:
+        _setup_error(exc)
+    except (NotFound, FormatError, ConflictError) as exc:
+        fail(exc)
+    emit([{"hypothesis_id": r.hypothesis_id, "status": r.status, "detail": r.detail, "seq": r.seq} for r in runs],
+         as_json, "\n".join(r.line() for r in runs) or f"nothing to resolve in {slug} on {now.date().isoformat()}")
+    if any(r.status == "failed" for r in runs):
+        raise SystemExit(EXIT_REJECTED)
+
+
+@cli.group("verdict")
+def verdict_group() -> None:
+    """Verdicts waiting for a person (PROJECT.md holds verdicts), approvals and overrides."""
+
+
+@verdict_group.command("list")
+@click.argument("slug")
+@click.option("--json", "as_json", is_flag=True)
+def verdict_list(slug: str, as_json: bool) -> None:
+    """List the Resolver's proposals waiting in queue/verdicts/."""
+    home = home_from_env()
+    try:
+        repo = home.project(slug)
+        view = repo.view(repo.tip())
+        proposals = [read_record(view, f"queue/verdicts/{name}") for name in view.list_dir("queue/verdicts")
+                     if name.endswith(".json")]
+    except (NotFound, FormatError) as exc:
+        fail(exc)
+    items = [{"hypothesis_id": p.hypothesis_id, "verdict": p.proposal.verdict, "confidence": p.proposal.confidence,
+              "rationale": p.proposal.rationale, "corpus_verdict": p.corpus_verdict}
+             for p in proposals if p is not None and p.proposal is not None]
+    emit(items, as_json, "\n".join(f"{i['hypothesis_id']}\t{i['verdict']}\t{i['confidence']:.2f}\t{i['rationale']}"
+                                   for i in items) or "no verdict waits for a person")
+
+
+@verdict_group.command("approve")
+@click.argument("slug")
+@click.argument("hypothesis_id")
+@click.option("--reason", required=True, help="Why: kept in the commit, the record and the ledger.")
+def verdict_approve(slug: str, hypothesis_id: str, reason: str) -> None:
+    """Approve the Resolver's proposal for a hypothesis (token: a person's, from RW_TOKEN)."""
+    home = home_from_env()
+    actor = _person(home)
+    try:
+        landed = approve(home, slug, actor, hypothesis_id, reason=reason, now=now_from_env())
+    except (AuthError, NotFound, ConflictError, FormatError) as exc:
+        fail(exc)
+    except VerifierError as exc:
+        _setup_error(exc)
+    click.echo(f"{landed.row.description} (ledger #{landed.row.seq})")
+
+
+@verdict_group.command("set")
+@click.argument("slug")
+@click.argument("hypothesis_id")
+@click.argument("value", type=click.Choice(["true", "false", "unresolved"]))
+@click.option("--confidence", type=float, required=True)
+@click.option("--reason", required=True, help="Why: kept in the commit, the record and the ledger.")
+def verdict_set(slug: str, hypothesis_id: str, value: str, confidence: float, reason: str) -> None:
+    """Set or override a hypothesis's verdict (token: a person's, from RW_TOKEN); scores recompute."""
+    home = home_from_env()
+    actor = _person(home)
+    try:
+        landed = set_verdict(home, slug, actor, hypothesis_id, value,  # type: ignore[arg-type]  # click.Choice
+                             confidence=confidence, reason=reason, now=now_from_env())
+    except (AuthError, NotFound, ConflictError, FormatError) as exc:
+        fail(exc)
+    except VerifierError as exc:
+        _setup_error(exc)
+    click.echo(f"{landed.row.description} (ledger #{landed.row.seq})")
+
+
+def _leak_text(report: LeakReport) -> str:
+    lines = [item.line() for item in report.leaks] + [f"PROBLEM {p}" for p in report.problems]
+    searched = ", ".join(report.baselines) or "none"
+    lines.append(f"{'ok' if report.ok else 'FAILED'}: {len(report.baselines)} sealed baselines ({searched}) "
+                 f"searched for in {report.payloads} agent-visible payloads")
+    return "\n".join(lines)
+
+
+@cli.command("leaks")
+@click.argument("slug")
+@click.option("--reseal", "reseal_leaked", is_flag=True, help="Regenerate and reseal every leaked baseline.")
+@click.option("--json", "as_json", is_flag=True)
+def leaks_cmd(slug: str, reseal_leaked: bool, as_json: bool) -> None:
+    """Search every agent-visible payload for every baseline still sealed; exit 1 on a leak."""
+    home = home_from_env()
+    now = now_from_env()
+    try:
+        report = leak_test(home, slug, now=now, private_key=_private_key(home))
+    except (NotFound, FormatError) as exc:
+        fail(exc)
+    resealed = []
+    if reseal_leaked and report.leaks:
+        try:
+            backend = model_backend(home)
+            for hypothesis_id, leaks in sorted(report.leaked().items()):
+                wheres = ", ".join(sorted({leak.where for leak in leaks})[:5])
+                secrets = ", ".join(sorted({leak.secret for leak in leaks}))
+                landed = reseal(home, slug, hypothesis_id, now=now, backend=backend,
+                                reason=f"the previous seal leaked: {secrets} found in {wheres}")
+                resealed.append({"hypothesis_id": hypothesis_id, "seq": landed.row.seq})
+        except (BaselineError, SealError) as exc:
+            _setup_error(exc)
+    data = {"ok": report.ok, "baselines": report.baselines, "payloads": report.payloads,
+            "leaks": [{"hypothesis_id": b.hypothesis_id, "secret": b.leak.secret, "encoding": b.leak.encoding,
+                       "where": b.leak.where} for b in report.leaks],
+            "problems": report.problems, "resealed": resealed}
+    text = _leak_text(report) + "".join(f"\nresealed {r['hypothesis_id']} (ledger #{r['seq']})" for r in resealed)
+    emit(data, as_json, text)
+    if not report.ok:
+        raise SystemExit(EXIT_REJECTED)

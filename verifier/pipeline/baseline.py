@@ -1,0 +1,301 @@
+"""Sealing baselines (design §3.5.1): the verifier's half of the Resolver's honesty check.
+
+When a hypothesis is active and no baseline answers its current wording, the verifier asks the
+frontier model for a verdict from the statement and criterion alone (a `baseline` request, no
+corpus), seals the answer with the Resolver's PUBLIC key and commits the seal. The verifier never
+holds the private key, so from here on nobody reads the baseline until the Resolver opens it.
+
+    scores/baseline/<H>.sealed        the seal (verifier.seal.SealedBaseline); opaque
+    scores/baseline/<H>.request.json  which question it answers: revision and the sha256 of the
+                                      exact baseline request. Public: the request is rebuilt from
+                                      the hypothesis by anyone, so its hash says nothing about the
+                                      answer. It is how a stale seal is noticed without opening it.
+
+A seal is made (or remade) when:
+- the hypothesis is active and has no seal, or
+- its statement or criterion changed since (the request hash differs): the old seal answers
+  another question and is replaced, unopened;
+- `reseal` is asked for (the leak test found the baseline in an agent-visible payload).
+
+Each seal is one verifier landing with a `resolve` ledger row (actor_type verifier, kind
+baseline) that names the request hash and the backend, and never the model's name, its answer or
+the answer's hash: each could give the verdict away. A failed call is a `rejected` row whose
+description is the adapter's withheld message (the headline only).
+
+The model call is made outside the project lock (it can take minutes); the landing then re-reads
+the tip under the lock and lands only if the hypothesis still asks the same question.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, ValidationError
+
+from verifier.checks.hypotheses import current_hypothesis
+from verifier.errors import FormatError, VerifierError
+from verifier.formats.base import Sha256Hex, Strict, Timestamp
+from verifier.formats.hypothesis import Hypothesis
+from verifier.formats.project import HypothesisId
+from verifier.model.adapter import Backend, ModelError, ModelReply, ask, backend_from_config
+from verifier.model.schema import BaselineAnswer, BaselineRequest, request_sha256
+from verifier.pipeline.landing import Landed, land
+from verifier.seal.keys import PUBLIC_PEM, KeyFileError, read_public_key, resolver_dir
+from verifier.seal.sealing import KEY_ID_RE, Baseline, SealedBaseline, baseline_context, seal
+from verifier.store.files import exclusive_lock
+from verifier.store.gitrepo import GitTree
+from verifier.store.home import Home
+
+SEAL_DIR = "scores/baseline"
+SEAL_SUFFIX = ".sealed"
+HYPOTHESES_DIR = "hypotheses"
+# A hypothesis whose wording changes while its baseline call is out is asked again, this often.
+ATTEMPTS = 3
+
+
+class BaselineError(VerifierError):
+    """The baseline machinery is not set up (no model, no key) or a hypothesis names a bad seal path."""
+
+
+class SealFailedError(BaselineError):
+    """Some baselines could not be sealed; the others landed. Each failure has its ledger row."""
+
+    def __init__(self, sealed: list[str], failures: dict[str, str]) -> None:
+        self.sealed = sealed
+        self.failures = failures
+        listed = "; ".join(f"{h}: {why}" for h, why in sorted(failures.items()))
+        super().__init__(f"could not seal {len(failures)} baseline{'s' if len(failures) != 1 else ''}: {listed}")
+
+
+def seal_path(hypothesis_id: str) -> str:
+    return f"{SEAL_DIR}/{hypothesis_id}{SEAL_SUFFIX}"
+
+
+def request_record_path(hypothesis_id: str) -> str:
+    return f"{SEAL_DIR}/{hypothesis_id}.request.json"
+
+
+def opened_path(hypothesis_id: str) -> str:
+    """Where the Resolver commits the opened baseline."""
+    return f"{SEAL_DIR}/{hypothesis_id}.json"
+
+
+def is_seal_file(path: str) -> bool:
+    return path.startswith(f"{SEAL_DIR}/") and path.endswith(SEAL_SUFFIX)
+
+
+def seal_path_of(hypothesis: Hypothesis) -> str:
+    """The seal's path: scores/baseline/<H>.sealed. A hypothesis may name it (`baseline.sealed`,
+    design §3.5) but not elsewhere: the verifier writes only its own layout, and a path outside
+    scores/ would be one that agents can write."""
+    default = seal_path(hypothesis.hypothesis_id)
+    named = hypothesis.baseline.sealed if hypothesis.baseline is not None else None
+    if named is not None and named != default:
+        raise BaselineError(f"hypotheses/{hypothesis.hypothesis_id}.md: baseline.sealed is {named!r}; "
+                            f"the verifier seals baselines at {default!r} only (or leave the field out)")
+    return default
+
+
+class SealRecord(Strict):
+    """scores/baseline/<H>.request.json: the public facts of a seal."""
+
+    version: Literal[1] = 1
+    hypothesis_id: HypothesisId
+    revision: int = Field(ge=1)
+    request_sha256: Sha256Hex
+    recipient: Annotated[str, StringConstraints(pattern=KEY_ID_RE)]
+    sealed_at: Timestamp
+    seal: str
+
+    def to_json(self) -> bytes:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, indent=2).encode() + b"\n"
+
+
+@dataclass(frozen=True)
+class SealState:
+    """A seal found in a tree, with its public record (None if the record is missing or broken)."""
+
+    hypothesis_id: str
+    path: str
+    sealed: SealedBaseline
+    record: SealRecord | None
+
+
+def read_seal(view: GitTree, hypothesis_id: str) -> SealState | None:
+    path = seal_path(hypothesis_id)
+    data = view.read(path)
+    if data is None:
+        return None
+    sealed = SealedBaseline.from_json(data, path)
+    raw = view.read(request_record_path(hypothesis_id))
+    record = None
+    if raw is not None:
+        try:
+            record = SealRecord.model_validate(json.loads(raw))
+        except (ValueError, ValidationError):
+            record = None  # treated as stale: a new seal replaces it
+    return SealState(hypothesis_id, path, sealed, record)
+
+
+def seals_in(view: GitTree) -> list[SealState]:
+    """Every seal in the tree (every baseline still sealed), by hypothesis id."""
+    found = []
+    for name in view.list_dir(SEAL_DIR):
+        if name.endswith(SEAL_SUFFIX):
+            state = read_seal(view, name[: -len(SEAL_SUFFIX)])
+            if state is not None:
+                found.append(state)
+    return found
+
+
+def hypotheses_in(view: GitTree) -> list[Hypothesis]:
+    """Every readable hypothesis, in id order (a malformed file is the human check's business)."""
+    ids = sorted((name[:-3] for name in view.list_dir(HYPOTHESES_DIR) if name.endswith(".md")),
+                 key=lambda h: (len(h), h))
+    return [h for h in (current_hypothesis(view, i) for i in ids) if h is not None]
+
+
+def baseline_request(hypothesis: Hypothesis) -> BaselineRequest:
+    """The baseline call for the hypothesis as it reads now: statement and criterion, nothing else."""
+    if hypothesis.resolution is None:
+        raise BaselineError(f"{hypothesis.hypothesis_id} has no resolution criterion to ask about")
+    return BaselineRequest(hypothesis_id=hypothesis.hypothesis_id, revision=hypothesis.revision,
+                           statement=hypothesis.statement, criterion=hypothesis.resolution.criterion)
+
+
+def seal_reason(view: GitTree, hypothesis: Hypothesis) -> str | None:
+    """Why the hypothesis needs a (new) seal now, or None if it has a current one or needs none."""
+    if hypothesis.status != "active" or hypothesis.resolution is None:
+        return None
+    seal_path_of(hypothesis)
+    state = read_seal(view, hypothesis.hypothesis_id)
+    if state is None:
+        return "no baseline was sealed yet"
+    wanted = request_sha256(baseline_request(hypothesis))
+    if state.record is None or state.record.request_sha256 != wanted:
+        return "the statement or criterion changed since the last seal"
+    return None
+
+
+def public_key_of(home: Home) -> bytes:
+    path = resolver_dir(home.root) / PUBLIC_PEM
+    try:
+        return read_public_key(path)
+    except KeyFileError as exc:
+        raise BaselineError(f"{exc}; create the Resolver's key pair with `rw resolver keys`") from exc
+
+
+def model_backend(home: Home) -> Backend:
+    """The frontier-model backend configured in $RW_HOME/config.json (`model`)."""
+    if home.settings.model is None:
+        raise BaselineError(f"no model is configured: add a `model` block to {home.root / 'config.json'}, e.g. "
+                            '{"model": {"backend": "command", "command": ["my-model", "--json"]}} '
+                            "(docs/resolver.md)")
+    return backend_from_config(home.settings.model, base=home.root)
+
+
+def _seal_writes(slug: str, hypothesis: Hypothesis, reply: ModelReply[BaselineAnswer], public_key: bytes,
+                 now: datetime) -> dict[str, bytes | None]:
+    baseline = Baseline(hypothesis_id=hypothesis.hypothesis_id, revision=hypothesis.revision,
+                        verdict=reply.answer.verdict, confidence=reply.answer.confidence, model=reply.model,
+                        request_sha256=reply.request_sha256, answer_sha256=reply.answer_sha256, sealed_at=now)
+    sealed = seal(public_key, baseline, context=baseline_context(slug, hypothesis.hypothesis_id))
+    path = seal_path_of(hypothesis)
+    record = SealRecord(hypothesis_id=hypothesis.hypothesis_id, revision=hypothesis.revision,
+                        request_sha256=reply.request_sha256, recipient=sealed.recipient, sealed_at=now, seal=path)
+    return {path: sealed.to_json(), request_record_path(hypothesis.hypothesis_id): record.to_json()}
+
+
+def _row(now: datetime, **fields: object) -> dict[str, object]:
+    return {"at": now, "action": "resolve", "actor": "verifier", "actor_type": "verifier", "kind": "baseline",
+            **fields}
+
+
+def _seal_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, backend: Backend,
+              public_key: bytes, force_reason: str | None) -> tuple[Landed | None, str | None]:
+    """Ask and seal one hypothesis's baseline. Returns (landing or None, failure or None)."""
+    repo = home.project(slug)
+    for _ in range(ATTEMPTS):
+        hypothesis = current_hypothesis(repo.view(repo.tip()), hypothesis_id)
+        if hypothesis is None or hypothesis.resolution is None:
+            return None, None
+        request = baseline_request(hypothesis)
+        try:
+            reply = ask(backend, request)
+        except ModelError as exc:
+            # The adapter withholds what a baseline call said: the message is the headline only.
+            with exclusive_lock(home.lock_path(slug)):
+                land(home, slug, repo, tip=repo.tip(), now=now, row_fields=_row(
+                    now, outcome="rejected", reason_code="model_error",
+                    description=f"baseline call for {hypothesis_id} failed: {exc}"[:4000]))
+            return None, str(exc)
+        with exclusive_lock(home.lock_path(slug)):
+            tip = repo.tip()
+            view = repo.view(tip)
+            now_hypothesis = current_hypothesis(view, hypothesis_id)
+            if now_hypothesis is None:
+                return None, None
+            reason = force_reason if force_reason is not None else seal_reason(view, now_hypothesis)
+            if reason is None:
+                return None, None  # sealed meanwhile, or no longer active
+            if now_hypothesis.resolution is None or \
+                    request_sha256(baseline_request(now_hypothesis)) != reply.request_sha256:
+                continue  # reworded while the model was asked: ask about the new wording
+            writes = _seal_writes(slug, now_hypothesis, reply, public_key, now)
+            code = "baseline_sealed" if force_reason is None and reason.startswith("no baseline") \
+                else "baseline_resealed"
+            landed = land(home, slug, repo, tip=tip, now=now, bookkeeping=writes, row_fields=_row(
+                now, outcome="accepted", reason_code=code,
+                description=(f"sealed a baseline for {hypothesis_id} revision {now_hypothesis.revision} ({reason}); "
+                             f"request {reply.request_sha256}, {reply.backend} backend")[:4000]))
+            return landed, None
+    return None, f"{hypothesis_id} kept changing while its baseline was asked for; try again"
+
+
+def seal_missing(home: Home, slug: str, *, now: datetime, backend: Backend,
+                 public_key: bytes | None = None) -> list[str]:
+    """Seal a baseline for every active hypothesis that has no current one; returns their ids.
+
+    Raises BaselineError before any call when the Resolver's public key is missing, and
+    SealFailedError after the others landed when some calls failed.
+    """
+    key = public_key if public_key is not None else public_key_of(home)
+    repo = home.project(slug)
+    view = repo.view(repo.tip())
+    wanted = []
+    for hypothesis in hypotheses_in(view):
+        try:
+            if seal_reason(view, hypothesis) is not None:
+                wanted.append(hypothesis.hypothesis_id)
+        except BaselineError as exc:
+            raise BaselineError(f"{slug}: {exc}") from exc
+    sealed: list[str] = []
+    failures: dict[str, str] = {}
+    for hypothesis_id in wanted:
+        landed, failure = _seal_one(home, slug, hypothesis_id, now=now, backend=backend, public_key=key,
+                                    force_reason=None)
+        if landed is not None:
+            sealed.append(hypothesis_id)
+        if failure is not None:
+            failures[hypothesis_id] = failure
+    if failures:
+        raise SealFailedError(sealed, failures)
+    return sealed
+
+
+def reseal(home: Home, slug: str, hypothesis_id: str, *, now: datetime, backend: Backend, reason: str,
+           public_key: bytes | None = None) -> Landed:
+    """Regenerate and reseal one baseline (a new model call, a new canary), e.g. after a leak."""
+    key = public_key if public_key is not None else public_key_of(home)
+    repo = home.project(slug)
+    hypothesis = current_hypothesis(repo.view(repo.tip()), hypothesis_id)
+    if hypothesis is None or hypothesis.resolution is None:
+        raise FormatError(f"{hypothesis_id} is not a hypothesis with a resolution criterion in {slug}")
+    landed, failure = _seal_one(home, slug, hypothesis_id, now=now, backend=backend, public_key=key,
+                                force_reason=reason)
+    if landed is None:
+        raise SealFailedError([], {hypothesis_id: failure or "the hypothesis has no criterion to ask about"})
+    return landed

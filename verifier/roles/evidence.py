@@ -1,0 +1,186 @@
+"""Gathering one hypothesis's evidence from a project tree: the `resolve` request and the frozen
+facts of its resolution record. Pure (the tree and a history lookup are passed in).
+
+- The evidence is every link present in `links/` for the hypothesis, of any revision (a link
+  keeps the wording it was made against), with its finding's statement, excerpt and limitation
+  and its source's URL, ordered by link id so the request, and its hash, are reproducible.
+- A link out of the evidence is still frozen when it was reviewed: withdrawn (reverted, or
+  deleted), or waiting in or rejected from `queue/links/`. It earns nothing, but its would-have
+  credit judges its reviewers (design §7.3). Its content comes from the queue or from history.
+- A link whose finding is gone (the finding was reverted) is out of the evidence too: there is no
+  excerpt to show the model.
+- Operators are the ones the use scores recorded (who first landed each object); U(l) is the
+  link's use in `scores/use/`. The balance of U(l) by stance gives the corpus verdict V_c.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from verifier.errors import FormatError
+from verifier.formats.finding import Finding, parse_finding
+from verifier.formats.hypothesis import Hypothesis
+from verifier.formats.layout import (
+    finding_path,
+    leaf_result_path,
+    link_path,
+    queue_path,
+    source_record_path,
+)
+from verifier.formats.link import Link, parse_link
+from verifier.formats.review import parse_review
+from verifier.formats.source import parse_source
+from verifier.model.schema import Evidence, ResolveRequest, request_sha256
+from verifier.pipeline.baseline import baseline_request
+from verifier.roles.records import Balance, FindingFact, LinkFact, ResolutionRecord, ReviewFact
+from verifier.scoring.use import ScoreBook
+
+UNKNOWN_OPERATOR = "unknown"
+HistoryLookup = Callable[[str], bytes | None]
+
+
+class WalkableTree(Protocol):
+    def read(self, path: str) -> bytes | None: ...
+
+    def list_dir(self, path: str) -> list[str]: ...
+
+    def walk(self, prefix: str = "") -> Iterator[str]: ...
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """The resolve request and the facts to freeze, from one tree."""
+
+    request: ResolveRequest
+    record: ResolutionRecord  # the facts only: no proposal, no decision yet
+
+    @property
+    def corpus_verdict(self) -> str:
+        return self.record.corpus_verdict
+
+
+def _links_of(view: WalkableTree, prefix: str, hypothesis_id: str) -> dict[str, Link]:
+    links = {}
+    for path in view.walk(prefix):
+        try:
+            link = parse_link(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        if link.hypothesis_id == hypothesis_id:
+            links[link.link_id] = link
+    return links
+
+
+def _finding(view: WalkableTree, finding_id: str) -> Finding | None:
+    data = view.read(finding_path(finding_id))
+    if data is None:
+        return None
+    try:
+        return parse_finding(data, finding_path(finding_id))
+    except FormatError:
+        return None
+
+
+def _source_url(view: WalkableTree, source_id: str) -> str | None:
+    data = view.read(source_record_path(source_id))
+    if data is None:
+        return None
+    try:
+        return parse_source(data, source_record_path(source_id)).url
+    except FormatError:
+        return None
+
+
+def _operator(book: ScoreBook, view: WalkableTree, object_id: str, leaf_id: str | None) -> str:
+    entry = book.entry(object_id)
+    if entry is not None:
+        return str(entry["operator"])
+    if leaf_id:  # never landed in the corpus (held): the operator of the leaf that made it
+        data = view.read(leaf_result_path(leaf_id))
+        if data:
+            operator = json.loads(data).get("operator")
+            if isinstance(operator, str):
+                return operator
+    return UNKNOWN_OPERATOR
+
+
+def _withdrawn(view: WalkableTree, link_id: str, history: HistoryLookup) -> Link | None:
+    """A reviewed link no longer in links/: waiting in or rejected from the queue, or reverted."""
+    path = link_path(link_id)
+    for data in (view.read(queue_path("links", path)), history(path), history(queue_path("links", path))):
+        if data is not None:
+            try:
+                return parse_link(data, path)
+            except FormatError:
+                continue
+    return None
+
+
+def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history: HistoryLookup) -> Gathered:
+    """The evidence of `hypothesis` in `view`, as a resolve request and frozen facts."""
+    if hypothesis.resolution is None:
+        raise FormatError(f"{hypothesis.hypothesis_id} has no resolution criterion, check date and measure")
+    h = hypothesis.hypothesis_id
+    book = ScoreBook(view.read)
+    present = _links_of(view, "links", h)
+    evidence: list[Evidence] = []
+    facts: dict[str, LinkFact] = {}
+    findings: dict[str, FindingFact] = {}
+    for link_id in sorted(present):
+        link = present[link_id]
+        finding = _finding(view, link.finding_id)
+        entry = book.entry(link_id)
+        in_evidence = finding is not None
+        if finding is not None:
+            evidence.append(Evidence(link_id=link_id, finding_id=link.finding_id, stance=link.stance,
+                                     statement=finding.statement, excerpt=finding.excerpt,
+                                     limitation=finding.limitation, source_id=finding.source_id,
+                                     source_url=_source_url(view, finding.source_id)))
+        facts[link_id] = LinkFact(link_id=link_id, finding_id=link.finding_id, revision=link.hypothesis_revision,
+                                  stance=link.stance, leaf_kind=link.leaf_kind,
+                                  operator=_operator(book, view, link_id, link.leaf_id), in_evidence=in_evidence,
+                                  use=float(entry["u"]) if entry is not None and in_evidence else 0.0)
+    reviews: list[ReviewFact] = []
+    for path in view.walk("reviews"):
+        try:
+            review = parse_review(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        if not review.object_id.startswith("lnk_"):
+            continue  # reviews of findings are not scored by resolution
+        if review.object_id not in facts:
+            if view.read(link_path(review.object_id)) is not None:
+                continue  # a present link of another hypothesis
+            gone = _withdrawn(view, review.object_id, history)
+            if gone is None or gone.hypothesis_id != h:
+                continue
+            facts[gone.link_id] = LinkFact(link_id=gone.link_id, finding_id=gone.finding_id,
+                                           revision=gone.hypothesis_revision, stance=gone.stance,
+                                           leaf_kind=gone.leaf_kind, in_evidence=False, use=0.0,
+                                           operator=_operator(book, view, gone.link_id, gone.leaf_id))
+        reviews.append(ReviewFact(review_id=review.review_id, link_id=review.object_id, decision=review.decision,
+                                  reviewer=_operator(book, view, review.review_id, review.leaf_id)))
+    for fact in facts.values():
+        if fact.finding_id not in findings:
+            finding = _finding(view, fact.finding_id)
+            findings[fact.finding_id] = FindingFact(
+                finding_id=fact.finding_id,
+                operator=_operator(book, view, fact.finding_id, finding.leaf_id if finding else None))
+    balance = Balance(
+        supports=sum(f.use for f in facts.values() if f.in_evidence and f.stance == "supports"),
+        contradicts=sum(f.use for f in facts.values() if f.in_evidence and f.stance == "contradicts"))
+    resolution = hypothesis.resolution
+    request = ResolveRequest(hypothesis_id=h, revision=hypothesis.revision, statement=hypothesis.statement,
+                             criterion=resolution.criterion, measure=resolution.measure,
+                             check_date=resolution.check_date, evidence=evidence)
+    record = ResolutionRecord(
+        hypothesis_id=h, revision=hypothesis.revision, check_date=resolution.check_date, evidence_at=now,
+        baseline_request_sha256=request_sha256(baseline_request(hypothesis)),
+        balance=balance, corpus_verdict=balance.corpus_verdict(),
+        links=[facts[k] for k in sorted(facts)], reviews=sorted(reviews, key=lambda r: r.review_id),
+        findings=[findings[k] for k in sorted(findings)])
+    return Gathered(request, record)
