@@ -85,12 +85,14 @@ def leaf_group() -> None:
 @click.option("--revision", type=int, help="skeptic/link: the hypothesis revision.")
 @click.option("--gap", help="scout: what to look for.")
 @click.option("--object", "object_path", help="review: the path of the object to review.")
+@click.option("--finding", "finding_ids", multiple=True, help="link: a finding to file (repeatable).")
 @click.option("--base", help="Base revision (default: the current tip).")
 @click.option("--expires-in", default="24h", show_default=True, help="Lifetime, like 90m, 24h, 7d.")
 @click.option("--title")
 @click.option("--by", "created_by", default="planner", show_default=True)
 def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, hypothesis_id: str | None,
-             revision: int | None, gap: str | None, object_path: str | None, base: str | None,
+             revision: int | None, gap: str | None, object_path: str | None, finding_ids: tuple[str, ...],
+             base: str | None,
              expires_in: str, title: str | None, created_by: str) -> None:
     """Write leaves/<id>.yaml as a verifier commit (the Planner's path until it exists)."""
     home = home_from_env()
@@ -100,8 +102,11 @@ def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, h
         base_revision = str(repo.commit(base).id) if base else repo.tip()
         inputs = {"source_id": source_id, "hypothesis_id": hypothesis_id, "hypothesis_revision": revision,
                   "gap": gap, "object_path": object_path}
+        chosen: dict[str, object] = {k: v for k, v in inputs.items() if v is not None}
+        if finding_ids:
+            chosen["finding_ids"] = list(finding_ids)
         body = {
-            "kind": kind, "title": title, "inputs": {k: v for k, v in inputs.items() if v is not None},
+            "kind": kind, "title": title, "inputs": chosen,
             "base_revision": base_revision, "check": kind, "created_at": now, "created_by": created_by,
             "expires_at": now + parse_duration(expires_in),
             "may_write": [rule.model_dump() for rule in default_write_rules(kind)],  # type: ignore[arg-type]
