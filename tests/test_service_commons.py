@@ -18,8 +18,10 @@ from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.pipeline import landing
 from verifier.pipeline.digest import digest
-from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.landing import land
+from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.pipeline.submit import Submission
+from verifier.roles.records import deltas_path
 from verifier.service.config import ServiceConfig
 from verifier.service.core import COMMONS_FILE, Service
 from verifier.service.journal import Journal
@@ -238,3 +240,33 @@ def test_an_outage_extends_open_leaves_and_claims(world: World) -> None:
                     now=later + timedelta(seconds=3), outage_min_s=60)
     assert again.outage is None and again.leaves_extended == {}
     db.close()
+
+
+def test_the_resolvers_credit_deltas_reach_each_operators_agents(
+        world: World, commons: LocalCommons, notifier: Notifier, second_agent: Callable[[], ScriptedAgent]) -> None:
+    world.leaf("extract-1")
+    assert world.submit(world.extract("extract-1")).outcome == "accepted"
+    other = second_agent()
+    world.leaf("extract-2")
+    assert world.submit(world.creation("extract-2", distinct_findings(other, "extract-2", 40), agent=other)).outcome \
+        == "accepted"
+    notifier.catch_up(SLUG, now=NOW)
+    # What the Resolver lands (roles.resolver): the hypothesis resolved, and its messages per operator.
+    repo, tip = world.repo, world.tip()
+    seq = ledger_head(repo.view(tip))[0]
+    text = (repo.view(tip).read("hypotheses/H1.md") or b"").decode()
+    deltas = {"version": 1, "project": SLUG, "seq": seq, "hypothesis_id": "H1", "outcome": "true",
+              "previous_outcome": None, "deltas": [
+                  {"operator": "op-a", "hypothesis_id": "H1", "finding_credit": 1, "message": "H1 resolved true. "
+                   "Your findings: +1 (1 finding)."},
+                  {"operator": "op-b", "hypothesis_id": "H1", "finding_credit": 0, "message": "H1 resolved true."}]}
+    land(world.home, SLUG, repo, tip=tip, now=NOW, bookkeeping={
+        deltas_path(seq): json.dumps(deltas).encode(),
+        "hypotheses/H1.md": text.replace("status: active", "status: resolved").encode()},
+        row_fields={"at": NOW, "action": "resolve", "outcome": "accepted", "kind": "verdict", "actor": "resolver",
+                    "actor_type": "resolver", "description": "H1 resolved true"})
+    notifier.catch_up(SLUG, now=NOW)
+    for agent, operator, sentence in (("agent-a", "op-a", "Your findings: +1"), ("agent-b", "op-b", "resolved true")):
+        (moved,) = [m for m in commons.inbox(agent) if m.kind == "hypothesis_moved"]
+        assert sentence in moved.body and moved.data["credit_delta"]["operator"] == operator
+        assert moved.data["after"]["status"] == "resolved"

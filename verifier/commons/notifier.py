@@ -40,6 +40,7 @@ from verifier.formats.layout import LEDGER_DIR, classify, leaf_path
 from verifier.formats.leaf import LeafContract, parse_leaf
 from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row
 from verifier.formats.link import parse_link
+from verifier.roles.records import RESOLUTION_SCORES, deltas_path
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
@@ -107,6 +108,12 @@ class _Memory:
             return self.agents[agent]
         rows = self.db.read("SELECT operator FROM notify_agents WHERE agent = ?", (agent,))
         return str(rows[0]["operator"]) if rows else None
+
+    def agents_of(self, operator: str) -> set[str]:
+        agents = {agent for agent, op in self.agents.items() if op == operator}
+        agents |= {str(r["agent"]) for r in self.db.read("SELECT agent FROM notify_agents WHERE operator = ?",
+                                                          (operator,))}
+        return agents
 
     def agents_best_at(self, kind: str) -> dict[str, tuple[int, int]]:
         totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
@@ -215,14 +222,17 @@ class Notifier:
             out.append(secret)
         needs_digest = (row.action == "submit" and row.outcome in triggers.SUBMIT_ACCEPTED
                         and not memory.first_seen(f"operator:{row.operator}"))
+        lineage = {h: memory.lineage(h) for h in facts.hypotheses_touched()}
+        operator_agents = {op: memory.agents_of(op) for op in facts.credit_messages}
+        recipients = {a for agents in (*lineage.values(), *operator_agents.values()) for a in agents}
         snapshot = Snapshot(
             operator_has_accepted=not needs_digest,
             source_seen=facts.source_id is not None and memory.first_seen(f"source:{facts.source_id}"),
             finding_authors={f: a for f in {link.finding_id for link in facts.links} | set(facts.use_moves)
                              if (a := memory.author(f)) is not None},
-            lineage={move.hypothesis_id: memory.lineage(move.hypothesis_id) for move in facts.hypotheses},
-            agent_operator={agent: op for move in facts.hypotheses for agent in memory.lineage(move.hypothesis_id)
-                            if (op := memory.operator_of(agent)) is not None},
+            lineage=lineage,
+            agent_operator={agent: op for agent in recipients if (op := memory.operator_of(agent)) is not None},
+            operator_agents=operator_agents,
             best_kind_agents=memory.agents_best_at(facts.leaf_kind) if facts.leaf_created and facts.leaf_kind else {},
         )
         if needs_digest:
@@ -418,8 +428,11 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
             continue
         facts.hypotheses.append(HypothesisMove(kind.object_id, _hypothesis_state(_blob(repo, old), path),
                                                _hypothesis_state(_blob(repo, new), path)))
-    old_resolution = _file_blob(repo, before, "scores/resolution.json")
-    new_resolution = _file_blob(repo, after, "scores/resolution.json")
+    old_resolution = _file_blob(repo, before, RESOLUTION_SCORES)
+    new_resolution = _file_blob(repo, after, RESOLUTION_SCORES)
     if old_resolution != new_resolution:
         facts.credit = triggers.credit_delta(_blob(repo, old_resolution), _blob(repo, new_resolution))
+    deltas = _file_blob(repo, after, deltas_path(row.seq))
+    if deltas is not None and deltas != _file_blob(repo, before, deltas_path(row.seq)):
+        facts.resolved, facts.credit_messages = triggers.resolver_deltas(_blob(repo, deltas))
     return facts

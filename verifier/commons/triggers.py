@@ -58,6 +58,12 @@ class RowFacts:
     use_moves: dict[str, tuple[float, float]] = field(default_factory=dict)  # finding -> (before, after)
     hypotheses: list[HypothesisMove] = field(default_factory=list)
     credit: dict[str, dict[str, float]] = field(default_factory=dict)  # operator -> component -> delta
+    resolved: str | None = None  # the hypothesis the Resolver's credit deltas (if any) are about
+    credit_messages: dict[str, dict[str, Any]] = field(default_factory=dict)  # operator -> Resolver's delta
+
+    def hypotheses_touched(self) -> list[str]:
+        touched = {move.hypothesis_id for move in self.hypotheses}
+        return sorted(touched | ({self.resolved} if self.resolved else set()))
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class Snapshot:
     finding_authors: dict[str, str]  # finding id -> agent
     lineage: dict[str, set[str]]  # hypothesis id -> agents with links or findings on it
     agent_operator: dict[str, str]
+    operator_agents: dict[str, set[str]]  # for operators the Resolver's credit deltas name
     best_kind_agents: dict[str, tuple[int, int]]  # agent -> (accepted, attempts) for agents best at this kind
 
 
@@ -160,21 +167,33 @@ def _describe_move(move: HypothesisMove) -> str:
 
 
 def hypothesis_messages(facts: RowFacts, snapshot: Snapshot) -> list[OutgoingMessage]:
+    """Everyone with links or findings on a hypothesis that moved, and every agent of an operator the
+    Resolver's credit deltas name; the Resolver's own sentence when it wrote one for the operator."""
     messages = []
-    for move in facts.hypotheses:
-        what = _describe_move(move)
-        for agent in sorted(snapshot.lineage.get(move.hypothesis_id, set())):
+    moves = {move.hypothesis_id: move for move in facts.hypotheses}
+    for hypothesis_id in facts.hypotheses_touched():
+        move = moves.get(hypothesis_id)
+        recipients = set(snapshot.lineage.get(hypothesis_id, set()))
+        if hypothesis_id == facts.resolved:
+            for named in facts.credit_messages:
+                recipients |= snapshot.operator_agents.get(named, set())
+        for agent in sorted(recipients):
             operator = snapshot.agent_operator.get(agent)
+            posted = facts.credit_messages.get(operator) if operator and hypothesis_id == facts.resolved else None
             delta = facts.credit.get(operator, {}) if operator else {}
-            credit = ""
-            if delta:
-                credit = " Credit delta for your operator: " + ", ".join(
-                    f"{name} {value:+g}" for name, value in sorted(delta.items())) + "."
-            body = f"A hypothesis in your lineage moved: {what}.{credit}"
-            data = {"hypothesis_id": move.hypothesis_id, "before": move.before, "after": move.after,
-                    "credit_delta": delta, "operator": operator}
-            messages.append(OutgoingMessage(_key(facts, "hypothesis", move.hypothesis_id, agent), "hypothesis_moved",
-                                            body, facts.slug, facts.row.leaf_id, agent, data=data))
+            if posted is not None:
+                body = f"A hypothesis in your lineage moved: {posted.get('message', hypothesis_id + ' resolved')}"
+            else:
+                what = _describe_move(move) if move is not None else f"{hypothesis_id} was rescored"
+                credit = ""
+                if delta:
+                    credit = " Credit delta for your operator: " + ", ".join(
+                        f"{name} {value:+g}" for name, value in sorted(delta.items())) + "."
+                body = f"A hypothesis in your lineage moved: {what}.{credit}"
+            data = {"hypothesis_id": hypothesis_id, "before": move.before if move else None,
+                    "after": move.after if move else None, "credit_delta": posted or delta, "operator": operator}
+            messages.append(OutgoingMessage(_key(facts, "hypothesis", hypothesis_id, agent), "hypothesis_moved",
+                                            body[:4000], facts.slug, facts.row.leaf_id, agent, data=data))
     return messages
 
 
@@ -221,6 +240,21 @@ def finding_use(shard: bytes | None) -> dict[str, float]:
         for object_id, entry in entries.items()
         if isinstance(entry, dict) and entry.get("type") == "finding" and entry.get("present", True)
     }
+
+
+def resolver_deltas(document: bytes | None) -> tuple[str | None, dict[str, dict[str, Any]]]:
+    """(hypothesis, operator -> its delta with the Resolver's `message`) from the Resolver's
+    scores/credit-deltas/<seq>.json (roles.resolver, scoring.resolution.deltas_document)."""
+    try:
+        value = json.loads(document or b"")
+    except ValueError:
+        return None, {}
+    if not isinstance(value, dict) or not isinstance(value.get("deltas"), list):
+        return None, {}
+    hypothesis = value.get("hypothesis_id") if isinstance(value.get("hypothesis_id"), str) else None
+    deltas = {entry["operator"]: entry for entry in value["deltas"]
+              if isinstance(entry, dict) and isinstance(entry.get("operator"), str)}
+    return hypothesis, deltas
 
 
 def credit_by_operator(document: bytes | None) -> dict[str, dict[str, float]]:
