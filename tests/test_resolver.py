@@ -20,10 +20,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.checks.hypotheses import current_hypothesis
+from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.layout import link_path
 from verifier.model.adapter import Backend, CommandBackend, Exchange, RecordedBackend, recording_path
@@ -60,6 +63,7 @@ from verifier.store.identities import Actor
 from .conftest import FIXTURES, NOW, SLUG, World
 from .test_graph import edit, report_doc
 
+assert COMMAND_MODULES  # the commands register on import
 GOLDEN = Path(__file__).parent / "golden" / "resolver"
 RESOLUTION = FIXTURES / "resolution"
 RECORDINGS = RESOLUTION / "recordings"
@@ -526,3 +530,52 @@ def test_set_up_errors_name_the_fix(world: World) -> None:
     configure(world.home)
     with pytest.raises(BaselineError, match=r"seals baselines at 'scores/baseline/H1\.sealed' only"):
         seal_missing(world.home, SLUG, now=NOW, backend=FixtureBackend())
+
+
+# --- the command line ---------------------------------------------------------------------------------
+
+
+def rw(env: dict[str, str], *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_set_up_through_the_command_line(world: World) -> None:
+    env = {"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30T12:00:00Z"}
+    code, out = rw(env, "seal", SLUG)
+    assert code == 2 and "no model is configured" in out
+    code, out = rw(env, "resolver", "keys")
+    assert code == 0 and "created" in out
+    assert (world.home.root / "resolver" / "private.pem").stat().st_mode & 0o777 == 0o600
+    code, out = rw(env, "resolver", "keys")
+    assert code == 2 and "refusing to replace a Resolver key" in out
+    config = json.loads((world.home.root / "config.json").read_text())
+    config["model"] = {"backend": "recorded", "recordings": str(RECORDINGS)}
+    (world.home.root / "config.json").write_text(json.dumps(config))
+    code, out = rw(env, "seal", SLUG)
+    assert (code, out) == (0, "sealed H1\nsealed H3\n")
+    code, out = rw(env, "seal", SLUG)
+    assert (code, out) == (0, "every active hypothesis has a current baseline\n")
+
+
+def test_resolve_and_verdicts_through_the_command_line(scenario: Scenario) -> None:
+    env = {"RW_HOME": str(scenario.home.root), "RW_NOW": "2027-07-01T06:00:00Z", "RW_TOKEN": scenario.steward_token}
+    code, out = rw(env, "resolve", SLUG, "--now", "2027-06-30")
+    assert (code, out) == (0, "nothing to resolve in world-model-eval on 2027-06-30\n")
+    code, out = rw(env, "resolve", SLUG, "--now", "2027-07-01", "--json")
+    runs = json.loads(out)
+    assert code == 0 and [(r["hypothesis_id"], r["status"]) for r in runs] == [("H1", "resolved")]
+    assert scenario.read(RESOLUTION_SCORES) == (GOLDEN / "resolution.json").read_bytes()
+    code, out = rw(env, "leaks", SLUG)
+    assert code == 0 and out.startswith("ok: 1 sealed baselines (H3)")
+    code, out = rw(env, "verdict", "list", SLUG)
+    assert (code, out) == (0, "no verdict waits for a person\n")
+    code, out = rw(env, "verdict", "approve", SLUG, "H1", "--reason", "ok")
+    assert code == 2 and "no verdict proposal for H1" in out
+    code, out = rw(env, "verdict", "set", SLUG, "H1", "false", "--confidence", "0.9", "--reason", "Pilots counted.")
+    assert code == 0 and "H1 set to false" in out
+    code, out = rw({**env, "RW_TOKEN": scenario.world.agent.token}, "verdict", "set", SLUG, "H1", "true",
+                   "--confidence", "0.9", "--reason", "mine")
+    assert code == 3 and "only people" in out
+    code, out = rw(env, "resolve", SLUG, "--now", "2026-13-01")
+    assert code == 2 and "--now" in out
