@@ -369,3 +369,13 @@ def test_cli_as_a_client(site: Site, tmp_path: Path) -> None:
                               text=True,
                               env={k: v for k, v in env.items() if k != "RW_TOKEN"}, timeout=60)
     assert no_token.returncode == 3
+
+
+def test_questions_on_a_leaf_thread(site: Site) -> None:
+    live_leaf(site.world.home, "ask-1")
+    posted = site.a.post_json(f"{LEAF}/ask-1/messages", {"body": "Is the 2025 figure in scope?"})
+    assert posted.status == 201 and posted.body["from"] == "agent-a" and posted.body["kind"] == "question"
+    thread = site.client().get(f"{LEAF}/ask-1/messages", auth=False).body["messages"]
+    assert [m["id"] for m in thread] == [posted.body["id"]]
+    assert site.a.post_json(f"{LEAF}/ask-1/messages", {"body": "   "}).error_code == "invalid_body"
+    assert site.a.post_json(f"{LEAF}/no-such-leaf/messages", {"body": "hello"}).error_code == "no_leaf"

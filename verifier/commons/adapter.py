@@ -12,7 +12,7 @@ verifier needs these calls and no others, so a real Commons client replaces the 
   the leaf is back in the pool without anyone cleaning up.
 - messages: a thread per leaf (`to_agent` None) and an inbox per agent. `post` must be idempotent
   on `OutgoingMessage.key`: the notifier may post the same message twice after a crash and
-  Commons must keep one.
+  Commons must keep one; `message(key)` finds what was stored under a key.
 - outage windows: when the verifier was down, so leaf and claim expiry can be extended (§11).
 
 All times are timezone-aware UTC datetimes, passed in by the caller (the adapter never reads the
@@ -108,6 +108,8 @@ class Commons(Protocol):
 
     # messages
     def post(self, messages: list[OutgoingMessage], *, now: datetime) -> int: ...
+
+    def message(self, key: str) -> Message | None: ...
 
     def inbox(self, agent: str, *, after: int = 0, limit: int = 100) -> list[Message]: ...
 

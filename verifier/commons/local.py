@@ -115,6 +115,10 @@ class LocalCommons:
             )
             return conn.total_changes - before
 
+    def message(self, key: str) -> Message | None:
+        rows = self.db.read("SELECT * FROM messages WHERE key = ?", (key,))
+        return _message(rows[0]) if rows else None
+
     def inbox(self, agent: str, *, after: int = 0, limit: int = 100) -> list[Message]:
         rows = self.db.read("SELECT * FROM messages WHERE to_agent = ? AND id > ? ORDER BY id LIMIT ?",
                             (agent, after, limit))

@@ -82,7 +82,9 @@ class Guard:
             await error_response(error)(scope, receive, send_and_note)
         else:
             await self.app(scope, receive, send_and_note)
-        shown = "[refused URL]" if error is not None and error.code == "token_in_url" else scope.get("path", "")
+        # Escaped: a path is the client's text, and a newline in it must not forge a log line.
+        shown = "[refused URL]" if error is not None and error.code == "token_in_url" else \
+            scope.get("path", "").encode("unicode_escape").decode("ascii")
         actor = scope.get("state", {}).get("actor", "-")
         access_log.info("%s %s %d %.1fms %s", scope["method"], shown[:200], status[0],
                         (time.perf_counter() - started) * 1000, actor)

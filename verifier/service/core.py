@@ -238,9 +238,9 @@ class Service:
         key = "question:" + secrets.token_hex(12)
         self.commons.post([OutgoingMessage(key, "question", request.body, slug, leaf_id, None, sender=actor.handle)],
                           now=clock())
-        posted = self.commons.thread(slug, leaf_id, after=0, limit=1_000_000)
-        mine = next(m for m in reversed(posted) if m.sender == actor.handle and m.body == request.body)
-        return Answer(201, message_json(mine), {})
+        stored = self.commons.message(key)
+        assert stored is not None  # just posted under this key
+        return Answer(201, message_json(stored), {})
 
     def submit(self, actor: Actor, token: str, slug: str, leaf_id: str, files: dict[str, bytes],
                patch: bytes | None, key: str | None) -> Answer:
