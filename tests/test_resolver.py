@@ -21,12 +21,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
+from verifier.commons.db import Database
+from verifier.commons.local import LocalCommons
+from verifier.commons.notifier import Notifier
 from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.layout import link_path
 from verifier.model.adapter import Backend, CommandBackend, Exchange, RecordedBackend, recording_path
@@ -41,6 +46,7 @@ from verifier.pipeline.baseline import (
     seal_missing,
     seal_path,
 )
+from verifier.pipeline.digest import digest
 from verifier.pipeline.leaks import leak_test, open_seals
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
@@ -48,6 +54,7 @@ from verifier.pipeline.revert import revert
 from verifier.roles.records import (
     PLANNER_SCORES,
     RESOLUTION_SCORES,
+    Balance,
     deltas_path,
     proposal_path,
     read_record,
@@ -398,7 +405,7 @@ def test_a_verdict_commit_cannot_be_reverted(scenario: Scenario) -> None:
 def test_person_sets_a_due_verdict_without_a_proposal(scenario: Scenario) -> None:
     with pytest.raises(ConflictError, match="has not passed"):
         set_verdict(scenario.home, SLUG, scenario.steward, "H1", "true", confidence=0.6, reason="early", now=NOW)
-    with pytest.raises(ConflictError, match="never resolved"):
+    with pytest.raises(ConflictError, match="has no resolution record"):
         set_verdict(scenario.home, SLUG, scenario.steward, "H2", "true", confidence=0.6, reason="loose", now=AFTER_H1)
     landed = set_verdict(scenario.home, SLUG, scenario.steward, "H1", "true", confidence=0.6,
                          reason="Read the survey myself.", now=AFTER_H1)
@@ -579,3 +586,35 @@ def test_resolve_and_verdicts_through_the_command_line(scenario: Scenario) -> No
     assert code == 3 and "only people" in out
     code, out = rw(env, "resolve", SLUG, "--now", "2026-13-01")
     assert code == 2 and "--now" in out
+
+
+# --- the messages -------------------------------------------------------------------------------------
+
+
+def test_the_credit_deltas_reach_every_operators_agents_through_commons(scenario: Scenario) -> None:
+    db = Database(scenario.home.root / "commons.sqlite3")
+    try:
+        commons = LocalCommons(db, scenario.home.identities)
+        notifier = Notifier(scenario.home, commons, db, digest)
+        notifier.catch_up(SLUG, now=NOW)  # a project seen for the first time is read silently
+        resolve(scenario)
+        notifier.catch_up(SLUG, now=AFTER_H1)
+        sentences = {"agent-a": "Your findings: +1 (4 findings)", "agent-b": "Your review accuracy: +1",
+                     "agent-c": "Your review accuracy: +2"}
+        messages = {}
+        for agent_handle, sentence in sentences.items():
+            (moved,) = [m for m in commons.inbox(agent_handle) if m.kind == "hypothesis_moved"]
+            assert sentence in moved.body, moved.body
+            messages[f"commons:{moved.id}"] = (moved.body + json.dumps(moved.data)).encode()
+        # What Commons carries is an agent-visible payload too: H3's sealed baseline is in none of it.
+        assert leak_test(scenario.home, SLUG, now=AFTER_H1, private_key=scenario.private_key, extra=messages).ok
+    finally:
+        db.close()
+
+
+@given(st.floats(0, 100), st.floats(0, 100))
+def test_the_corpus_verdict_is_the_evidence_balance(supports: float, contradicts: float) -> None:
+    verdict = Balance(supports=supports, contradicts=contradicts).corpus_verdict()
+    flipped = Balance(supports=contradicts, contradicts=supports).corpus_verdict()
+    assert {verdict, flipped} == ({"none"} if supports == contradicts else {"true", "false"})
+    assert (verdict == "true") == (supports > contradicts)

@@ -477,8 +477,8 @@ def set_verdict(home: Home, slug: str, actor: Actor, hypothesis_id: str, value: 
         elif facts is None:
             previous = read_record(view, record_path(hypothesis_id))
             if previous is None:
-                raise ConflictError(f"{hypothesis_id} is {hypothesis.status} and was never resolved: a verdict is "
-                                    "set once it is active and its check date has passed")
+                raise ConflictError(f"{hypothesis_id} is {hypothesis.status} and has no resolution record: a verdict "
+                                    "is set once it is active and its check date has passed")
             if previous.outcome == value and previous.confidence == confidence:
                 raise ConflictError(f"{hypothesis_id} is already {value} with confidence {confidence}")
             facts = previous
