@@ -533,10 +533,9 @@ def test_set_up_errors_name_the_fix(world: World) -> None:
     text = (world.repo.view(world.tip()).read("hypotheses/H1.md") or b"").decode()
     text = text.replace("status: active", "status: active\nbaseline: { sealed: findings/x.sealed }")
     token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
-    assert world.submit(edit(world, token, {"hypotheses/H1.md": text.encode()})).outcome == "accepted"
-    configure(world.home)
-    with pytest.raises(BaselineError, match=r"seals baselines at 'scores/baseline/H1\.sealed' only"):
-        seal_missing(world.home, SLUG, now=NOW, backend=FixtureBackend())
+    # The baseline field is the Resolver's record: a person cannot point it anywhere by hand.
+    verdict = world.submit(edit(world, token, {"hypotheses/H1.md": text.encode()}))
+    assert verdict.rejections[0].code == "resolver_only" and "baseline" in verdict.rejections[0].message
 
 
 # --- the command line ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from verifier.checks.links import check_link_file
 from verifier.checks.scout import check_source_files
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import parse_finding
-from verifier.formats.hypothesis import parse_hypothesis
+from verifier.formats.hypothesis import Hypothesis, VerdictBlock, parse_hypothesis
 from verifier.formats.layout import FIELD_GUIDE, PROJECT_FILE, classify
 from verifier.formats.project import parse_project
 from verifier.formats.review import parse_review
@@ -46,7 +46,25 @@ def _hypothesis(ctx: CheckContext, path: str, data: bytes, object_id: str) -> li
         except FormatError:
             old = None
     problem = revision_rule(old, new, path)
-    return [problem] if problem else []
+    if problem:
+        return [problem]
+    return _resolver_fields(old, new, path)
+
+
+def _resolver_fields(old: Hypothesis | None, new: Hypothesis, path: str) -> list[Rejection]:
+    """Verdicts, baselines and the resolved status are the Resolver's record: a hand edit of them
+    would leave no ledger trail and no scores. People change a verdict with `rw verdict set`."""
+    resolved_changed = (old is not None and (old.status == "resolved") != (new.status == "resolved")) or (
+        old is None and new.status == "resolved")
+    verdict_changed = new.verdict != (old.verdict if old is not None else VerdictBlock())
+    baseline_changed = new.baseline != (old.baseline if old is not None else None)
+    if resolved_changed or verdict_changed or baseline_changed:
+        what = ", ".join(name for name, changed in (("status resolved", resolved_changed),
+                                                    ("verdict", verdict_changed),
+                                                    ("baseline", baseline_changed)) if changed)
+        return [Rejection("resolver_only", f"{what} change only through the Resolver: use `rw verdict set` "
+                          "(a person's override, with a reason) or `rw resolve`", path)]
+    return []
 
 
 def check_human(ctx: CheckContext) -> CheckResult:

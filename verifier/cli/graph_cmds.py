@@ -12,6 +12,7 @@ from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.digest import digest
+from verifier.pipeline.followups import seal_after_landing
 from verifier.pipeline.holds import decide, held_objects
 from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
@@ -56,6 +57,12 @@ def _decide(slug: str, object_id: str, reason: str, approve: bool) -> None:
         fail(exc)
     verb = "approved" if approve else "rejected"
     click.echo(f"{verb} {object_id} (commit {landed.commit}, ledger #{landed.row.seq})")
+    if approve:
+        sealed, note = seal_after_landing(home, slug, now=now_from_env())
+        if sealed:
+            click.echo(f"sealed baseline for {', '.join(sealed)}", err=True)
+        if note:
+            click.echo(f"note: {note}", err=True)
 
 
 @hold_group.command("approve")

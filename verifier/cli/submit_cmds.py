@@ -23,6 +23,7 @@ from verifier.cli.app import (
 from verifier.cli.service_cmds import remote_submit
 from verifier.demo import run_demo
 from verifier.errors import AuthError, FormatError, NotFound, Rejected
+from verifier.pipeline.followups import seal_after_landing
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.store.traces import load_bundle
 
@@ -69,6 +70,14 @@ def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Pat
                          fetcher=fetcher_for(home))
     except (AuthError, NotFound, FormatError) as exc:
         fail(exc)
+    if leaf_id is None and verdict.outcome == "accepted":
+        # A person's edit may have made a hypothesis active: its baseline is sealed now, after the
+        # edit landed and outside the lock.
+        sealed, note = seal_after_landing(home, slug, now=now_from_env())
+        if sealed:
+            click.echo(f"sealed baseline for {', '.join(sealed)}", err=True)
+        if note:
+            click.echo(f"note: {note}", err=True)
     if as_json:
         click.echo(json.dumps(verdict.to_json(), indent=2, sort_keys=True))
     else:
