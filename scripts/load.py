@@ -319,7 +319,7 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=16)
     parser.add_argument("--projects", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=15.0, help="how long the agents submit")
-    parser.add_argument("--per-project", type=int, default=500, help="leaves (planned submissions) per project")
+    parser.add_argument("--per-project", type=int, default=300, help="leaves (planned submissions) per project")
     parser.add_argument("--workers", type=int, default=2, help="rw serve worker processes")
     parser.add_argument("--reject-every", type=int, default=10, help="every n-th submission misquotes (0: none)")
     parser.add_argument("--no-fsync", action="store_true", help="durable=false on both sides (default: fsync)")

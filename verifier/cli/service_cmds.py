@@ -125,7 +125,7 @@ def serve_cmd(host: str, port: int, workers: int, allowed_hosts: tuple[str, ...]
                    err=True)
     config = ServiceConfig(home=home.root, host=host, port=port, allowed_hosts=allowed_hosts, workers=workers,
                            header_timeout_s=header_timeout, body_idle_timeout_s=body_idle_timeout,
-                           body_timeout_s=body_timeout, outage_min_s=outage_min, exposed=not is_loopback(host))
+                           body_timeout_s=body_timeout, outage_min_s=outage_min)
     try:
         serve(config, echo=lambda line: click.echo(line, err=True))
     except ConflictError as exc:

@@ -36,7 +36,6 @@ class ServiceConfig:
     claim_ttl_max_s: int = 7 * 86400
     outage_min_s: float = 60.0  # shorter outages do not extend leaves
     heartbeat_s: float = 5.0
-    exposed: bool = False  # set when `--host` is not a loopback address
 
     def host_names(self) -> frozenset[str]:
         names = {*LOOPBACK_NAMES, *(name.lower() for name in self.allowed_hosts)}

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
+from starlette.requests import ClientDisconnect
 
 from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES
 from verifier.patch.parse import MAX_PATCH_BYTES
@@ -64,6 +65,8 @@ async def chunks(stream: AsyncIterator[bytes], *, cap: int, what: str, idle_s: f
             chunk = await asyncio.wait_for(iterator.__anext__(), timeout=min(idle_s, remaining))
         except StopAsyncIteration:
             return
+        except ClientDisconnect as exc:  # nobody is left to answer; nothing was stored
+            raise ApiError(400, "client_disconnected", "the client went away before the body was complete") from exc
         except TimeoutError as exc:
             raise ApiError(408, "body_timeout",
                            f"the request body stalled (no data for {min(idle_s, remaining):g} s)") from exc
