@@ -5,6 +5,10 @@ the last heartbeat (or since a clean stop) is the window in which nobody could s
 window is long enough to matter, it is recorded in Commons, every claim live at its start keeps
 the time it lost, and every leaf still open at its start gets its expiry pushed back by the same
 amount: one verifier commit per project rewriting those contracts, with its ledger row.
+
+The heartbeat moves only after every project is extended, so a restart that dies half-way through
+extends again from the same last heartbeat: a leaf may get the window twice (generous, and the
+branch, ledger and anchor still agree), never not at all.
 """
 
 from __future__ import annotations

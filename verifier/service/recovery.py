@@ -23,7 +23,6 @@ Every acceptance that was acknowledged to a client was on the branch before the 
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -209,13 +208,3 @@ def recover(home: Home, journal: Journal, commons: Commons, notifier: Notifier, 
     report.orphan_traces = orphan_traces(home)
     report.messages_posted = notifier.catch_up_all(now=now)
     return report
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
