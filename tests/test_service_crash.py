@@ -6,6 +6,8 @@ and that retrying the interrupted submission with its Idempotency-Key ends in on
 from __future__ import annotations
 
 import http.client
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from verifier.service.recovery import orphan_traces
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 
-from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
+from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, SLUG, ScriptedAgent, World, make_home
 from .service_harness import distinct_findings, live_leaf, start
 
 # The landing's durable steps, and the service's own points before and after the pipeline.
@@ -79,6 +81,60 @@ def test_kill_at_each_step_then_restart(tmp_path: Path, step: str) -> None:
             assert retried.status == 200  # the attempt that landed, not a second one
         if step == "anchor":
             assert retried.body["verdict"]["notes"]  # rebuilt from its ledger row at start-up
+        assert_consistent(home)
+    finally:
+        server.stop()
+
+
+def test_kill_during_concurrent_submissions(tmp_path: Path) -> None:
+    """kill -9 at whatever moment four agents happen to be at, with two workers."""
+    home = make_home(tmp_path / "home")
+    init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
+    token = home.identities.add("agent-a", "op-a", "agent", NOW)
+    world = World(home, ScriptedAgent(home, "agent-a", "op-a", token), OfflineFetcher())
+    leaves = [f"load-{n:02d}" for n in range(48)]
+    sources = {leaf_id: (NOTE_ID, GUIDE_ID)[n % 2] for n, leaf_id in enumerate(leaves)}
+    for leaf_id in leaves:
+        live_leaf(home, leaf_id, source_id=sources[leaf_id])
+    work = {leaf_id: world.creation(leaf_id, distinct_findings(world.agent, leaf_id, 3 * (n // 2),
+                                                               source_id=sources[leaf_id]))
+            for n, leaf_id in enumerate(leaves)}
+    server = start(home.root, "--workers", "2")
+    acked: dict[str, dict[str, object]] = {}
+
+    def agent(mine: list[str]) -> None:
+        client = server.client(token)
+        for leaf_id in mine:
+            body, content_type = encode_form(work[leaf_id].bundle)
+            try:
+                reply = client.once("POST", f"/projects/{SLUG}/leaves/{leaf_id}/submissions", body=body,
+                                    content_type=content_type, headers={"Idempotency-Key": f"key-{leaf_id}"})
+            except (OSError, http.client.HTTPException):
+                continue  # the server is gone: this one was never acknowledged
+            if reply.status == 201:
+                acked[leaf_id] = reply.body["verdict"]
+
+    threads = [threading.Thread(target=agent, args=(leaves[n::4],)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    server.kill()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    server = start(home.root)
+    try:
+        assert_consistent(home)
+        for verdict in acked.values():
+            assert verdict["outcome"] == "accepted" and world.repo.is_ancestor(str(verdict["commit"]), world.tip())
+        client = server.client(token)
+        for leaf_id in leaves:  # every agent retries what it was not told about, with the same key
+            if leaf_id not in acked:
+                reply = client.submit(SLUG, leaf_id, work[leaf_id].bundle, work[leaf_id].patch, key=f"key-{leaf_id}")
+                assert reply.body["verdict"]["outcome"] == "accepted", reply.body
+        rows = [row for _, row in read_chain(world.repo.view(world.tip())) if row.action == "submit"]
+        for leaf_id in leaves:
+            assert [row.outcome for row in rows if row.leaf_id == leaf_id].count("accepted") == 1
         assert_consistent(home)
     finally:
         server.stop()
