@@ -21,7 +21,6 @@ import base64
 import hashlib
 import json
 import random
-import shutil
 import string
 import subprocess
 import sys
@@ -38,7 +37,6 @@ sys.path.insert(0, str(ROOT))
 from verifier.secrets import SecretHit, scan_bytes  # noqa: E402 - needs the sys.path line above
 
 MB = 1 << 20
-FILES = ("manifest.json", "events.jsonl", "patch.diff")
 MAX_CONTENT = 3500  # keep every line a realistic few KB (stock is quadratic on long lines)
 
 # --------------------------------------------------------------------------------------------
@@ -46,18 +44,24 @@ MAX_CONTENT = 3500  # keep every line a realistic few KB (stock is quadratic on 
 # --------------------------------------------------------------------------------------------
 
 WORDS = (
-    "the a an of to in and or for with on at by from as is are was be been it this that these "
-    "those we our I you they which when where then than so because however therefore still "
-    "patch leaf source quote claim verdict hypothesis finding excerpt page section table figure "
-    "check test run result error value function module file path line offset byte hash commit "
-    "tree branch merge rebase diff hunk context window token key password secret config setting "
-    "read write parse render normalize compare match extract derive verify reject accept pass "
-    "fail retry timeout cache index ledger record score weight model world conditioning layer "
-    "evaluation product market report analyst note guide buyer vendor benchmark dataset metric "
-    "should could would must might need want try look see find think note seems likely clear "
-    "first second next last again also only just even maybe probably definitely directly "
-    "small large new old same different exact approximate stable frozen pinned deterministic"
-).split()
+    "the", "a", "an", "of", "to", "in", "and", "or", "for", "with", "on", "at", "by", "from",
+    "as", "is", "are", "was", "be", "been", "it", "this", "that", "these", "those", "we", "our",
+    "I", "you", "they", "which", "when", "where", "then", "than", "so", "because", "however",
+    "therefore", "still", "patch", "leaf", "source", "quote", "claim", "verdict", "hypothesis",
+    "finding", "excerpt", "page", "section", "table", "figure", "check", "test", "run",
+    "result", "error", "value", "function", "module", "file", "path", "line", "offset", "byte",
+    "hash", "commit", "tree", "branch", "merge", "rebase", "diff", "hunk", "context", "window",
+    "token", "key", "password", "secret", "config", "setting", "read", "write", "parse",
+    "render", "normalize", "compare", "match", "extract", "derive", "verify", "reject",
+    "accept", "pass", "fail", "retry", "timeout", "cache", "index", "ledger", "record", "score",
+    "weight", "model", "world", "conditioning", "layer", "evaluation", "product", "market",
+    "report", "analyst", "note", "guide", "buyer", "vendor", "benchmark", "dataset", "metric",
+    "should", "could", "would", "must", "might", "need", "want", "try", "look", "see", "find",
+    "think", "note", "seems", "likely", "clear", "first", "second", "next", "last", "again",
+    "also", "only", "just", "even", "maybe", "probably", "definitely", "directly", "small",
+    "large", "new", "old", "same", "different", "exact", "approximate", "stable", "frozen",
+    "pinned", "deterministic"
+)
 TYPOGRAPHIC = ("\u2019", "\u2014", "\u201c", "\u201d", "\u2026", "\u00e9", "\u2192")
 NAMES = ("alice", "bob", "carol", "dmitri", "eun-ji", "farah", "gustavo", "hiro")
 DIRS = ("verifier", "tests", "scripts", "docs", "fixtures", "verifier/formats",
@@ -136,7 +140,7 @@ class Gen:
         return "\n".join(rows)
 
     def pytest_out(self) -> str:
-        rows = [f"\x1b[1m======== test session starts ========\x1b[0m", "platform linux -- "
+        rows = ["\x1b[1m======== test session starts ========\x1b[0m", "platform linux -- "
                 "Python 3.11.9, pytest-8.3.3", f"rootdir: /work/{self.hexd(8)}"]
         n = self.rng.randint(3, 25)
         for i in range(n):
@@ -415,32 +419,34 @@ def _u_escape(text: str, rng: random.Random) -> str:
                    for i, ch in enumerate(text))
 
 
-def plant_lines(gen: Gen, cases: list[SecretCase]) -> tuple[list[tuple[str, str, str, str]],
-                                                             list[tuple[str, str, str]]]:
-    """Planted event lines and patch lines.
+@dataclass(frozen=True)
+class PlantedLine:
+    text: str  # the whole line (for patch.diff: one or more lines)
+    kind: str
+    encoding: str
+    encoded: str  # the value as it appears in the line, so its span can be found
 
-    Each entry is (line, kind, encoding, encoded value) for events, and (line, kind, value) for
-    patch lines; the encoded value is what appears in the line, so its span can be found.
-    """
+
+def plant_lines(gen: Gen, cases: list[SecretCase]) -> tuple[list[PlantedLine], list[PlantedLine]]:
+    """Planted event lines and patch lines: each case plain, \\u-escaped and base64."""
     rng = gen.rng
-    events: list[tuple[str, str, str, str]] = []
-    patch: list[tuple[str, str, str]] = []
+    events: list[PlantedLine] = []
+    patch: list[PlantedLine] = []
     for i, case in enumerate(cases):
         before, _, after = case.context.partition(case.value)
         # plain: in a tool result or tool call; every 4th case goes into patch.diff instead.
         if i % 4 == 3:
             text = case.context.replace("\\n", "\n")
-            value = case.value
-            patch.append((text, case.kind, value))
+            patch.append(PlantedLine(text, case.kind, "plain", case.value))
         else:
             body = f"{gen.words(8)}\\n{_json_str(before)}{_json_str(case.value)}{_json_str(after)}"
             line = f'{{"ts": "{gen.ts()}", "type": "tool_result", "content": "{body}"}}'
-            events.append((line, case.kind, "plain", _json_str(case.value)))
+            events.append(PlantedLine(line, case.kind, "plain", _json_str(case.value)))
         # json-escape: the value's characters partly written as \u00XX.
         hidden = _u_escape(case.value, rng)
         body = f"{gen.words(6)}\\n{_json_str(before)}{hidden}{_json_str(after)}"
         line = f'{{"ts": "{gen.ts()}", "type": "tool_result", "content": "{body}"}}'
-        events.append((line, case.kind, "json-escape", hidden))
+        events.append(PlantedLine(line, case.kind, "json-escape", hidden))
         # base64: `base64 .env` output, sometimes wrapped at 76 columns like coreutils does.
         payload = (case.context.replace("\\n", "\n") + "\n").encode()
         blob = base64.b64encode(payload).decode()
@@ -448,22 +454,23 @@ def plant_lines(gen: Gen, cases: list[SecretCase]) -> tuple[list[tuple[str, str,
             blob = "\\n".join(blob[j:j + 76] for j in range(0, len(blob), 76))
         line = (f'{{"ts": "{gen.ts()}", "type": "tool_result", '
                 f'"content": "$ base64 deploy/.env\\n{blob}\\n"}}')
-        events.append((line, case.kind, "base64", blob))
+        events.append(PlantedLine(line, case.kind, "base64", blob))
     return events, patch
 
 
 def build_bundle(gen: Gen, total: int, cases: list[SecretCase] | None,
                  ) -> tuple[dict[str, bytes], list[Plant]]:
-    manifest, events, patch = honest_parts(gen, total)
+    manifest, honest_events, patch = honest_parts(gen, total)
+    events: list[str | PlantedLine] = list(honest_events)
     plants: list[Plant] = []
     if cases:
         planted_events, planted_patch = plant_lines(gen, cases)
         # Spread planted event lines over the file, keeping their own order.
         slots = sorted(gen.rng.sample(range(len(events)), len(planted_events)))
-        for shift, (slot, item) in enumerate(zip(slots, planted_events, strict=True)):
-            events.insert(slot + shift, item)  # type: ignore[arg-type]
+        for shift, (slot, planted_line) in enumerate(zip(slots, planted_events, strict=True)):
+            events.insert(slot + shift, planted_line)
         # Planted patch lines form one new-file diff, like a committed .env.
-        body = [text for text, _, _ in planted_patch]
+        body = [planted.text for planted in planted_patch]
         new_file = ["diff --git a/deploy/.env b/deploy/.env", "new file mode 100644",
                     "index 0000000..1a2b3c4", "--- /dev/null", "+++ b/deploy/.env",
                     f"@@ -0,0 +1,{sum(t.count(chr(10)) + 1 for t in body)} @@"]
@@ -479,12 +486,11 @@ def build_bundle(gen: Gen, total: int, cases: list[SecretCase] | None,
     chunks: list[bytes] = []
     offset = 0
     for number, item in enumerate(events, 1):
-        if isinstance(item, tuple):
-            line, kind, encoding, encoded = item
-            raw = line.encode()
-            at = raw.index(encoded.encode())
-            plants.append(Plant(kind, "events.jsonl", encoding, number, offset + at,
-                                offset + at + len(encoded)))
+        if isinstance(item, PlantedLine):
+            raw = item.text.encode()
+            at = raw.index(item.encoded.encode())
+            plants.append(Plant(item.kind, "events.jsonl", item.encoding, number, offset + at,
+                                offset + at + len(item.encoded)))
         else:
             raw = item.encode()
         chunks.append(raw + b"\n")
@@ -493,10 +499,11 @@ def build_bundle(gen: Gen, total: int, cases: list[SecretCase] | None,
     patch_bytes = ("\n".join(patch) + "\n").encode()
     files["patch.diff"] = patch_bytes
     if cases:
-        for _, kind, value in planted_patch:
-            at = patch_bytes.index(value.encode())
+        for planted in planted_patch:
+            at = patch_bytes.index(planted.encoded.encode())
             line = patch_bytes.count(b"\n", 0, at) + 1
-            plants.append(Plant(kind, "patch.diff", "plain", line, at, at + len(value)))
+            plants.append(Plant(planted.kind, "patch.diff", "plain", line, at,
+                                at + len(planted.encoded)))
     return files, plants
 
 
@@ -626,6 +633,10 @@ def main() -> int:
             honest_lines = sum(len(v) for v in flagged.values()) - len(
                 {(p.file, p.line) for p in plants if p.line in flagged.get(p.file, set())})
             note += f"; it also flagged {honest_lines} lines holding no planted secret"
+            hidden = [p for p in plants if p.encoding != "plain"]
+            seen = [p for p in hidden if p.line in flagged.get(p.file, set())]
+            note += (f", and {len(seen)}/{len(hidden)} lines of hidden (\\u, base64) secrets, "
+                     "by entropy or keyword, not as the secret's kind")
     print(f"stock: {stock_mb_per_s:.3f} MB/s ({note}); found {len(stock_hit_plants)}/{len(plain)} "
           "plain planted secrets")
     missed_by_us = [p for p in stock_hit_plants if p not in found_plants]

@@ -5,10 +5,10 @@ This module's one job is to build DETECTORS and TRIGGERS once, at import. The de
 are never written here: they are read from the installed detect-secrets plugin classes (their
 `denylist`) and recompiled as bytes patterns. What is written here is, per detector, a trigger:
 a short literal-led pattern that every match of that detector contains, plus how far before and
-after the trigger the match can reach. Why: one alternation of all ~45 stock patterns runs at
-about 0.4 MB/s in CPython's `re` (it has no multi-literal search, and the patterns that start
-with a lookbehind or a character class are retried at every byte), while each literal-led
-trigger alone runs at GB/s. The stock pattern then decides, inside a small window around each
+after the trigger the match can reach. Why: one alternation of all ~45 stock patterns scans
+0.4 to 2 MB/s in CPython's `re` (it has no multi-literal search, and the patterns that start
+with a lookbehind or a character class are tried at every byte), while a literal-led trigger
+is found at about 2 GB/s. The stock pattern then decides, inside a small window around each
 trigger occurrence, so the decision is always detect-secrets' own.
 """
 
@@ -20,7 +20,7 @@ import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import detect_secrets.plugins as ds_plugins
 from detect_secrets.plugins.base import RegexBasedDetector
@@ -39,8 +39,8 @@ SKIPPED: dict[str, str] = {
 # RegexBasedDetector.build_assignment_regex: [prefix] KEYWORD [quote][]] OPERATOR [quote] VALUE.
 # Every such match has one of these keywords, a run of operator characters and a value of at
 # least 24 token characters (after lower-casing). Requiring the value keeps the trigger silent
-# on prose such as "the key is" or "tests pass: 12".
-_ASSIGNMENT_TAIL = rb"[\"']?\]?[ =:>]+[\"']?[a-z0-9_-]{24}"
+# on prose such as "the key is" or "tests pass: 12". Quotes may be JSON-escaped (\").
+_ASSIGNMENT_TAIL = rb"(?:\\?[\"'])?\]?[ =:>]+(?:\\?[\"'])?[a-z0-9_-]{24}"
 # Longest optional part before the keyword: `["ibm_cos_hmac_secret_access_key` is 29 bytes.
 _ASSIGNMENT_BACK = 32
 # keyword + quote + bracket + operator + quote + 64-byte value + quote, with room for spaces.
@@ -54,8 +54,11 @@ class TriggerSpec:
     head: bytes  # literal bytes; triggers sharing a first byte are searched in one pass
     tail: bytes = b""  # regex checked right after the head (lookarounds may reach back)
     fold_case: bool = False  # search the lower-cased data (the stock pattern ignores case)
-    back: int = 0  # the stock match may start at most this many bytes before the head
-    ahead: int = 4096  # ...and ends within this many bytes after the head's start
+    back: int = 0  # the stock match starts at most this many bytes before the head
+    ahead: int = 1024  # ...and ends within this many bytes after the head's start
+    # Where the match starts is not known within `back` (a registry host, an account name):
+    # search the window instead of trying each start.
+    search: bool = False
     # The stock pattern reads the bytes around the secret (a quote, a word boundary, a line
     # start); inside a JSON string those may be escapes ("\n", "\""), so also try the window
     # with them unescaped.
@@ -94,7 +97,7 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     "BasicAuthDetector": (TriggerSpec(b"://"),),
     "CloudantDetector": _assignment(
         # https://user:<pw>@account.cloudant.com: the host name ends the match.
-        TriggerSpec(b"udant.com", fold_case=True, back=2048 + 3, ahead=16),
+        TriggerSpec(b"udant.com", fold_case=True, back=512, ahead=16, search=True),
     ),
     # [MNO] + 23..25 + "." + 6 + "." + 27: anchor on the first dot.
     "DiscordBotTokenDetector": (
@@ -107,16 +110,17 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     ),
     "IbmCloudIamDetector": _assignment(),
     "IbmCosHmacDetector": _assignment(),
-    # A JWT's header and payload are unbounded; 16 KB covers any token a trace would carry.
-    "JwtTokenDetector": (TriggerSpec(b"yJ", back=1, ahead=16384),),  # eyJ; 'e' is common
+    # A JWT's header and payload are unbounded; 8 KB covers any token a trace would carry.
+    "JwtTokenDetector": (TriggerSpec(b"yJ", back=1, ahead=8192),),  # eyJ; 'e' is common
     # 32 [0-9a-z] then "-us" and a digit: anchor on "-us<digit>".
     "MailchimpDetector": (
         TriggerSpec(b"-us", rb"[0-9](?<=[0-9a-z]{32}-us[0-9])", back=32, ahead=6),
     ),
-    # //<registry>/:_authToken=...: the registry host sits before the anchor.
-    "NpmDetector": (TriggerSpec(b"/:_authToken=", back=2048),),
+    # //<registry>/:_authToken=<value>: the registry host sits before the anchor; the stock
+    # pattern's trailing .* only runs on to the end of the line.
+    "NpmDetector": (TriggerSpec(b"/:_authToken=", back=512, ahead=128, search=True),),
     # sk-...T3BlbkFJ...: "T3BlbkFJ" (base64 of "openai") is the rare part.
-    "OpenAIDetector": (TriggerSpec(b"T3BlbkFJ", back=2048, ahead=32),),
+    "OpenAIDetector": (TriggerSpec(b"T3BlbkFJ", back=512, ahead=32, search=True),),
     "PrivateKeyDetector": (
         TriggerSpec(b"BEGIN ", ahead=48),
         TriggerSpec(b"PuTTY-User-Key-File-2", ahead=32),
@@ -168,6 +172,7 @@ class Trigger:
     regex: re.Pattern[bytes]  # the head and tail, to tell which trigger of a pass matched
     back: int
     ahead: int
+    search: bool
     json_context: bool
     detectors: tuple[Detector, ...]
 
@@ -184,11 +189,14 @@ class TriggerPass:
     regex: re.Pattern[bytes]
     fold_case: bool
     triggers: tuple[Trigger, ...]
+    # The triggers that can match given the byte after the first (heads of one byte match any).
+    by_next: dict[int, tuple[Trigger, ...]]
+    any_next: tuple[Trigger, ...]
 
 
-def _regex_detector_classes() -> list[type]:
+def _regex_detector_classes() -> list[type[Any]]:
     """Every concrete RegexBasedDetector shipped in detect_secrets.plugins, by class name."""
-    found: dict[str, type] = {}
+    found: dict[str, type[Any]] = {}
     for info in pkgutil.iter_modules(ds_plugins.__path__):
         module = importlib.import_module(f"{ds_plugins.__name__}.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
@@ -282,7 +290,7 @@ def _build() -> tuple[tuple[Detector, ...], tuple[TriggerPass, ...]]:
         for spec in specs:
             shared.setdefault((spec.head, spec.tail, spec.fold_case), []).append(
                 (spec, detectors[name]))
-    groups: dict[tuple[bool, int], list[tuple[bytes, Trigger]]] = {}
+    groups: dict[tuple[bool, int], list[tuple[bytes, bytes, Trigger]]] = {}
     for (head, tail, fold_case), members in shared.items():
         # The tail is a lookahead so a hit consumes only the head: finditer then cannot step
         # over another trigger that starts inside this one's tail.
@@ -291,20 +299,27 @@ def _build() -> tuple[tuple[Detector, ...], tuple[TriggerPass, ...]]:
             regex=re.compile(re.escape(head[:1]) + rest),
             back=max(spec.back for spec, _ in members),
             ahead=max(spec.ahead for spec, _ in members),
+            search=any(spec.search for spec, _ in members),
             json_context=any(spec.json_context for spec, _ in members),
             detectors=tuple(detector for _, detector in members),
         )
-        groups.setdefault((fold_case, head[0]), []).append((rest, trigger))
-    passes = tuple(
-        TriggerPass(
-            regex=re.compile(re.escape(bytes([first])) + b"(?:" + b"|".join(r for r, _ in members)
-                             + b")"),
+        groups.setdefault((fold_case, head[0]), []).append((head, rest, trigger))
+    passes = []
+    for (fold_case, first), group in groups.items():
+        any_next = tuple(trigger for head, _, trigger in group if len(head) == 1)
+        by_next: dict[int, tuple[Trigger, ...]] = {}
+        for head, _, trigger in group:
+            if len(head) > 1:
+                by_next[head[1]] = (*by_next.get(head[1], ()), trigger)
+        passes.append(TriggerPass(
+            regex=re.compile(re.escape(bytes([first])) + b"(?:" + b"|".join(
+                rest for _, rest, _ in group) + b")"),
             fold_case=fold_case,
-            triggers=tuple(trigger for _, trigger in members),
-        )
-        for (fold_case, first), members in groups.items()
-    )
-    return tuple(detectors[name] for name in sorted(detectors)), passes
+            triggers=tuple(trigger for _, _, trigger in group),
+            by_next={byte: found + any_next for byte, found in by_next.items()},
+            any_next=any_next,
+        ))
+    return tuple(detectors[name] for name in sorted(detectors)), tuple(passes)
 
 
 DETECTORS, TRIGGERS = _build()

@@ -1,17 +1,25 @@
 """Scan trace bytes for secrets: detect-secrets' token detectors, plain, JSON-escaped or base64.
 
 This module's one job is scan_bytes(). It is pure (no I/O), deterministic, and linear in the
-input: every pass over the bytes is a C-level regex or bytes search, and Python only runs per
-trigger occurrence, per escaped line and per base64 run, never per line of the input.
+input: every pass over the bytes is a C-level regex or bytes search; Python runs per trigger
+occurrence, per base64 run and per escape near a hiding escape, never per line of the input.
 
-Three views of the same bytes are scanned with the same detectors (verifier.secrets.patterns):
-- plain: the bytes as they are;
-- json-escape: lines holding an escape that can hide secret characters (\\u0020..\\u007f or
-  \\/) are JSON-unescaped first, so "\\u0041KIA..." reads as "AKIA...";
-- base64: runs of base64 long enough to carry a secret are decoded (all of them in one call).
-A hit carries the detector's name, the file name and the byte offset in the ORIGINAL bytes
-where the secret, or the escape / base64 quad that encodes its first byte, starts. It never
-carries the secret: hits end up in ledgers and error messages.
+The same detectors (verifier.secrets.patterns) read three views of the bytes:
+- plain: the bytes as they are. Detectors that look at the bytes around a secret (a quote, a
+  line start) also read their window with JSON's \\n, \\t and \\" unescaped in place, since a
+  trace logs `KEY=value` inside a JSON string as `\\nKEY=value`;
+- json-escape: text near an escape that can hide a secret's characters (\\u0020..\\u007f, \\/)
+  is JSON-unescaped and rescanned, so "\\u0041KIA..." reads as "AKIA...";
+- base64: runs of base64 long enough to carry a secret are decoded (all in one call) and
+  rescanned, also inside the unescaped text.
+A hit names the detector, the file and the byte offset in the ORIGINAL bytes where the secret
+starts, or where the escape or base64 quad encoding its first byte starts. It never carries the
+secret: hits end up in ledgers and error messages. The same (kind, offset) seen through several
+views is reported once, preferring plain, then json-escape, then base64.
+
+Input crafted to make the stock patterns rescan the same bytes from thousands of starts (a
+megabyte of "eyJeyJ...") exhausts a work budget proportional to its size; the scan then stops
+and fails closed with a FLOOD hit rather than run for minutes.
 """
 
 from __future__ import annotations
@@ -20,8 +28,9 @@ import binascii
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
-from verifier.secrets.patterns import TRIGGERS, Detector
+from verifier.secrets.patterns import TRIGGERS, Detector, Trigger
 
 # Preference when the same secret (kind, offset) is seen through more than one view.
 _ENCODINGS = ("plain", "json-escape", "base64")
@@ -31,7 +40,9 @@ _ENCODINGS = ("plain", "json-escape", "base64")
 class SecretHit:
     """One secret found: which detector, in which file, where. Never the secret itself."""
 
-    kind: str  # the detect-secrets detector's secret_type, e.g. "AWS Access Key"
+    # The detect-secrets detector's secret_type, e.g. "AWS Access Key"; with FLOOD appended
+    # when the scan gave up on a crafted flood of candidates of that kind (see WORK_PER_BYTE).
+    kind: str
     file: str  # the name passed to scan_bytes, e.g. "events.jsonl"
     offset: int  # byte offset in the original bytes where the (possibly encoded) secret starts
     encoding: str  # "plain" | "json-escape" | "base64"
@@ -53,16 +64,12 @@ def _offset(match: re.Match[bytes], group: int) -> int:
     return match.start() + len(token) - len(token.lstrip(_LEADING_DELIMITERS))
 
 
-def _run_detector(detector: Detector, data: bytes, lo: int, hi: int, shift: int,
-                  found: set[tuple[str, int]]) -> None:
-    """Add (kind, shift + offset) for each match of detector in data[lo:hi]."""
-    for pattern, group in zip(detector.patterns, detector.value_groups, strict=True):
-        for match in pattern.finditer(data, lo, hi):
-            if detector.validate is not None and not detector.validate(
-                match.group().decode("ascii", "replace")
-            ):
-                continue
-            found.add((detector.kind, shift + _offset(match, group)))
+def _record(detector: Detector, match: re.Match[bytes] | None, group: int, shift: int,
+            found: set[tuple[str, int]]) -> None:
+    if match is None or (detector.validate is not None and not detector.validate(
+            match.group().decode("ascii", "replace"))):
+        return
+    found.add((detector.kind, shift + _offset(match, group)))
 
 
 # A JSON string holds "\n", "\t" and "\"" where the text had a newline, a tab and a quote, so
@@ -82,9 +89,62 @@ def _unescaped_view(data: bytes) -> bytes:
     return data.replace(b'\\"', b'" ')
 
 
+# Work, in bytes a stock pattern may walk, allowed per byte scanned. Each trigger occurrence
+# costs the span its patterns may walk (a search window counts as quadratic in its length,
+# since the stock patterns rescan from each start). An honest trace uses about 0.2 units
+# per byte; only a flood of candidates, such as a megabyte of "eyJeyJeyJ...", runs out.
+WORK_PER_BYTE = 32
+WORK_FLOOR = 1 << 26
+# When the work runs out the scan stops and fails closed with this hit, so a crafted input
+# cannot buy super-linear time: an honest trace never carries such a flood.
+FLOOD = " (unchecked: too many candidates)"
+
+
+def _verify(trigger: Trigger, data: bytes, at: int, lo: int, hi: int,
+            found: set[tuple[str, int]], resume: dict[re.Pattern[bytes], int]) -> int:
+    """Run the trigger's detectors on its window data[lo:hi]; return the work spent.
+
+    resume holds, per stock pattern, where its last match in data ended: like a search, a
+    pattern never matches inside its own previous match.
+    """
+    views = [(data, 0)]
+    if trigger.json_context and data.find(b"\\", lo, hi) >= 0:
+        start = max(0, lo - 1)  # one byte before the window, for the stock lookbehinds and ^
+        views.append((_unescaped_view(data[start:hi]), start))
+    work = 0
+    for text, shift in views:
+        first, last, end = lo - shift, at - shift, hi - shift
+        for detector in trigger.detectors:
+            for pattern, group in zip(detector.patterns, detector.value_groups, strict=True):
+                if trigger.search:
+                    work += (end - first) * (1 + (end - first) // 16)
+                    for match in pattern.finditer(text, first, end):
+                        _record(detector, match, group, shift, found)
+                    continue
+                # The match starts within `back` of the trigger: try exactly those starts,
+                # leftmost first and never inside a match, as a search would.
+                begin = max(first, resume.get(pattern, 0) - shift)
+                while begin <= last:
+                    work += end - begin
+                    attempt = pattern.match(text, begin, end)
+                    if attempt is None:
+                        begin += 1
+                        continue
+                    _record(detector, attempt, group, shift, found)
+                    resume[pattern] = attempt.end() + shift
+                    begin = max(attempt.end(), begin + 1)
+    return work
+
+
 def _scan_plain(data: bytes) -> set[tuple[str, int]]:
-    """(kind, offset) of every stock detector match in data."""
+    """(kind, offset) of every stock detector match in data.
+
+    Each trigger occurrence has its detectors tried where their match can start, within a
+    window of the trigger's reach clipped to its line (detect-secrets matches within one
+    line). Line bounds are found once per line.
+    """
     found: set[tuple[str, int]] = set()
+    budget = WORK_PER_BYTE * len(data) + WORK_FLOOR
     lowered: bytes | None = None
     size = len(data)
     for trigger_pass in TRIGGERS:
@@ -93,24 +153,26 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
             # bytes.lower() maps A-Z only, so offsets are unchanged.
             lowered = data.lower() if lowered is None else lowered
             haystack = lowered
+        several = len(trigger_pass.triggers) > 1
+        by_next, any_next = trigger_pass.by_next, trigger_pass.any_next
+        resume: dict[re.Pattern[bytes], int] = {}
+        line_start, line_end = 0, -1
         for hit in trigger_pass.regex.finditer(haystack):
             at = hit.start()
-            for trigger in trigger_pass.triggers:
-                if len(trigger_pass.triggers) > 1 and not trigger.regex.match(haystack, at):
+            if at > line_end:
+                line_start = data.rfind(b"\n", max(line_end, 0), at) + 1 or max(line_end, 0)
+                line_end = data.find(b"\n", at)
+                line_end = size if line_end < 0 else line_end
+            following = haystack[at + 1] if at + 1 < size else -1
+            for trigger in by_next.get(following, any_next):
+                if several and not trigger.regex.match(haystack, at):
                     continue
-                # The window is the trigger's reach, clipped to its line: detect-secrets
-                # matches within one line, and the clip bounds the work on long lines.
-                lo = max(at - trigger.back, data.rfind(b"\n", max(0, at - trigger.back), at) + 1)
-                newline = data.find(b"\n", at, at + trigger.ahead)
-                hi = newline if newline >= 0 else min(size, at + trigger.ahead)
-                for detector in trigger.detectors:
-                    _run_detector(detector, data, lo, hi, 0, found)
-                if trigger.json_context and data.find(b"\\", lo, hi) >= 0:
-                    # One byte before the window, for the stock lookbehinds and ^.
-                    start = max(0, lo - 1)
-                    view = _unescaped_view(data[start:hi])
-                    for detector in trigger.detectors:
-                        _run_detector(detector, view, lo - start, len(view), start, found)
+                lo = max(at - trigger.back, line_start)
+                hi = min(at + trigger.ahead, line_end)
+                budget -= _verify(trigger, data, at, lo, hi, found, resume)
+                if budget < 0:
+                    found.add((trigger.detectors[0].kind + FLOOD, at))
+                    return found
     return found
 
 
@@ -130,6 +192,7 @@ _RUN = b"a" * MIN_BASE64_RUN
 # such base64 puts every third decoded byte in 0x68..0x7f or above 0xcf, and every detector's
 # secret has three bytes in a row below 0x68 (upper case, digits, "a".."g", punctuation).
 _HEX = re.compile(rb"[0-9a-f]+")
+_LINE_BREAKS = (b"\n", b"\r\n", b"\\n", b"\\r\\n")
 # Decodes to "\n\n\n": keeps decoded blobs apart so no match spans two of them.
 _SEPARATOR = b"CgoK"
 
@@ -146,16 +209,9 @@ def _line_break(data: bytes, at: int) -> int:
     Wrapped base64 (`base64`, PEM, MIME) breaks lines of whole quads with a newline or CRLF,
     or inside a JSON string with the escapes for them.
     """
-    byte = data[at : at + 1]
-    if byte == b"\n":
-        return 1
-    if byte == b"\r":
-        return 2 if data.startswith(b"\r\n", at) else 0
-    if byte == b"\\":
-        if data.startswith(b"\\n", at):
-            return 2
-        if data.startswith(b"\\r\\n", at):
-            return 4
+    for brk in _LINE_BREAKS:
+        if data.startswith(brk, at):
+            return len(brk)
     return 0
 
 
@@ -165,25 +221,27 @@ def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
     Padding is left out of the spans; a one-line padded run starts where its quads start.
     """
     mask = data.translate(_MASK)
-    size = len(data)
+    find, is_hex, size = mask.find, _HEX.fullmatch, len(data)  # locals: this loop runs per run
     blobs: list[list[tuple[int, int]]] = []
     pos = 0
-    while (start := mask.find(_RUN, pos)) >= 0:
-        end = mask.find(b" ", start + MIN_BASE64_RUN)
-        end = size if end < 0 else end
+    while (start := find(_RUN, pos)) >= 0:
+        end = find(b" ", start + MIN_BASE64_RUN)
+        if end < 0:
+            end = size
         pos = end
-        if start > 0 and data[start - 1] == 0x5C:
+        if start and data[start - 1] == 0x5C:
             # Right after a backslash the first letter is an escape ("\n", "\t"), not base64.
             start += 1
-        if _HEX.fullmatch(data, start, end):
+        if is_hex(data, start, end):
             continue
         lines = [(start, end)]
         padded = data.startswith(b"=", end)
         # Follow a wrapped blob: a full line of whole quads, unpadded, then a line break.
         while not padded and (end - start) % 4 == 0 and (brk := _line_break(data, end)):
             start = end + brk
-            end = mask.find(b" ", start)
-            end = size if end < 0 else end
+            end = find(b" ", start)
+            if end < 0:
+                end = size
             if end == start:
                 break
             lines.append((start, end))
@@ -243,58 +301,84 @@ _HIDING_ESCAPE = re.compile(rb"\\(?:u00[2-7][0-9a-fA-F]|/)")
 _ESCAPE = re.compile(rb'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"/": b"/", b"b": b"\b", b"f": b"\f", b"n": b"\n",
            b"r": b"\r", b"t": b"\t"}
+# How much text around a hiding escape is unescaped and rescanned: more than any realistic
+# token and the context its stock pattern reads (only a JWT of over 4 KB could outgrow it).
+_ESCAPE_REACH = 4096
+_ESCAPE_CHUNK = 1 << 20
 
 
-@dataclass
-class _Piece:
-    decoded: int  # offset of the piece in the decoded buffer
-    origin: int  # offset in the original bytes
-    raw: bool  # copied verbatim (offsets move together) or one escape (maps to its start)
+def _hiding_regions(data: bytes) -> list[tuple[int, int]]:
+    """Spans of data within _ESCAPE_REACH of a hiding escape, on its line, merged."""
+    regions: list[tuple[int, int]] = []
+    pos, line_end = 0, -1
+    while (hit := _HIDING_ESCAPE.search(data, pos)) is not None:
+        line_start = data.rfind(b"\n", max(pos, hit.start() - _ESCAPE_REACH), hit.start()) + 1
+        start = max(line_start, pos, hit.start() - _ESCAPE_REACH)
+        if hit.end() > line_end:  # once per line, however many regions it holds
+            line_end = data.find(b"\n", hit.end())
+            line_end = len(data) if line_end < 0 else line_end
+        end = min(line_end, hit.end() + _ESCAPE_REACH)
+        # Grow the region a reach at a time while its last reach holds another hiding escape:
+        # a step per reach, not per escape, however dense they are.
+        while end < line_end and _HIDING_ESCAPE.search(data, end - _ESCAPE_REACH, end):
+            end = min(line_end, end + _ESCAPE_REACH)
+        # Cut long regions into overlapping chunks, to bound the memory of one unescape: a
+        # secret within reach of its escape lies whole in one chunk.
+        step = _ESCAPE_CHUNK - 2 * _ESCAPE_REACH
+        regions.extend((at, min(end, at + _ESCAPE_CHUNK)) for at in range(start, end, step))
+        pos = end
+    return regions
 
 
-def _unescape_lines(data: bytes) -> tuple[bytes, list[_Piece]]:
-    """The JSON-unescaped text of every line holding a hiding escape, joined by newlines."""
+def _escape_text(code: bytes | None, simple: bytes | None) -> bytes:
+    if code is not None:
+        return chr(int(code, 16)).encode("utf-8", "surrogatepass")
+    return _SIMPLE[simple or b"\\"]
+
+
+def _unescape(data: bytes, regions: list[tuple[int, int]]) -> tuple[bytes, list[int], list[int]]:
+    """The JSON-unescaped text of the regions, joined by newlines, and how to map it back.
+
+    The map is two parallel lists over pieces that alternate raw text (even index; moves with
+    the original) and one escape (odd index; every byte maps to the escape's first byte):
+    each piece's offset in the decoded text and in the original bytes. Built with re.split and
+    comprehensions rather than a Python loop per escape, since a PHP-style writer escapes
+    every "/".
+    """
     out: list[bytes] = []
-    pieces: list[_Piece] = []
-    size = 0
-    pos = 0
-    while True:
-        hit = _HIDING_ESCAPE.search(data, pos)
-        if hit is None:
-            break
-        line_start = data.rfind(b"\n", pos, hit.start()) + 1 or pos
-        line_end = data.find(b"\n", hit.end())
-        line_end = len(data) if line_end < 0 else line_end
-        cursor = line_start
-        for escape in _ESCAPE.finditer(data, line_start, line_end):
-            if escape.start() > cursor:
-                pieces.append(_Piece(size, cursor, raw=True))
-                out.append(data[cursor : escape.start()])
-                size += escape.start() - cursor
-            code = escape.group(1)
-            char = (chr(int(code, 16)).encode("utf-8", "surrogatepass") if code is not None
-                    else _SIMPLE[escape.group(2)])
-            pieces.append(_Piece(size, escape.start(), raw=False))
-            out.append(char)
-            size += len(char)
-            cursor = escape.end()
-        pieces.append(_Piece(size, cursor, raw=True))
-        out.append(data[cursor:line_end] + b"\n")
-        size += line_end - cursor + 1
-        pos = line_end + 1
-    return b"".join(out), pieces
+    decoded_at: list[int] = []
+    original_at: list[int] = []
+    for start, end in regions:
+        parts = _ESCAPE.split(data[start:end])  # text, code, simple, text, code, simple, ..., text
+        texts, codes, simples = parts[0::3], parts[1::3], parts[2::3]
+        chars = [_escape_text(code, simple) for code, simple in zip(codes, simples, strict=True)]
+        texts[-1] += b"\n"  # regions are kept apart, like lines
+        pieces: list[bytes] = [b""] * (len(texts) + len(chars))
+        pieces[0::2], pieces[1::2] = texts, chars
+        lengths: list[int] = [0] * len(pieces)
+        lengths[0::2] = map(len, texts)
+        lengths[1::2] = [6 if code is not None else 2 for code in codes]
+        base = decoded_at[-1] + len(out[-1]) if out else 0
+        decoded_at.extend(accumulate(map(len, pieces[:-1]), initial=base))
+        original_at.extend(accumulate(lengths[:-1], initial=start))
+        out.extend(pieces)
+    return b"".join(out), decoded_at, original_at
 
 
 def _scan_json_escapes(data: bytes) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
-    """(plain-in-decoded, base64-in-decoded) secrets of escaped lines, as original offsets."""
-    decoded, pieces = _unescape_lines(data)
-    if not pieces:
+    """(plain, base64) secrets seen once the text around hiding escapes is unescaped.
+
+    Offsets are in the original bytes.
+    """
+    regions = _hiding_regions(data)
+    if not regions:
         return set(), set()
-    starts = [piece.decoded for piece in pieces]
+    decoded, decoded_at, original_at = _unescape(data, regions)
 
     def origin(offset: int) -> int:
-        piece = pieces[bisect_right(starts, offset) - 1]
-        return piece.origin + (offset - piece.decoded if piece.raw else 0)
+        piece = bisect_right(decoded_at, offset) - 1
+        # Raw text (even pieces) moves with the original; an escape maps to its backslash.
+        return original_at[piece] + (0 if piece % 2 else offset - decoded_at[piece])
 
     plain = {(kind, origin(offset)) for kind, offset in _scan_plain(decoded)}
     hidden = {(kind, origin(offset)) for kind, offset in _scan_base64(decoded)}
