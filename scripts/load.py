@@ -1,6 +1,6 @@
 """Load test: N agents submit concurrently to 4 projects through `rw serve` for a bounded time, then
-every submission is checked against the ledger; the same work is then run in-process for the rate
-to compare with.
+every submission is checked against the ledger; the same work, run in-process in alternating
+rounds, gives the rate to compare with.
 
 Set-up (not timed): a home with P projects, each with a few included sources of numbered
 sentences, N registered agents (two per operator), and one extract leaf per planned submission.
@@ -9,16 +9,18 @@ any order (the branch moves under each one; it lands on the tip, never stale). E
 `--reject-every`-th submission misquotes its source on purpose and must be rejected with
 `excerpt_not_found`: a documented rejection, not an error.
 
-Server phase: the home is copied, `rw serve` runs on the copy (loopback, --workers), and N threads,
-one per agent, each on its own kept-alive connection, submit their share until `--seconds` pass or
-the work runs out. Checks afterwards, per project: every submission sent has exactly one ledger row
-(`lost` counts none, `duplicated` more than one), accepted rows are exactly the contribution
+Measurement: the home is copied twice. `rw serve` runs on one copy (loopback, --workers), and the
+run alternates `--rounds` times between a server round (N threads, one per agent, submit their
+share, one connection per submission as `rw submit --server` makes, until the round's share of
+`--seconds` passes) and an in-process round, which runs the submissions that server round finished
+on the other copy, one after another in this process through `verifier.pipeline.submit.submit`
+(what in-process `rw submit` calls), bounded by the same time. Alternating keeps whatever else
+the machine is doing from favouring one side.
+
+Checks afterwards, per project of the server's copy: every submission sent has exactly one ledger
+row (`lost` counts none, `duplicated` more than one), accepted rows are exactly the contribution
 commits on the branch, `rw ledger --verify` passes, and no response was anything but a verdict of
 accepted or the expected documented rejection (`errors`).
-
-In-process phase: a second copy of the same home, the submissions the server finished, run in
-this process one after another through `verifier.pipeline.submit.submit` (what in-process
-`rw submit` calls), bounded by the same time.
 
 Last line: one JSON object with submissions, lost, duplicated, errors, server_per_s,
 inprocess_per_s, ratio, p50_ms, p95_ms. Targets: lost = duplicated = errors = 0, ratio >= 0.7.
@@ -27,6 +29,7 @@ inprocess_per_s, ratio, p50_ms, p95_ms. Targets: lost = duplicated = errors = 0,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -38,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -198,8 +202,22 @@ def classify(work: Work, status: int | None, body: dict[str, object]) -> Result:
     return Result(work, status, outcome, code, 0.0)
 
 
-def run_server(home: Path, work: list[Work], *, agents: int, seconds: float, workers: int,
-               log: Path) -> tuple[list[Result], float]:
+def group_cpu_s(pgid: int) -> float:
+    """CPU seconds used so far by every live process of a process group (Linux /proc)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ..., utime (11), stime (12)
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def serving(home: Path, *, workers: int, log: Path) -> Iterator[tuple[int, int]]:
+    """`rw serve` on loopback for the duration of the block; yields (port, process group)."""
     port = free_port()
     env = {**os.environ, "RW_HOME": str(home)}
     with log.open("wb") as out:
@@ -207,42 +225,7 @@ def run_server(home: Path, work: list[Work], *, agents: int, seconds: float, wor
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_ready(port, proc)
-        queues: dict[str, list[Work]] = {}
-        for item in work:
-            queues.setdefault(item.agent, []).append(item)
-        results: list[Result] = []
-        lock = threading.Lock()
-        start_gate = threading.Event()
-        deadline = [0.0]
-
-        def agent(items: list[Work]) -> None:
-            client = Client(f"http://127.0.0.1:{port}", items[0].token, keep_alive=True, retry_for_s=10.0,
-                            timeout_s=60.0)
-            start_gate.wait()
-            for item in items:
-                if time.monotonic() >= deadline[0]:
-                    break
-                started = time.perf_counter()
-                try:
-                    reply = client.submit(item.slug, item.leaf_id, item.bundle, item.patch)
-                    result = classify(item, reply.status, reply.body)
-                except Exception as exc:  # counted as an error, never hidden
-                    result = Result(item, None, None, None, 0.0, f"{type(exc).__name__}: {exc}")
-                result.ms = (time.perf_counter() - started) * 1000
-                with lock:
-                    results.append(result)
-            client.close()
-
-        threads = [threading.Thread(target=agent, args=(items,)) for items in queues.values()][:agents]
-        for thread in threads:
-            thread.start()
-        began = time.perf_counter()
-        deadline[0] = time.monotonic() + seconds
-        start_gate.set()
-        for thread in threads:
-            thread.join(timeout=seconds + 120)
-        elapsed = time.perf_counter() - began
-        return results, elapsed
+        yield port, proc.pid
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -250,6 +233,40 @@ def run_server(home: Path, work: list[Work], *, agents: int, seconds: float, wor
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+
+
+def server_round(port: int, queues: dict[str, list[Work]], seconds: float) -> tuple[list[Result], float]:
+    """Every agent submits from its queue (consuming it) until `seconds` pass; one connection per
+    submission, as a real agent's `rw submit --server` makes."""
+    results: list[Result] = []
+    lock = threading.Lock()
+    start_gate = threading.Event()
+    deadline = [0.0]
+
+    def agent(items: list[Work]) -> None:
+        client = Client(f"http://127.0.0.1:{port}", items[0].token, retry_for_s=10.0, timeout_s=60.0)
+        start_gate.wait()
+        while items and time.monotonic() < deadline[0]:
+            item = items.pop(0)
+            started = time.perf_counter()
+            try:
+                reply = client.submit(item.slug, item.leaf_id, item.bundle, item.patch)
+                result = classify(item, reply.status, reply.body)
+            except Exception as exc:  # counted as an error, never hidden
+                result = Result(item, None, None, None, 0.0, f"{type(exc).__name__}: {exc}")
+            result.ms = (time.perf_counter() - started) * 1000
+            with lock:
+                results.append(result)
+
+    threads = [threading.Thread(target=agent, args=(items,)) for items in queues.values() if items]
+    for thread in threads:
+        thread.start()
+    began = time.perf_counter()
+    deadline[0] = time.monotonic() + seconds
+    start_gate.set()
+    for thread in threads:
+        thread.join(timeout=seconds + 120)
+    return results, time.perf_counter() - began
 
 
 def check(home: Path, results: list[Result]) -> dict[str, int]:
@@ -295,15 +312,15 @@ def check(home: Path, results: list[Result]) -> dict[str, int]:
             "accepted": accepted_rows}
 
 
-def run_inprocess(home: Path, work: list[Work], seconds: float) -> tuple[int, float]:
-    h = Home(home)
+def inprocess_round(home: Home, work: list[Work], seconds: float) -> tuple[int, float]:
+    """The same submissions, one after another in this process, as in-process `rw submit` runs them."""
     fetcher = OfflineFetcher()
     began = time.perf_counter()
     done = 0
     for item in work:
         if time.perf_counter() - began >= seconds:
             break
-        submit(h, Submission(item.slug, item.leaf_id, item.patch, item.bundle, item.token),
+        submit(home, Submission(item.slug, item.leaf_id, item.patch, item.bundle, item.token),
                now=datetime.now(UTC).replace(microsecond=0), fetcher=fetcher)
         done += 1
     return done, time.perf_counter() - began
@@ -321,6 +338,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="how long the agents submit")
     parser.add_argument("--per-project", type=int, default=300, help="leaves (planned submissions) per project")
     parser.add_argument("--workers", type=int, default=2, help="rw serve worker processes")
+    parser.add_argument("--rounds", type=int, default=3, help="server and in-process rounds, alternating")
     parser.add_argument("--reject-every", type=int, default=10, help="every n-th submission misquotes (0: none)")
     parser.add_argument("--no-fsync", action="store_true", help="durable=false on both sides (default: fsync)")
     parser.add_argument("--keep", type=Path, help="keep the homes and the server log here")
@@ -334,12 +352,30 @@ def main() -> int:
               f"in {time.perf_counter() - began:.1f}s", file=sys.stderr)
         shutil.copytree(scratch / "template", scratch / "server")
         shutil.copytree(scratch / "template", scratch / "inprocess")
-        results, elapsed = run_server(scratch / "server", plan.work, agents=args.agents, seconds=args.seconds,
-                                      workers=args.workers, log=scratch / "serve.log")
+        queues: dict[str, list[Work]] = {}
+        for item in plan.work:
+            queues.setdefault(item.agent, []).append(item)
+        inprocess_home = Home(scratch / "inprocess")
+        results: list[Result] = []
+        elapsed = inproc_elapsed = 0.0
+        done = 0
+        # Rounds alternate between the two sides, so whatever else the machine is doing weighs on
+        # both alike; each in-process round runs what the server round before it finished.
+        server_cpu = client_cpu = inproc_cpu = 0.0
+        with serving(scratch / "server", workers=args.workers, log=scratch / "serve.log") as (port, group):
+            for _ in range(args.rounds):
+                cpu, mine = group_cpu_s(group), time.process_time()
+                got, took = server_round(port, queues, args.seconds / args.rounds)
+                server_cpu += group_cpu_s(group) - cpu
+                client_cpu += time.process_time() - mine
+                results += got
+                elapsed += took
+                mine = time.process_time()
+                n, took = inprocess_round(inprocess_home, [r.work for r in got], took)
+                inproc_cpu += time.process_time() - mine
+                done += n
+                inproc_elapsed += took
         checked = check(scratch / "server", results)
-        sent = {id(r.work) for r in results}
-        same_work = [w for w in plan.work if id(w) in sent]
-        done, inproc_elapsed = run_inprocess(scratch / "inprocess", same_work, elapsed)
         latencies = [r.ms for r in results if r.error is None]
         server_rate = len(results) / elapsed if elapsed else 0.0
         inproc_rate = done / inproc_elapsed if inproc_elapsed else 0.0
@@ -357,6 +393,9 @@ def main() -> int:
               f"p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms", file=sys.stderr)
         print(f"in-process: {done} of the same submissions in {inproc_elapsed:.1f}s ({inproc_rate:.1f}/s)",
               file=sys.stderr)
+        per = 1000 / max(1, len(results))
+        print(f"cpu per submission: server {per * server_cpu:.1f} ms (+ load generator {per * client_cpu:.1f} ms), "
+              f"in-process {1000 * inproc_cpu / max(1, done):.1f} ms", file=sys.stderr)
         print(f"lost {summary['lost']}, duplicated {summary['duplicated']}, errors {summary['errors']}, "
               f"ratio {summary['ratio']}", file=sys.stderr)
         if args.keep:

@@ -300,7 +300,7 @@ class Service:
                 self.commons.release(slug, leaf_id, actor.handle, now=clock())  # the leaf goes back to the pool
             elif outcome in ("accepted", "held"):
                 self.commons.close_leaf(slug, leaf_id)
-            self.notifier.catch_up(slug, now=clock())
+            self.notifier.landed(slug, clock)
         except Exception:  # logged; the next catch-up posts what this one could not
             log.exception("telling Commons about a verdict in %s failed", slug)
 
