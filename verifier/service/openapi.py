@@ -61,7 +61,7 @@ def _operation(summary: str, responses: dict[str, Any], *, auth: bool = False, t
                operation_id: str) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": operation_id, "summary": summary, "tags": [tag],
-        "responses": {**responses, **GUARD_ERRORS, **(AUTH_ERRORS if auth else {})},
+        "responses": {**GUARD_ERRORS, **(AUTH_ERRORS if auth else {}), **responses},
     }
     if parameters:
         operation["parameters"] = parameters
@@ -198,6 +198,9 @@ def _document() -> str:
                            _ref("SubmissionResult")),
                 "200": _ok("the verdict of an earlier request with the same Idempotency-Key",
                            _ref("SubmissionResult")),
+                "403": _ok("the manifest names another agent or operator than the token's: the verdict, with the "
+                           "rejection actor_mismatch (recorded in the ledger); or a request from another origin",
+                           {"oneOf": [_ref("SubmissionResult"), _ref("Error")]}),
                 **not_found,
                 "409": _error("claimed by another agent, or the same Idempotency-Key is still running"),
                 **body_errors},
