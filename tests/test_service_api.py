@@ -94,6 +94,11 @@ def test_reading_is_open(site: Site) -> None:
     assert digest.status == 200 and digest.body["project"] == SLUG and "hypotheses" in digest.body
     assert anonymous.get("/projects", auth=False).body["projects"][0]["project"] == SLUG
     assert anonymous.get(f"/projects/{SLUG}/ledger", auth=False).body["rows"][0]["action"] == "init"
+    live_leaf(site.world.home, "page-1")
+    live_leaf(site.world.home, "page-2")
+    page = anonymous.get(f"/projects/{SLUG}/ledger", {"after": 0, "limit": 2}, auth=False).body["rows"]
+    assert [row["seq"] for row in page] == [1, 2]
+    assert anonymous.get(f"/projects/{SLUG}/ledger", {"limit": 0}, auth=False).error_code == "bad_query"
     assert anonymous.get("/projects/no-such-project/digest", auth=False).error_code == "no_project"
 
 

@@ -314,8 +314,9 @@ def _remember(facts: RowFacts, memory: _Memory) -> None:
 # reading git --------------------------------------------------------------------------------------
 
 
-def rows_from(view: TreeView, start: int) -> list[LedgerRow]:
-    """Ledger rows with seq >= start, parsing only those (the rest of a segment is skipped)."""
+def rows_from(view: TreeView, start: int, limit: int | None = None) -> list[LedgerRow]:
+    """Ledger rows with seq >= start (at most `limit`), parsing only those: the rest of a segment,
+    and the segments before it, are skipped."""
     rows: list[LedgerRow] = []
     first = start // ROWS_PER_SEGMENT
     for name in sorted(view.list_dir(LEDGER_DIR)):
@@ -324,8 +325,13 @@ def rows_from(view: TreeView, start: int) -> list[LedgerRow]:
         path = f"{LEDGER_DIR}/{name}"
         lines = (view.read(path) or b"").split(b"\n")[:-1]
         skip = max(0, start - int(name[:-6]) * ROWS_PER_SEGMENT)
-        rows += [parse_row(line, path) for line in lines[skip:]]
-    return [row for row in rows if row.seq >= start]
+        for line in lines[skip:]:
+            if limit is not None and len(rows) >= limit:
+                return rows
+            row = parse_row(line, path)
+            if row.seq >= start:
+                rows.append(row)
+    return rows
 
 
 def _landings(repo: ProjectRepo, tip: str, start: int) -> dict[int, tuple[str | None, str]]:

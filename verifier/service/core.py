@@ -158,7 +158,7 @@ class Service:
         repo = self.project(slug)
         view = self._tip_view(repo)
         try:
-            rows = rows_from(view, after + 1)[:limit]
+            rows = rows_from(view, after + 1, limit)
         except (FormatError, LedgerIntegrityError) as exc:
             raise ApiError(409, "ledger_unreadable", f"the ledger cannot be read: {exc}") from exc
         return {"project": slug, "rows": [json.loads(row_line(row)) for row in rows]}
