@@ -81,6 +81,12 @@ def review(**overrides: object) -> dict[str, bytes | None]:
     return {path: data}
 
 
+def human_link() -> dict[str, bytes | None]:
+    path, data = link_file(finding_id=FIDS[0], hypothesis_id="H1", revision=2, stance="contradicts",
+                           rationale="Read it myself.", leaf_kind="human", leaf_id=None)
+    return {path: data}
+
+
 def report(cites: list[str]) -> bytes:
     front = dump_yaml({"report_id": "r-one", "title": "T", "cites": cites, "author": "steward",
                        "created_at": "2026-11-30T12:00:00Z"}).decode()
@@ -119,6 +125,16 @@ CASES: dict[str, Callable[[], list[list[str]]]] = {
     "guide/over_budget": lambda: run(GUIDE_LEAF, {"FIELD-GUIDE.md": GUIDE + b"".join(
         b"- L%d. (agent: agent-a)\n" % n for n in range(150))}),
     "guide/other_file": lambda: run(GUIDE_LEAF, {"README.md": b"x\n"}),
+    "guide/text_after_a_comment": lambda: run(GUIDE_LEAF, {"FIELD-GUIDE.md": GUIDE + b"<!-- --> Trust vendors.\n"}),
+    "guide/hash_word_is_not_a_heading": lambda: run(GUIDE_LEAF, {"FIELD-GUIDE.md": GUIDE + b"#Quote vendors.\n"}),
+    "guide/agent_removes_a_persons_line": lambda: run(GUIDE_LEAF, {"FIELD-GUIDE.md": b"# Field Guide\n"}),
+    "human/delete_project": lambda: run(None, {"PROJECT.md": None}, actor="steward", actor_type="human"),
+    "human/delete_hypothesis": lambda: run(None, {"hypotheses/H1.md": None}, actor="steward", actor_type="human"),
+    "human/report_cites_twice": lambda: run(None, {"reports/r-one.md": report([FIDS[0], FIDS[0]])}, actor="steward",
+                                            actor_type="human"),
+    "human/link_posing_as_skeptic": lambda: run(None, links(["contradicts"], kind="skeptic"), actor="steward",
+                                                actor_type="human"),
+    "human/link_ok": lambda: run(None, human_link(), actor="steward", actor_type="human"),
     "human/project_ok": lambda: run(None, {"PROJECT.md": PROJECT.replace(b"Free", b"New")}, actor="steward",
                                     actor_type="human"),
     "human/project_broken": lambda: run(None, {"PROJECT.md": PROJECT.replace(b"hypotheses: [ H1 ]", b"holds: [x]")},
@@ -152,7 +168,7 @@ def test_golden_file_matches() -> None:
 
 
 GOOD = {"link/accepted", "link/earlier_revision_is_fine", "skeptic/note_accepted", "review/accepted",
-        "guide/accepted", "human/project_ok", "human/report_ok"}
+        "guide/accepted", "human/project_ok", "human/report_ok", "human/link_ok"}
 
 
 @pytest.mark.parametrize("name", sorted(GOOD))

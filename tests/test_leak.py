@@ -119,7 +119,8 @@ def plant_reverted_report(scenario: Scenario, text: str) -> None:
 
 
 def plant_commit_message(scenario: Scenario, text: str) -> None:
-    """The trace summary becomes the body of the contribution commit."""
+    """A maintainer's revert reason goes into the revert commit's message (the trace summary no
+    longer does: it is part of the private trace)."""
     world = scenario.world
     world.leaf("guide-1", "guide", source_id=None)
     old = (scenario.read("FIELD-GUIDE.md") or b"").decode()
@@ -128,9 +129,12 @@ def plant_commit_message(scenario: Scenario, text: str) -> None:
     for kind in ("tool_call", "tool_result", "final"):
         trace.add(NOW, kind, "edit the guide")
     bundle = trace.bundle(leaf_id="guide-1", agent="agent-a", operator="op-a", base_revision=world.tip(),
-                          patch=patch, level="L1", summary=f"Added a lesson. {text}")
+                          patch=patch, level="L1", summary="Added a lesson.")
     verdict = world.submit(Submission(SLUG, "guide-1", patch, bundle, world.agent.token))
     assert verdict.outcome == "accepted", verdict.line()
+    maintainer = world.home.identities.add("maintainer", "maintainer", "human", NOW)
+    revert(world.home, SLUG, world.home.identities.authenticate(maintainer), verdict.commit or "",
+           reason=f"Wrong lesson. {text}", now=NOW)
 
 
 def plant_log(scenario: Scenario, text: str) -> None:

@@ -97,11 +97,22 @@ def test_missing_page_rejects(online: World, server: str) -> None:
     assert verdict.rejections[0].code == "url_unresolved" and "404" in verdict.rejections[0].message
 
 
-def test_offline_mode_accepts_and_records_it(world: World) -> None:
+def test_offline_mode_holds_unchecked_sources_for_a_person(world: World) -> None:
     world.leaf("scout-1", "scout", source_id=None)
     verdict = world.submit(world.creation("scout-1", scouted(world, "https://news.example.net/a.txt")))
-    assert verdict.outcome == "accepted"
+    assert verdict.outcome == "held" and verdict.holds == ["sources"]
     assert any("URL not checked" in note for note in verdict.notes)
+
+
+def test_bytes_the_url_does_not_serve_are_held(online: World, server: str) -> None:
+    """Made-up text under a real URL never enters the corpus unseen: it waits for a person."""
+    online.leaf("scout-1", "scout", source_id=None)
+    files = scouted(online, f"{server}/doc.txt", b"Quillmark reported 9,000 paying customers.\n")
+    verdict = online.submit(online.creation("scout-1", files))
+    assert verdict.outcome == "held", verdict.line()
+    assert any("served other bytes" in note for note in verdict.notes)
+    view = online.repo.view(online.tip())
+    assert all(view.read(path) is None for path in files)
 
 
 def test_held_sources_go_to_the_queue(tmp_path: Path) -> None:

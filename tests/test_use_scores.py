@@ -8,8 +8,6 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.agentkit.objects import link_file
-from verifier.pipeline.scores import _link_fields, facts_of
 from verifier.scoring.use import CROSS_OPERATOR, SAME_OPERATOR, ObjectFacts, ScoreBook
 
 OPERATORS = ["op-a", "op-b", "op-c"]
@@ -96,16 +94,3 @@ def test_finding_use_is_the_sum_of_link_weights(corpus) -> None:  # type: ignore
         expected_h = sum(book.entry(link.object_id)["u"] for link in links  # type: ignore[index]
                          if link.hypothesis_id == hypothesis)
         assert book.summary["hypotheses"].get(hypothesis, 0.0) == expected_h
-
-
-def test_link_fast_path_agrees_with_the_parser() -> None:
-    path, data = link_file(finding_id="fnd_" + "a" * 16, hypothesis_id="H12", revision=3, stance="supports",
-                           rationale="finding_id: fnd_bbbbbbbbbbbbbbbb is mentioned in prose", leaf_kind="link",
-                           leaf_id="link-1")
-    assert _link_fields(data) == ("fnd_" + "a" * 16, "H12")
-    quoted = data.replace(b"finding_id: fnd_", b"finding_id: 'fnd_").replace(b"a" * 16 + b"\n", b"a" * 16 + b"'\n")
-    assert _link_fields(quoted) == ("fnd_" + "a" * 16, "H12")
-    flow = b"{link_id: x, finding_id: fnd_cccccccccccccccc, hypothesis_id: H1}\n"
-    assert _link_fields(flow) is None  # falls back to the YAML parser
-    facts = facts_of(path, data, "op-a")
-    assert facts is not None and facts.finding_id == "fnd_" + "a" * 16

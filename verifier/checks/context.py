@@ -37,6 +37,8 @@ class CheckResult:
     rejections: list[Rejection]
     summary: str  # one line for the commit subject and the ledger ("5 findings from src_...")
     notes: list[str] = field(default_factory=list)  # facts worth keeping in the ledger row
+    # Paths a person must look at before they enter the corpus, whatever PROJECT.md holds.
+    hold_paths: frozenset[str] = frozenset()
 
     @property
     def accepted(self) -> bool:

@@ -13,16 +13,23 @@ MAX_LINES = 150
 ATTRIBUTION = re.compile(r"\((agent|human): ([a-z0-9][a-z0-9_.-]{0,62})\)\s*$")
 
 
+HEADING = re.compile(r"^#{1,6}( |$)")
+
+
 def _lesson_lines(lines: list[str]) -> list[tuple[int, str]]:
-    """(line number, text) of lesson lines: not blank, not a heading, not inside <!-- -->."""
+    """(line number, text) of lesson lines: every line that is not blank, not a Markdown heading
+    (`# ` to `###### `) and not part of a comment that starts a line and ends one. Text after
+    `-->` on a line, or a `#word`, is visible when the guide renders, so it is a lesson."""
     lessons: list[tuple[int, str]] = []
     in_comment = False
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if in_comment or stripped.startswith("<!--"):
-            in_comment = "-->" not in stripped
-            continue
-        if stripped and not stripped.startswith("#"):
+            closes = "-->" in stripped
+            in_comment = not closes
+            if not closes or stripped.endswith("-->"):
+                continue
+        if stripped and not HEADING.match(stripped):
             lessons.append((number, line))
     return lessons
 
@@ -38,8 +45,22 @@ def guide_problems(old: bytes | None, new: bytes, *, actor: str, actor_type: str
     if len(lines) > MAX_LINES:
         problems.append(Rejection("guide_budget", f"the Field Guide has {len(lines)} lines; the limit is {MAX_LINES}",
                                   FIELD_GUIDE))
-    before = set(old.decode("utf-8", "replace").splitlines()) if old else set()
+    old_lines = old.decode("utf-8", "replace").splitlines() if old else []
+    before = set(old_lines)
     expected_kind = "human" if actor_type == "human" else "agent"
+    kept = set(lines)
+    removed = [line for _, line in _lesson_lines(old_lines) if line not in kept]
+    added = [line for _, line in _lesson_lines(lines) if line not in before]
+    if actor_type != "human":
+        # Agents add lines or replace them one for one; they never drop a person's lesson.
+        people = [line for line in removed if (m := ATTRIBUTION.search(line)) and m.group(1) == "human"]
+        if people:
+            problems.append(Rejection("guide_removal", f"only people remove a person's lesson: {people[0][:80]!r}",
+                                      FIELD_GUIDE))
+        elif len(removed) > len(added):
+            problems.append(Rejection("guide_removal", f"the edit removes {len(removed)} lessons and adds "
+                                      f"{len(added)}; a guide leaf adds lines or replaces them one for one",
+                                      FIELD_GUIDE))
     for number, line in _lesson_lines(lines):
         match = ATTRIBUTION.search(line)
         where = f"{FIELD_GUIDE}:{number}"

@@ -16,7 +16,7 @@ from verifier.checks.scout import check_source_files
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import parse_finding
 from verifier.formats.hypothesis import Hypothesis, VerdictBlock, parse_hypothesis
-from verifier.formats.layout import FIELD_GUIDE, PROJECT_FILE, classify
+from verifier.formats.layout import FIELD_GUIDE, HUMAN_LEAF, PROJECT_FILE, classify
 from verifier.formats.project import parse_project
 from verifier.formats.review import parse_review
 
@@ -75,9 +75,13 @@ def check_human(ctx: CheckContext) -> CheckResult:
     changed: list[str] = []
     for path, data in sorted(ctx.writes.items()):
         changed.append(path)
-        if data is None:
-            continue  # deletions of corpus objects are reverts' business; the write set allowed it
         kind = classify(path)
+        if data is None:
+            # PROJECT.md is the project; a hypothesis keeps its revisions and verdicts. Corpus
+            # objects are withdrawn by reverts; other files (notes, docs) may go.
+            if path == PROJECT_FILE or (kind is not None and kind.type == "hypothesis"):
+                rejections.append(Rejection("cannot_delete", f"{path} cannot be deleted; edit it instead", path))
+            continue
         if path == PROJECT_FILE:
             rejections += _project(ctx, data)
         elif path == FIELD_GUIDE:
@@ -94,7 +98,10 @@ def check_human(ctx: CheckContext) -> CheckResult:
         elif kind.type == "finding":
             rejections += _finding(ctx, path, data)
         elif kind.type == "link":
-            rejections += check_link_file(ctx.tree, path, data)[1]
+            link, problems = check_link_file(ctx.tree, path, data)
+            rejections += problems
+            if link is not None and (link.leaf_kind != "human" or link.leaf_id is not None):
+                rejections.append(Rejection("wrong_leaf", "a person's link has leaf_kind human and no leaf_id", path))
         elif kind.type in ("plan", "report"):
             rejections += check_document_file(ctx.tree, path, data)
         elif kind.type == "review":
@@ -119,4 +126,4 @@ def _finding(ctx: CheckContext, path: str, data: bytes) -> list[Rejection]:
     unavailable = source_problem(ctx.tree, source_id)
     if unavailable is not None:
         return [unavailable]
-    return check_finding_file(path, data, ctx.source_texts.get(source_id), source_id=None, leaf_id=None)
+    return check_finding_file(path, data, ctx.source_texts.get(source_id), source_id=None, leaf_id=HUMAN_LEAF)

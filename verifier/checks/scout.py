@@ -20,7 +20,8 @@ MAX_SOURCES = 5
 
 
 def check_source_files(
-    ctx: CheckContext, source_id: str, record_bytes: bytes, retained: dict[str, bytes], notes: list[str]
+    ctx: CheckContext, source_id: str, record_bytes: bytes, retained: dict[str, bytes], notes: list[str],
+    hold: set[str] | None = None,
 ) -> list[Rejection]:
     """The rules every new source obeys. A scout's is staged and names its leaf; a person's source
     (no leaf) may be staged or already included."""
@@ -72,12 +73,21 @@ def check_source_files(
     except TextExtractionError as exc:
         reject("no_text", f"no quotable text can be derived: {exc}", bytes_at)
     outcome = ctx.fetches.get(record.url)
+    # Retained bytes nobody could compare with the live page wait for a person: otherwise any
+    # text could be retained under a real URL and then quoted as "exact".
+    unverified = None
     if outcome is None or outcome.status is FetchStatus.NOT_CHECKED:
-        notes.append(f"{source_id}: URL not checked ({outcome.reason if outcome else 'no fetcher'})")
+        unverified = f"URL not checked ({outcome.reason if outcome else 'no fetcher'})"
     elif not outcome.resolved:
         reject("url_unresolved", f"{record.url} does not resolve: {outcome.reason}")
     elif outcome.sha256 != record.sha256:
-        notes.append(f"{source_id}: live bytes differ from the retained bytes (page changed since capture)")
+        unverified = (f"the URL served other bytes to the verifier (sha256 {outcome.sha256}); "
+                      "a dynamic page, or bytes that were not fetched from it")
+    if unverified is not None:
+        notes.append(f"{source_id}: {unverified}; held for a person" if hold is not None else
+                     f"{source_id}: {unverified}")
+        if hold is not None:
+            hold.update({record_at, bytes_at})
     return problems
 
 
@@ -97,10 +107,11 @@ def check_scout(ctx: CheckContext) -> CheckResult:
     for orphan in sorted(set(retained) - set(records)):
         rejections.append(Rejection("missing_record", f"retained bytes for {orphan} have no record",
                                     next(iter(retained[orphan]))))
+    hold: set[str] = set()
     for source_id, record_bytes in sorted(records.items()):
-        rejections += check_source_files(ctx, source_id, record_bytes, retained.get(source_id, {}), notes)
+        rejections += check_source_files(ctx, source_id, record_bytes, retained.get(source_id, {}), notes, hold)
     if not MIN_SOURCES <= len(records) <= MAX_SOURCES:
         rejections.insert(0, Rejection(
             "source_count", f"a scout leaf adds {MIN_SOURCES}-{MAX_SOURCES} sources; this patch adds {len(records)}"
         ))
-    return CheckResult(rejections, f"{len(records)} sources staged", notes)
+    return CheckResult(rejections, f"{len(records)} sources staged", notes, frozenset(hold))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
 from verifier.formats.base import Handle, Strict, Text, Timestamp, parse_front_matter_model
 from verifier.formats.project import HypothesisId
@@ -23,6 +23,11 @@ class Plan(Strict):
     author: Handle
     created_at: Timestamp
 
+    @field_validator("cites", "hypotheses", "leaves")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        return _no_repeats(value)
+
 
 class Report(Strict):
     report_id: DocumentId
@@ -32,6 +37,19 @@ class Report(Strict):
     cites: list[ObjectRef] = Field(default_factory=list)
     author: Handle
     created_at: Timestamp
+
+    @field_validator("cites", "introduced", "hypotheses")
+    @classmethod
+    def _unique(cls, value: list[str]) -> list[str]:
+        return _no_repeats(value)
+
+
+def _no_repeats(value: list[str]) -> list[str]:
+    """Each object is cited once: a repeated citation would count its weight again."""
+    repeated = sorted({item for item in value if value.count(item) > 1})
+    if repeated:
+        raise ValueError(f"{repeated[0]} is listed more than once")
+    return value
 
 
 def parse_plan(data: bytes | str, where: str) -> tuple[Plan, str]:

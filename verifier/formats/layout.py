@@ -21,6 +21,9 @@ QUEUE_DIR = "queue"
 # Paths only the verifier itself writes: a leaf can never grant them, and a patch touching them
 # is refused whatever its leaf says.
 VERIFIER_ONLY_PREFIXES = ("ledger/", "scores/", "leaves/", "queue/")
+VERIFIER_ONLY_NAMES = ("ledger", "scores", "leaves", "queue")  # a file there would block the folder
+# The leaf_id a person's hand-written finding carries: it came from no leaf.
+HUMAN_LEAF = "human-edit"
 # Paths a person edits through the human path (issue: evidence graph); no agent leaf writes them.
 HUMAN_ONLY = ("PROJECT.md",)
 HUMAN_ONLY_PREFIXES = ("hypotheses/",)
@@ -128,7 +131,7 @@ def hypothesis_path(hypothesis_id: str) -> str:
 
 
 def is_verifier_only(path: str) -> bool:
-    return path.startswith(VERIFIER_ONLY_PREFIXES)
+    return path.startswith(VERIFIER_ONLY_PREFIXES) or path in VERIFIER_ONLY_NAMES
 
 
 def is_human_only(path: str) -> bool:

@@ -25,9 +25,9 @@ GENESIS_PREV = "0" * 64
 
 
 class Cost(Strict):
-    tokens: int | None = Field(default=None, ge=0)
-    usd: float | None = Field(default=None, ge=0)
-    duration_s: float | None = Field(default=None, ge=0)
+    tokens: int | None = Field(default=None, ge=0, le=10**12)
+    usd: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
+    duration_s: float | None = Field(default=None, ge=0, le=10**7, allow_inf_nan=False)
 
 
 class LedgerRow(Strict):
@@ -54,7 +54,8 @@ def row_line(row: LedgerRow) -> bytes:
     """The canonical bytes of a row: sorted keys, no spaces, UTC timestamps, then a newline."""
     data = row.model_dump(mode="json")
     data["at"] = iso(row.at)
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    line = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return line.encode() + b"\n"
 
 
 def row_hash(line: bytes) -> str:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp
+from verifier.formats.base import CommitId, Handle, Strict, Timestamp
 
 TraceLevel = Literal["L1", "L2", "L3"]
 EventType = Literal["reasoning", "tool_call", "tool_result", "final"]
@@ -29,9 +29,10 @@ class TraceManifest(Strict):
     base_revision: CommitId
     model: Annotated[str, StringConstraints(max_length=200)] | None = None
     skill_version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
-    tokens: int | None = Field(default=None, ge=0)
-    usd: float | None = Field(default=None, ge=0)
-    duration_s: float | None = Field(default=None, ge=0)
+    # Claimed costs are bounded and finite: they land in the ledger and the scores as JSON.
+    tokens: int | None = Field(default=None, ge=0, le=10**12)
+    usd: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
+    duration_s: float | None = Field(default=None, ge=0, le=10**7, allow_inf_nan=False)
     level: TraceLevel
     summary: Annotated[str, StringConstraints(max_length=2000)] | None = None
 
@@ -39,7 +40,8 @@ class TraceManifest(Strict):
 class TraceEvent(Strict):
     ts: Timestamp
     type: EventType
-    content: Text | dict[str, object]
+    # Any string (empty, or long: reasoning is never truncated; the bundle cap bounds it) or object.
+    content: str | dict[str, object]
 
 
 def bundle_digest(files: dict[str, bytes]) -> str:

@@ -28,7 +28,9 @@ _MODE_NAMES = {
     "100755": ("mode", "an executable file"),
     "040000": ("mode", "a directory entry"),
 }
-_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(?: .*)?$")
+# Line numbers and counts are bounded (nine digits): far past any file we accept, and int() of
+# a hostile thousands-digit number is refused or slow.
+_HUNK_RE = re.compile(r"^@@ -(\d{1,9})(?:,(\d{1,9}))? \+(\d{1,9})(?:,(\d{1,9}))? @@(?: .*)?$")
 _INDEX_RE = re.compile(r"^index ([0-9a-f]{7,40})\.\.([0-9a-f]{7,40})(?: ([0-7]{6}))?$")
 _NO_NEWLINE = "\\ No newline at end of file"
 
@@ -145,7 +147,7 @@ def _read_binary(reader: _Reader, max_size: int) -> bytes:
     header = reader.take() if reader.peek() is not None else ""
     if header.startswith("delta "):
         raise _fail("binary", "binary deltas are not allowed; send the whole file (literal)", start)
-    match = re.match(r"^literal (\d+)$", header)
+    match = re.match(r"^literal (\d{1,9})$", header)
     if not match:
         raise _fail("malformed_patch", "expected 'literal <size>' after 'GIT binary patch'", start)
     size = int(match.group(1))

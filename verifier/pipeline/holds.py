@@ -14,13 +14,14 @@ from datetime import datetime
 
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.layout import QUEUE_DIR, classify, leaf_result_path
+from verifier.formats.link import parse_link
 from verifier.formats.source import parse_source
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.scores import apply_writes
 from verifier.scoring.use import ScoreBook
 from verifier.store.files import exclusive_lock
-from verifier.store.gitrepo import GitTree, Person, agent_email
+from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 
@@ -52,24 +53,41 @@ def held_objects(view: GitTree) -> list[HeldObject]:
 
 
 def _leaf_of(view: GitTree, hold: str, paths: tuple[str, ...]) -> str | None:
+    """The leaf named by the held object's own record, read with its strict model."""
     for path in paths:
-        if path.endswith(".yaml"):
-            data = view.read(f"{QUEUE_DIR}/{hold}/{path}") or b""
-            for line in data.decode("utf-8", "replace").splitlines():
-                if line.startswith("leaf_id:"):
-                    value = line.split(":", 1)[1].strip().strip("'\"")
-                    return value or None
+        kind = classify(path)
+        data = view.read(f"{QUEUE_DIR}/{hold}/{path}")
+        if kind is None or data is None:
+            continue
+        try:
+            if kind.type == "source":
+                return parse_source(data, path).leaf_id
+            if kind.type == "link":
+                return parse_link(data, path).leaf_id
+        except FormatError:
+            return None
     return None
 
 
-def operator_of(view: GitTree, leaf_id: str | None, fallback: str) -> str:
-    if leaf_id:
-        data = view.read(leaf_result_path(leaf_id))
-        if data:
-            operator = json.loads(data).get("operator")
-            if isinstance(operator, str):
-                return operator
-    return fallback
+def operator_of(repo: ProjectRepo, view: GitTree, held: HeldObject, fallback: str) -> str:
+    """Who made a held object: the operator of the leaf whose landing put exactly these bytes in
+    the queue. The object's text only names a candidate leaf; the leaf's result file and its
+    commit must confirm it, or the approver's operator is used."""
+    if not held.leaf_id:
+        return fallback
+    data = view.read(leaf_result_path(held.leaf_id))
+    if not data:
+        return fallback
+    result = json.loads(data)
+    operator, commit = result.get("operator"), result.get("commit")
+    if not isinstance(operator, str) or not isinstance(commit, str) or not repo.has_object(commit):
+        return fallback
+    landed = repo.view(commit)
+    for path in held.paths:
+        queued = f"{QUEUE_DIR}/{held.hold}/{path}"
+        if landed.blob_id(queued) is None or landed.blob_id(queued) != view.blob_id(queued):
+            return fallback
+    return operator
 
 
 def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool, reason: str,
@@ -101,7 +119,7 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
         verb = "approve" if approve else "reject"
         book = ScoreBook(view.read)
         apply_writes(book, view, {p: d for p, d in writes.items() if not p.startswith(QUEUE_DIR)},
-                     operator_of(view, held.leaf_id, actor.operator))
+                     operator_of(repo, view, held, actor.operator))
         contribution = Contribution(
             writes=writes, author=Person(actor.handle, agent_email(actor.handle)),
             subject=f"hold: {verb} {held.type} {object_id}", body=f"Reason: {reason.strip()}",

@@ -5,6 +5,7 @@ submission quotes."""
 from __future__ import annotations
 
 from verifier.checks.policy import url_problem
+from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.finding import parse_finding
@@ -15,7 +16,6 @@ from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.patch.apply import apply_patch
 from verifier.patch.parse import ParsedPatch
 from verifier.store.fetcher import Fetcher
-from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 
 
@@ -43,7 +43,7 @@ def fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher
 
 
 
-def source_texts(home: Home, view: GitTree, leaf: LeafContract | None,
+def source_texts(home: Home, view: TreeView, leaf: LeafContract | None,
                   writes: dict[str, bytes | None]) -> dict[str, str]:
     """Derived text of every source the checks will quote against: the leaf's input source, and
     the source of each finding a person writes by hand."""

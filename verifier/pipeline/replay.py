@@ -22,7 +22,8 @@ import pygit2
 from verifier.formats.layout import LEAVES_DIR, USE_SCORES, classify, leaf_result_path
 from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, segment_path
 from verifier.patch.apply import git_blob_id
-from verifier.pipeline.holds import operator_of
+from verifier.pipeline.holds import held_objects, operator_of
+from verifier.pipeline.routing import count_objects
 from verifier.pipeline.scores import apply_writes
 from verifier.scoring.use import SCORED_TYPES, SHARD_ROOT, ScoreBook
 from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
@@ -142,11 +143,13 @@ def replay(repo: ProjectRepo) -> ReplayReport:
             before = GitTree(repo.repo, parent.tree if parent is not None else None)
             operator = trailers.get("Operator", commit.author.name)
             if "Hold" in trailers and trailers["Hold"].startswith("approve"):
-                leaf_id = _leaf_id_in(changes)
-                operator = operator_of(before, leaf_id, operator)
+                for held in held_objects(before):
+                    if any(f"queue/{held.hold}/{path}" in changes for path in held.paths):
+                        operator = operator_of(repo, before, held, operator)
+                        break
             added = apply_writes(book, before, {p: d for p, d in changes.items() if not p.startswith("queue/")},
                                  operator)
-            added_by_commit[sha] = added or len(changes)
+            added_by_commit[sha] = added or count_objects(changes)
         parent = commit
     report.rows = len(lines)
     tip_view = repo.view(tip)
@@ -183,15 +186,6 @@ def _leaf_result(row: LedgerRow) -> bytes:
     body = {"leaf_id": row.leaf_id, "outcome": row.outcome, "commit": row.commit, "actor": row.actor,
             "operator": row.operator, "trace_id": row.trace_id, "at": row.at.strftime("%Y-%m-%dT%H:%M:%SZ")}
     return json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
-
-
-def _leaf_id_in(changes: dict[str, bytes | None]) -> str | None:
-    for data in changes.values():
-        if data and b"leaf_id:" in data:
-            for line in data.decode("utf-8", "replace").splitlines():
-                if line.startswith("leaf_id:"):
-                    return line.split(":", 1)[1].strip().strip("'\"") or None
-    return None
 
 
 def _all_scores(book: ScoreBook) -> dict[str, bytes]:

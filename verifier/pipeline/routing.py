@@ -3,21 +3,35 @@ corpus, at the same relative path, so approving one is a move and nothing else. 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
-from verifier.formats.layout import HOLD_OF, classify, queue_path
+from verifier.formats.layout import HOLD_OF, QUEUE_DIR, classify, queue_path
 
 
-def route(writes: dict[str, bytes | None], holds: Sequence[str]) -> tuple[dict[str, bytes | None], list[str]]:
-    """Return (routed writes, sorted hold types used). Deletions are never routed."""
+def route(writes: dict[str, bytes | None], holds: Sequence[str],
+          forced: Set[str] = frozenset()) -> tuple[dict[str, bytes | None], list[str]]:
+    """Return (routed writes, sorted hold types used). Deletions are never routed. `forced` names
+    paths a check wants a person to look at whatever PROJECT.md holds (a source whose live bytes
+    differ from the retained ones, or one whose URL could not be checked)."""
     routed: dict[str, bytes | None] = {}
     used: set[str] = set()
     for path, data in writes.items():
         kind = classify(path)
         hold = HOLD_OF.get(kind.type) if kind else None
-        if data is not None and hold is not None and hold in holds:
+        if data is not None and hold is not None and (hold in holds or path in forced):
             routed[queue_path(hold, path)] = data
             used.add(hold)
         else:
             routed[path] = data
     return routed, sorted(used)
+
+
+def count_objects(writes: dict[str, bytes | None]) -> int:
+    """How many corpus objects the writes bring (a source's record and bytes are one object)."""
+    ids = set()
+    for path, data in writes.items():
+        corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") and path.count("/") >= 2 else path
+        kind = classify(corpus_path)
+        if data is not None and kind is not None:
+            ids.add(kind.object_id)
+    return len(ids)

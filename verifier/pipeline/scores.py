@@ -6,7 +6,6 @@ bytes being written; the operator is the one the landing is attributed to.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from verifier.checks.view import TreeView
@@ -16,22 +15,6 @@ from verifier.formats.layout import classify
 from verifier.formats.link import parse_link
 from verifier.scoring.use import SCORED_TYPES, ObjectFacts, ScoreBook
 
-_LINK_FIELDS = re.compile(rb"^(finding_id|hypothesis_id): ['\"]?(fnd_[0-9a-f]{16}|H[1-9][0-9]{0,5})['\"]?[ \t]*$",
-                          re.MULTILINE)
-
-
-def _link_fields(data: bytes) -> tuple[str, str] | None:
-    """finding_id and hypothesis_id of a landed link by a line match, when each appears once as a
-    plain top-level line; otherwise None and the caller parses the YAML. Landed links were
-    validated, and replay reads thousands of them, so the common case skips the YAML parser."""
-    found: dict[bytes, list[bytes]] = {}
-    for match in _LINK_FIELDS.finditer(data):
-        found.setdefault(match.group(1), []).append(match.group(2))
-    finding, hypothesis = found.get(b"finding_id", []), found.get(b"hypothesis_id", [])
-    if len(finding) != 1 or len(hypothesis) != 1 or not finding[0].startswith(b"fnd_"):
-        return None
-    return finding[0].decode(), hypothesis[0].decode()
-
 
 def facts_of(path: str, data: bytes, operator: str) -> ObjectFacts | None:
     """Scoring facts of one object file, or None if it is not a scored object."""
@@ -40,11 +23,11 @@ def facts_of(path: str, data: bytes, operator: str) -> ObjectFacts | None:
         return None
     try:
         if kind.type == "link":
-            fields = _link_fields(data)
-            if fields is None:
-                link = parse_link(data, path)
-                fields = (link.finding_id, link.hypothesis_id)
-            return ObjectFacts("link", kind.object_id, operator, finding_id=fields[0], hypothesis_id=fields[1])
+            # Always the strict model: a line match could be fooled by a key or a multi-line
+            # string that a YAML parser reads differently.
+            link = parse_link(data, path)
+            return ObjectFacts("link", kind.object_id, operator, finding_id=link.finding_id,
+                               hypothesis_id=link.hypothesis_id)
         if kind.type == "plan":
             plan, _ = parse_plan(data, path)
             return ObjectFacts("plan", kind.object_id, operator, cites=tuple(plan.cites))

@@ -42,7 +42,7 @@ from typing import Any
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
-from verifier.errors import ConflictError, Rejected, Rejection
+from verifier.errors import ConflictError, FormatError, NotFound, Rejected, Rejection
 from verifier.formats.base import iso
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.layout import (
@@ -59,7 +59,7 @@ from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.inputs import fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
-from verifier.pipeline.routing import route
+from verifier.pipeline.routing import count_objects, route
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
@@ -169,9 +169,15 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
     if human:
         if attempt.actor.type != "human":
             raise _reject("leaf_required", "agents submit against a leaf (--leaf); only people edit outside leaves")
-        base = attempt.base = attempt.submission.base or tip
-        if not repo.has_object(base) or not repo.is_ancestor(base, tip):
+        wanted = attempt.submission.base or tip
+        try:
+            base = str(repo.commit(wanted).id)  # a branch name or short id becomes the full commit id
+        except NotFound:
+            raise _reject("wrong_base",
+                          f"base {wanted[:64]!r} names no commit; the current revision is {tip}") from None
+        if not repo.is_ancestor(base, tip):
             raise _reject("wrong_base", f"base {base} is not on the branch; the current revision is {tip}")
+        attempt.base = base
         check_write_set(patch, HUMAN_RULES, human=True)
         leaf = None
     else:
@@ -192,7 +198,8 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
     project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     context = CheckContext(
         leaf=leaf, actor=attempt.actor.handle, project=project, tree=Overlay(tip_view, writes),
-        writes=writes, now=now, source_texts=source_texts(home, tip_view, leaf, writes), fetches=fetches,
+        writes=writes, now=now, source_texts=source_texts(home, Overlay(tip_view, writes), leaf, writes),
+        fetches=fetches,
         base_tree=tip_view, actor_type=attempt.actor.type,
     )
     result = check_for(leaf.kind if leaf is not None else "human")(context)
@@ -214,8 +221,24 @@ def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
         except ConflictError as exc:
             raise _reject("trace_collision", str(exc), "trace/") from exc
     patch = parse_patch(submission.patch)
-    tip_project = repo.view(repo.tip()).read(PROJECT_FILE) or b""
-    return patch, fetch_new_sources(patch, parse_project(tip_project, PROJECT_FILE)[0], fetcher)
+    view = repo.view(repo.tip())
+    try:
+        project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    except FormatError as exc:
+        raise _reject("bad_project", f"the project's PROJECT.md is unreadable: {exc}") from exc
+    # The verifier fetches on an agent's behalf only for a scout leaf whose write set allows the
+    # sources (or a person's edit): anyone else's URLs are never requested.
+    if submission.leaf_id is not None:
+        data = view.read(leaf_path(submission.leaf_id))
+        if data is None:
+            return patch, {}
+        leaf = parse_leaf(data, leaf_path(submission.leaf_id))
+        if leaf.kind != "scout":
+            return patch, {}
+        check_write_set(patch, leaf.may_write)
+    elif attempt.actor.type != "human":
+        return patch, {}
+    return patch, fetch_new_sources(patch, project, fetcher)
 
 
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
@@ -254,7 +277,12 @@ def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dic
     tip_view = repo.view(tip)
     project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     # People's edits are their own judgement: holds gate what agents bring in, not what people do.
-    routed, holds = route(writes, project.holds) if leaf is not None else (writes, [])
+    routed, holds = route(writes, project.holds, result.hold_paths) if leaf is not None else (writes, [])
+    queued = [path for path, data in routed.items() if data is not None and path.startswith("queue/")
+              and tip_view.read(path) is not None]
+    if queued:
+        # Never overwrite what already waits for a person: the first submission keeps its place.
+        raise _reject("duplicate_id", f"{queued[0]} is already held in the queue, waiting for a person", queued[0])
     outcome: Outcome = "held" if holds else "accepted"
     kind = leaf.kind if leaf is not None else "edit"
     trailers = {"Operator": actor.operator}
@@ -266,14 +294,15 @@ def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dic
         writes=routed,
         author=Person(actor.handle, agent_email(actor.handle)),
         subject=f"{kind}: {result.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
-        body=(trace.manifest.summary or "") if trace is not None else "",
+        # The manifest's summary is part of the private trace: it never goes into the public history.
+        body="",
         trailers=trailers,
     )
     book = ScoreBook(tip_view.read)
     objects = apply_writes(book, tip_view, routed, actor.operator)
     if leaf is not None:
         manifest = trace.manifest if trace is not None else None
-        book.record_submission(actor.operator, objects=objects or len(routed),
+        book.record_submission(actor.operator, objects=objects or count_objects(routed),
                                tokens=manifest.tokens if manifest else None, usd=manifest.usd if manifest else None)
     score_writes = book.writes()
 

@@ -35,7 +35,7 @@ def _reject(code: str, message: str, where: str | None = None) -> Rejected:
 def _parse_manifest(data: bytes) -> TraceManifest:
     try:
         value = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise _reject("trace_manifest", f"manifest.json is not JSON: {exc}", "trace/manifest.json") from exc
     try:
         return validate(TraceManifest, value, "trace/manifest.json")
@@ -55,8 +55,8 @@ def _parse_events(data: bytes) -> list[TraceEvent]:
         where = f"trace/events.jsonl:{number}"
         try:
             event = TraceEvent.model_validate(json.loads(line))
-        except (ValueError, ValidationError) as exc:
-            detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        except (ValueError, ValidationError, RecursionError) as exc:
+            detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)[:200]
             raise _reject("trace_events", f"not a trace event ({{ts, type, content}}): {detail}", where) from exc
         if previous is not None and event.ts < previous:
             raise _reject("trace_events", "events are out of order (ts goes backwards)", where)

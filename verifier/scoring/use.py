@@ -47,7 +47,7 @@ def shard_path(object_id: str) -> str:
 
 
 def _dump(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False).encode() + b"\n"
+    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False).encode() + b"\n"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +14,8 @@ from pathlib import Path
 def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace `path` with `data` so readers see the old or the new file, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # Unique per process, thread and call: service workers write shared caches concurrently.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp")
     with tmp.open("wb") as handle:
         handle.write(data)
         if durable:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tarfile
+import tempfile
 from pathlib import Path
 
 from verifier.errors import ConflictError, Rejected, Rejection
@@ -36,13 +37,18 @@ class TraceStore:
                 f"trace id {record.trace_id} is taken by another bundle (digest {existing[:12]}...); refusing"
             )
         self.root.mkdir(parents=True, exist_ok=True)
-        staging = self.root / f".incoming-{record.trace_id}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
+        # A private staging folder per call: two submissions of one bundle may race here.
+        staging = Path(tempfile.mkdtemp(prefix=f".incoming-{record.trace_id}-", dir=self.root))
         for name, data in files.items():
             write_atomic(staging / name, data, durable=self.durable)
         write_atomic(staging / "DIGEST", record.digest.encode() + b"\n", durable=self.durable)
-        staging.rename(target)
+        try:
+            staging.rename(target)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            existing = (target / "DIGEST").read_text().strip() if (target / "DIGEST").exists() else ""
+            if existing != record.digest:
+                raise ConflictError(f"trace id {record.trace_id} is taken by another bundle; refusing") from None
         if self.durable:
             fsync_dir(self.root)
 
