@@ -13,7 +13,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -187,13 +187,7 @@ class Service:
     # side effects -------------------------------------------------------------------------------------
 
     def claim(self, actor: Actor, slug: str, leaf_id: str, body: dict[str, Any]) -> Answer:
-        try:
-            request = ClaimRequest.model_validate(body)
-        except ValidationError as exc:
-            raise invalid_body(exc) from exc
-        if request.agent is not None and request.agent != actor.handle:
-            raise ApiError(403, "actor_mismatch", f"the body names agent {request.agent}, but the token is "
-                                                  f"{actor.handle}'s")
+        request = _asserted_body(ClaimRequest, body, actor)
         self.check_leaf_id(leaf_id)
         view = self._tip_view(self.project(slug))
         contract = self.contracts.contract(view, leaf_id)
@@ -224,13 +218,7 @@ class Service:
         return Answer(200, {"project": slug, "leaf_id": leaf_id, "released": True}, {})
 
     def post(self, actor: Actor, slug: str, leaf_id: str, body: dict[str, Any]) -> Answer:
-        try:
-            request = ThreadPost.model_validate(body)
-        except ValidationError as exc:
-            raise invalid_body(exc) from exc
-        if request.agent is not None and request.agent != actor.handle:
-            raise ApiError(403, "actor_mismatch", f"the body names agent {request.agent}, but the token is "
-                                                  f"{actor.handle}'s")
+        request = _asserted_body(ThreadPost, body, actor)
         self.check_leaf_id(leaf_id)
         view = self._tip_view(self.project(slug))
         if self.contracts.contract(view, leaf_id) is None:
@@ -319,3 +307,18 @@ def _manifest_base(files: dict[str, bytes]) -> str | None:
         return None
     base = value.get("base_revision") if isinstance(value, dict) else None
     return base if isinstance(base, str) and re.fullmatch(r"[0-9a-f]{40}", base) else None
+
+
+_Body = TypeVar("_Body", ClaimRequest, ThreadPost)
+
+
+def _asserted_body(model: type[_Body], body: dict[str, Any], actor: Actor) -> _Body:
+    """Validate a JSON body; an actor it names is an assertion that must be the token's agent."""
+    try:
+        request = model.model_validate(body)
+    except ValidationError as exc:
+        raise invalid_body(exc) from exc
+    if request.agent is not None and request.agent != actor.handle:
+        raise ApiError(403, "actor_mismatch", f"the body names agent {request.agent}, but the token is "
+                                              f"{actor.handle}'s")
+    return request
