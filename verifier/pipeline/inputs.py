@@ -25,7 +25,6 @@ def created_files(patch: ParsedPatch) -> dict[str, bytes]:
     return {path: data for path, data in apply_patch(creates, lambda _path: None).items() if data is not None}
 
 
-
 def fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher) -> dict[str, FetchOutcome]:
     """Fetch each new source's URL once (scout leaves), before the lock: it can take seconds."""
     outcomes: dict[str, FetchOutcome] = {}
@@ -42,9 +41,8 @@ def fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher
     return outcomes
 
 
-
 def source_texts(home: Home, view: TreeView, leaf: LeafContract | None,
-                  writes: dict[str, bytes | None]) -> dict[str, str]:
+                 writes: dict[str, bytes | None]) -> dict[str, str]:
     """Derived text of every source the checks will quote against: the leaf's input source, and
     the source of each finding a person writes by hand."""
     wanted = {leaf.inputs.source_id} if leaf is not None and leaf.inputs.source_id else set()
@@ -61,10 +59,16 @@ def source_texts(home: Home, view: TreeView, leaf: LeafContract | None,
         data = view.read(source_record_path(source_id))
         if data is None:
             continue
-        record = parse_source(data, source_record_path(source_id))
+        try:
+            record = parse_source(data, source_record_path(source_id))
+        except FormatError:
+            continue  # a malformed record (a person's, in this very edit) is reported by the check
         path = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
         raw, blob = view.read(path), view.blob_id(path)
         if raw is None or blob is None:
             raise Rejected(Rejection("source_unavailable", f"source {source_id} has no retained bytes", path))
-        texts[source_id] = home.source_text(blob, raw, record.media_type)
+        try:
+            texts[source_id] = home.source_text(blob, raw, record.media_type)
+        except ValueError:
+            continue  # bytes with no quotable text: the source check says why; findings on it fail
     return texts
