@@ -47,7 +47,8 @@ def append_row(view: TreeView, fields: dict[str, Any]) -> tuple[LedgerRow, bytes
     row = LedgerRow.model_validate({**fields, "seq": seq, "prev": prev})
     line = row_line(row)
     path = segment_path(seq)
-    existing = view.read(path) or b"" if seq % ROWS_PER_SEGMENT else b""
+    # A row that opens a new segment starts an empty file; any other appends to its segment.
+    existing = (view.read(path) or b"") if seq % ROWS_PER_SEGMENT else b""
     return row, line, {path: existing + line}
 
 
