@@ -48,6 +48,10 @@ class LedgerRow(Strict):
     trace_id: str | None = None
     verifier_version: str
     cost: Cost = Field(default_factory=Cost)
+    # What the agent disclosed in its manifest (design §12 measures per model and skill version);
+    # None when not disclosed or when the row is not an agent's submission.
+    model: Annotated[str, StringConstraints(max_length=200)] | None = None
+    skill_version: Annotated[str, StringConstraints(max_length=64)] | None = None
 
 
 def row_line(row: LedgerRow) -> bytes:

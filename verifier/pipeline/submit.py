@@ -102,6 +102,8 @@ class _Attempt:
                 "usd": manifest.usd if manifest else None,
                 "duration_s": manifest.duration_s if manifest else None,
             },
+            "model": manifest.model if manifest else None,
+            "skill_version": manifest.skill_version if manifest else None,
         }
 
 
