@@ -34,21 +34,29 @@ def test_the_cli_retries_until_the_service_is_back(tmp_path: Path) -> None:
         (tmp_path / "trace" / name).write_bytes(data)
     port = free_port()
     env = {**os.environ, "RW_TOKEN": world.agent.token}
-    cli = subprocess.Popen([RW, "submit", SLUG, "--leaf", "wait-1", "--patch", str(tmp_path / "patch.diff"),
-                            "--trace", str(tmp_path / "trace"), "--server", f"http://127.0.0.1:{port}",
-                            "--retry-for", "60s"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("w") as err_file:
+        cli = subprocess.Popen([RW, "submit", SLUG, "--leaf", "wait-1", "--patch", str(tmp_path / "patch.diff"),
+                                "--trace", str(tmp_path / "trace"), "--server", f"http://127.0.0.1:{port}",
+                                "--retry-for", "60s"], env=env, stdout=subprocess.PIPE, stderr=err_file, text=True)
     try:
-        time.sleep(2)  # nothing listens: the CLI is retrying
+        # Nothing listens yet: wait until the CLI says it is retrying (on a loaded machine its start-up
+        # alone can take seconds), then bring the service up.
+        deadline = time.monotonic() + 30
+        while "retrying" not in err_path.read_text() and time.monotonic() < deadline:
+            assert cli.poll() is None, err_path.read_text()
+            time.sleep(0.1)
         assert cli.poll() is None
         server = start(world.home.root, port=port)
         try:
-            out, err = cli.communicate(timeout=60)
+            out, _ = cli.communicate(timeout=60)
         finally:
             server.stop()
     finally:
         if cli.poll() is None:
             cli.kill()
             cli.wait()
+    err = err_path.read_text()
     assert cli.returncode == 0 and out.startswith("ACCEPTED"), out + err
     assert "service unavailable" in err and "retrying" in err
 
