@@ -25,10 +25,11 @@ from pathlib import Path
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
+from verifier.formats.entries import SubmitEntry
 from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.pipeline.landing import land
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
+from verifier.pipeline.writer import ProjectWriter
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text
@@ -49,7 +50,6 @@ def build_corpus(home: Home, sources: int, findings_per_source: int, sentences: 
     template = Path(tempfile.mkdtemp(prefix="rw-bench-template-"))
     (template / "PROJECT.md").write_text(f"---\nproject: {SLUG}\n---\nBenchmark project.\n")
     init_project(home, SLUG, now=NOW, template=template)
-    repo = home.project(SLUG)
     files: dict[str, bytes] = {}
     catalogue: list[tuple[str, str]] = []
     for index in range(sources):
@@ -66,9 +66,10 @@ def build_corpus(home: Home, sources: int, findings_per_source: int, sentences: 
                                       statement=f"Claim {k} of source {index}.", limitation="Synthetic.",
                                       leaf_id="bench-corpus")
             files[path] = data
-    land(home, SLUG, repo, tip=repo.tip(), now=NOW, bookkeeping=files, row_fields={
-        "at": NOW, "action": "human", "outcome": "accepted", "actor": "bench", "actor_type": "verifier",
-        "description": f"benchmark corpus: {sources} sources, {sources * findings_per_source} findings"})
+    with ProjectWriter.open(home, SLUG) as writer:
+        writer.land(SubmitEntry(at=NOW, action="human", actor="bench", actor_type="verifier",
+                                description=f"benchmark corpus: {sources} sources, "
+                                            f"{sources * findings_per_source} findings"), bookkeeping=files)
     return catalogue
 
 

@@ -28,7 +28,7 @@ from verifier.formats.ledger import row_line
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.digest import digest
 from verifier.pipeline.submit import Submission, submit
-from verifier.service import testhooks
+from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.board import BoardLeaf, ContractCache, board, leaf_state
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
@@ -74,10 +74,14 @@ class Answer:
 
 
 class Service:
-    def __init__(self, config: ServiceConfig) -> None:
+    """What the routes call. `crash_point` is called at the service's own steps (`journal`: the
+    attempt is recorded, `respond`: the verdict is in) and handed to every project writer."""
+
+    def __init__(self, config: ServiceConfig, *, crash_point: CrashPoint = no_crash) -> None:
         self.config = config
         self.runtime = Runtime(config)
         self.home = self.runtime.home
+        self.home.crash_point = self.crash_point = crash_point
         self.db = Database(self.home.root / COMMONS_FILE)
         self.commons = LocalCommons(self.db, self.home.identities)
         self.journal = Journal(self.db)
@@ -250,7 +254,7 @@ class Service:
         record = started.record
         if not started.fresh:
             return self._replay(record, digest_hex)
-        testhooks.point("journal")
+        self.crash_point("journal")
         try:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
                                                    files.get("patch.diff", b""), files, token),
@@ -263,7 +267,7 @@ class Service:
             raise ApiError(404, "no_project", str(exc)) from exc
         body = verdict.to_json()
         self.journal.finish(record.id, body, now=clock())
-        testhooks.point("respond")
+        self.crash_point("respond")
         self._after_verdict(actor, slug, leaf_id, body["outcome"])
         return Answer(_status_of(body), {"submission_id": record.id, "verdict": body},
                       {"location": f"/submissions/{record.id}"})
