@@ -3,16 +3,21 @@
 Reports (never repairs): a row whose prev hash does not match (rewritten, reordered, truncated in
 the middle), a segment out of place, an accepted row whose commit is not on the branch, and a
 ledger shorter than, or different from, the head recorded in the anchor outside the repository
-(a truncated ledger or a branch reset under it).
+(a truncated ledger or a branch reset under it), a tip that is not the anchor's commit, and every
+commit on the branch that is neither one of the verifier's ledger commits nor named by a ledger
+row (a push or a commit written with git plumbing), by its id and author.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pygit2
+
 from verifier.errors import FormatError, LedgerIntegrityError
 from verifier.formats.ledger import LedgerRow, row_hash
 from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.writer import ledger_commit_row
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Anchor
 
@@ -56,4 +61,30 @@ def verify_ledger(repo: ProjectRepo, anchor: Anchor | None) -> LedgerReport:
         report.problems.append(f"row {anchor.seq} differs from the row that was written (rewritten history)")
     elif not repo.is_ancestor(anchor.commit, tip):
         report.problems.append(f"the branch no longer contains {anchor.commit}, the last written tip (reset)")
+    elif anchor.commit != tip:
+        report.problems.append(f"the tip {tip} is not {anchor.commit}, the last tip the verifier wrote")
+    report.problems += foreign_commits(repo, tip, report.rows, set(hashes))
     return report
+
+
+def history_problems(repo: ProjectRepo, anchor: Anchor | None) -> list[str]:
+    """What `verify_ledger` says about the branch against its anchor and its foreign commits."""
+    skip = ("chain broken", "row ")
+    return [problem for problem in verify_ledger(repo, anchor).problems if not problem.startswith(skip)]
+
+
+def foreign_commits(repo: ProjectRepo, tip: str, rows: list[LedgerRow], line_hashes: set[str]) -> list[str]:
+    """Every commit reachable from the tip that is neither a ledger commit whose row is in the
+    chain nor a commit a ledger row names."""
+    named = {row.commit for row in rows if row.commit is not None}
+    problems: list[str] = []
+    for commit in repo.repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL):
+        sha = str(commit.id)
+        if sha in named:
+            continue
+        found = ledger_commit_row(commit)
+        if found is not None and row_hash(found[0]) in line_hashes:
+            continue
+        problems.append(f"commit {sha} by {commit.author.name} <{commit.author.email}> is neither a ledger "
+                        "commit nor named by a ledger row (written outside the verifier)")
+    return problems

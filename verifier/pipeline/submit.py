@@ -342,6 +342,7 @@ def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPat
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
     """Run one submission through the pipeline and return its verdict (see module docstring)."""
     actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
+    ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)
     early: Exception | None = None
     patch: ParsedPatch | None = None

@@ -138,7 +138,14 @@ class ProjectWriter:
 
     # the history check ----------------------------------------------------------------------------
 
-    def _check_history(self) -> None:
+    @classmethod
+    def refuse_if_broken(cls, home: Home, slug: str) -> None:
+        """The history check without the lock and without writing: for a door to refuse early
+        (before a trace is stored) what the writer would refuse anyway."""
+        writer = cls(home, slug, home.project(slug), crash_point=no_crash)
+        writer._check_history(catch_up=False)
+
+    def _check_history(self, *, catch_up: bool = True) -> None:
         anchor = self.home.read_anchor(self.slug)
         tip = self.tip
         if tip is None:
@@ -154,9 +161,9 @@ class ProjectWriter:
                 raise self._broken(f"its ledger at the tip ends at row {head_seq - 1}, not at the row the anchor "
                                    f"recorded ({anchor.seq}): a ledger row was edited")
             return
-        self._catch_up(anchor, tip, head_seq, head_hash)
+        self._catch_up(anchor, tip, head_seq, head_hash, write=catch_up)
 
-    def _catch_up(self, anchor: Anchor, tip: str, head_seq: int, head_hash: str) -> None:
+    def _catch_up(self, anchor: Anchor, tip: str, head_seq: int, head_hash: str, *, write: bool) -> None:
         """A writer killed between the branch move and the anchor: accept one landing ahead."""
         commit = self.repo.commit(tip)
         found = ledger_commit_row(commit)
@@ -172,7 +179,8 @@ class ProjectWriter:
                 or (head_seq - 1, head_hash) != (row.seq, row_hash(line))):
             raise self._broken(f"its tip {tip[:12]} is not the anchor's commit {anchor.commit[:12]}, nor one "
                                "landing ahead of it")
-        self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
+        if write:
+            self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
 
     def _broken(self, why: str) -> HistoryBrokenError:
         return HistoryBrokenError(
