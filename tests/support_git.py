@@ -31,3 +31,23 @@ def plant_commit(bare: Path, path: str, data: str, message: str = "planted") -> 
     commit = git(bare, "commit-tree", tree, "-p", tip, "-m", message).stdout.strip()
     git(bare, "update-ref", "refs/heads/main", commit, tip)
     return commit
+
+
+def clone(bare: Path, dest: Path) -> Path:
+    git(dest.parent, "clone", "-q", str(bare), dest.name)
+    return dest
+
+
+def commit_file(work: Path, path: str, data: str, message: str) -> str:
+    target = work / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(data)
+    git(work, "add", path)
+    git(work, "commit", "-q", "-m", message)
+    return git(work, "rev-parse", "HEAD").stdout.strip()
+
+
+def push_for_review(work: Path, token: str | None, ref: str = "refs/for/main") -> subprocess.CompletedProcess[str]:
+    """A person's push on the local path, the token as a push option."""
+    options = ["-o", f"token={token}"] if token is not None else []
+    return git(work, "push", *options, "origin", f"HEAD:{ref}", check=False)

@@ -29,6 +29,7 @@ from verifier.errors import (
     RetryableError,
     VerifierError,
 )
+from verifier.gitdoor.hooks import ensure_hooks
 from verifier.store.fetcher import Fetcher, HttpFetcher, OfflineFetcher
 from verifier.store.home import Home
 
@@ -73,10 +74,13 @@ def now_from_env() -> datetime:
 
 
 def home_from_env() -> Home:
+    """The home of RW_HOME; every project's hooks are put back if someone removed them."""
     try:
-        return Home.from_env()
+        home = Home.from_env()
     except FormatError as exc:
         raise RwError(str(exc)) from exc
+    ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
+    return home
 
 
 def fetcher_for(home: Home) -> Fetcher:

@@ -17,6 +17,7 @@ from verifier.formats.layout import PROJECT_FILE, classify, is_verifier_only, le
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
 from verifier.formats.yamlout import dump_yaml
+from verifier.gitdoor.hooks import install_hooks
 from verifier.patch.paths import path_problem
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.writer import ProjectWriter
@@ -60,6 +61,7 @@ def init_project(home: Home, slug: str, *, now: datetime, template: Path | None 
         if kind is not None and kind.type == "finding":
             raise FormatError("a new project starts without findings", relative)
     with ProjectWriter.create(home, slug) as writer:
+        install_hooks(home.root, writer.repo.path)  # the verifier is the only writer: pushes are refused
         return writer.land(InitEntry(at=now, actor=steward, actor_type="verifier",
                                      description=f"project {slug} created from {(template or TEMPLATE).name}"),
                            bookkeeping=dict(files))

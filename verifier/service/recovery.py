@@ -34,6 +34,7 @@ from verifier.commons.notifier import Notifier, rows_from
 from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityError, NotFound
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
+from verifier.gitdoor.hooks import ensure_hooks
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.board import ContractCache
 from verifier.service.journal import Journal, Record
@@ -184,6 +185,7 @@ def recover(home: Home, journal: Journal, commons: Commons, notifier: Notifier, 
         _remove(leftover, report, home)
     for slug in home.projects():
         _check_project(home, slug, report)
+    ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
     cache = ContractCache()
     for record in journal.running():
         verdict = settle(home, journal, record, cache, now)
