@@ -1,0 +1,71 @@
+"""Faults are retryable, never wedging: a full disk or a failed object write is a clear refusal
+with its own exit code and nothing kept; what a killed writer left is cleaned by the next one."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from verifier.cli.app import EXIT_CRASH, EXIT_HISTORY, EXIT_RETRY, exit_code_of
+from verifier.errors import HistoryBrokenError, RetryableError
+from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.writer import ProjectWriter
+
+from .conftest import SLUG, World
+
+
+def test_a_full_disk_is_a_retryable_refusal_that_keeps_nothing(world: World) -> None:
+    world.leaf("extract-1")
+    submission = world.extract("extract-1")
+    tip = world.tip()
+
+    def full(step: str) -> None:
+        if step == "ledger":
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    world.home.crash_point = full
+    with pytest.raises(RetryableError, match="disk is full"):
+        world.submit(submission)
+    assert world.tip() == tip and verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
+    world.home.crash_point = lambda _step: None
+    assert world.submit(submission).outcome == "accepted"  # the same request, tried again
+
+
+def test_errors_map_to_their_exit_codes() -> None:
+    assert exit_code_of(RetryableError("disk")) == EXIT_RETRY
+    assert exit_code_of(OSError(errno.ENOSPC, "full")) == EXIT_RETRY
+    assert exit_code_of(HistoryBrokenError("planted")) == EXIT_HISTORY
+    assert exit_code_of(KeyError("surprise")) == EXIT_CRASH
+
+
+def test_leftovers_of_a_killed_writer_are_cleaned_by_the_next(world: World) -> None:
+    repo = world.repo.path
+    (repo / "refs" / "heads" / "main.lock").write_text("stale\n")
+    (repo / "objects" / "ab").mkdir(exist_ok=True)
+    (repo / "objects" / "ab" / "tmp_obj_Xy12").write_bytes(b"half")
+    anchor = world.home.anchor_path(SLUG)
+    (anchor.parent / f".{anchor.name}.123.456.ab.tmp").write_text("{")
+    with ProjectWriter.open(world.home, SLUG) as writer:
+        assert len(writer.cleaned) == 3
+    assert not (repo / "refs" / "heads" / "main.lock").exists()
+    world.leaf("extract-1")  # and the project takes writes
+
+
+def test_a_lock_held_by_a_killed_process_does_not_wedge(world: World) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+         str(world.home.lock_path(SLUG))], stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait(timeout=10)
+    holder.stdout.close()
+    started = time.monotonic()
+    world.leaf("extract-1")
+    assert time.monotonic() - started < 10
