@@ -16,8 +16,12 @@ from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.repair import repair
 from verifier.pipeline.replay import replay
 from verifier.pipeline.writer import ProjectWriter
+from verifier.service.config import ServiceConfig
+from verifier.service.core import Service
+from verifier.service.errors import ApiError
 
 from .conftest import NOW, SLUG, World
+from .service_harness import distinct_findings, live_leaf
 from .support_git import git, plant_commit
 
 RW = str(Path(sys.executable).parent / "rw")
@@ -78,3 +82,16 @@ def test_repair_refuses_a_target_the_ledger_does_not_vouch_for(world: World) -> 
     result = rw(world.home.root, "repair", SLUG, "--to", planted, "--reason", "keep it", token=person)
     assert result.returncode == 2 and "not a ledger commit" in result.stderr
     assert git(world.repo.path, "rev-parse", "refs/heads/main").stdout.strip() == planted
+
+
+def test_the_service_refuses_a_submission_to_a_broken_project(world: World) -> None:
+    live_leaf(world.home, "extract-9")
+    submission = world.creation("extract-9", distinct_findings(world.agent, "extract-9", 0))
+    plant_commit(world.repo.path, "notes.md", "hello\n")
+    service = Service(ServiceConfig(home=world.home.root))
+    actor = world.home.identities.authenticate(world.agent.token)
+    with pytest.raises(ApiError) as refused:
+        service.submit(actor, world.agent.token, SLUG, "extract-9", submission.bundle, submission.patch, None)
+    assert (refused.value.status, refused.value.code) == (409, "history_broken")
+    assert "rw repair" in str(refused.value.message)
+    service.db.close()
