@@ -15,6 +15,7 @@ from verifier.formats.layout import leaf_result_path
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
+from verifier.version import verifier_version
 
 from .conftest import FIXTURES, NOW, SLUG, World
 
@@ -39,7 +40,7 @@ def test_good_extract_is_accepted_and_committed(world: World) -> None:
     assert commit.committer.name == "ResearchWiki Verifier"
     trailers = dict(line.split(": ", 1) for line in commit.message.strip().splitlines()[-4:])
     assert trailers == {"Operator": "op-a", "Leaf": "extract-1", "Trace": verdict.trace_id,
-                        "Verifier-Version": "0.1.0"}
+                        "Verifier-Version": verifier_version()}
     changed = world.repo.changed_paths(str(commit.parents[0].id), verdict.commit)
     assert len(changed) == 4 and all(path.startswith("findings/") for path in changed)
     last = rows(world)[-1]

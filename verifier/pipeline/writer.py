@@ -30,7 +30,6 @@ from pathlib import Path
 
 import pygit2
 
-from verifier import VERSION
 from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
 from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, row_hash
@@ -39,6 +38,7 @@ from verifier.pipeline.ledger import append_row, ledger_head
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
+from verifier.version import verifier_version
 
 CrashPoint = Callable[[str], None]
 CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable steps of a landing, in order
@@ -222,12 +222,12 @@ class ProjectWriter:
         if contribution is not None:
             self.crash_point("contribution")
             tree = self.repo.build_tree(tip, contribution.writes)
-            trailers = {**contribution.trailers, "Verifier-Version": VERSION}
+            trailers = {**contribution.trailers, "Verifier-Version": verifier_version()}
             commit_id = parent = self.repo.create_commit(
                 tree=tree, parents=[tip] if tip else [], author=contribution.author, committer=VERIFIER,
                 message=message(contribution.subject, contribution.body, trailers), when=now)
         row, line, ledger_writes = append_row(
-            self.repo.view(parent), {**entry.row_fields(), "commit": commit_id, "verifier_version": VERSION})
+            self.repo.view(parent), {**entry.row_fields(), "commit": commit_id, "verifier_version": verifier_version()})
         writes: dict[str, bytes | None] = dict(bookkeeping or {})
         if bookkeeping_of is not None:
             writes.update(bookkeeping_of(commit_id))
@@ -238,7 +238,7 @@ class ProjectWriter:
         subject = f"ledger: #{row.seq} {row.outcome} {row.action}" + (f" {row.leaf_id}" if row.leaf_id else "")
         ledger_commit = self.repo.create_commit(
             tree=tree, parents=[parent] if parent else [], author=VERIFIER, committer=VERIFIER,
-            message=message(subject, row_json, {"Verifier-Version": VERSION}), when=now)
+            message=message(subject, row_json, {"Verifier-Version": verifier_version()}), when=now)
         return Landed(row, commit_id, ledger_commit, line)
 
     def _publish(self, row: LedgerRow, tip: str, line: bytes | None) -> None:
