@@ -126,5 +126,6 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
         )
         entry = HoldEntry(at=now, leaf_id=held.leaf_id, kind=held.type, actor=actor.handle,
                           operator=actor.operator, reason_code="approve" if approve else "reject",
-                          description=f"{verb}d held {held.type} {object_id}: {reason.strip()}")
+                          description=f"{'approved' if approve else 'rejected'} held {held.type} {object_id}: "
+                                      f"{reason.strip()}")
         return writer.land(entry, contribution=contribution, bookkeeping=book.writes())

@@ -51,6 +51,7 @@ from verifier.formats.hypothesis import Actor as VerdictActor
 from verifier.formats.hypothesis import Hypothesis, Verdict, parse_hypothesis
 from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
+from verifier.formats.wording import count
 from verifier.model.adapter import Backend, ModelError, ask
 from verifier.model.schema import request_sha256
 from verifier.pipeline.baseline import (
@@ -282,8 +283,9 @@ def _finalize(writer: ProjectWriter, slug: str, repo: ProjectRepo, tip: str, fac
     in_evidence = sum(1 for link in facts.links if link.in_evidence)
     description = (f"{h} {'set to' if previous else 'resolved'} {decision.outcome} (confidence "
                    f"{decision.confidence:.2f}) by {who}; corpus verdict {facts.corpus_verdict} (supports "
-                   f"{facts.balance.supports:g} vs contradicts {facts.balance.contradicts:g}, {in_evidence} links in "
-                   f"the evidence); {_describe_baseline(baseline)}; credit deltas at {deltas_path(seq)}")
+                   f"{facts.balance.supports:g} vs contradicts {facts.balance.contradicts:g}, "
+                   f"{count(in_evidence, 'link')} in the evidence); {_describe_baseline(baseline)}; "
+                   f"credit deltas at {deltas_path(seq)}")
     trailers = {"Hypothesis": h, "Verdict": decision.outcome}
     if decision.actor_type == "human":
         trailers = {"Operator": decision.operator or decision.actor, "Decided-By": decision.actor, **trailers}

@@ -22,6 +22,7 @@ from verifier.formats.base import iso
 from verifier.formats.entries import LeafEntry
 from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.formats.leaf import parse_leaf
+from verifier.formats.wording import count
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
@@ -75,7 +76,8 @@ def extend_leaves(home: Home, slug: str, outage: Outage, now: datetime) -> list[
         if not writes:
             return []
         leaves = sorted(path[len(LEAVES_DIR) + 1:-5] for path in writes)
-        description = (f"expiry of {len(leaves)} open leaves extended by {outage.duration}, the verifier outage "
+        description = (f"expiry of {count(len(leaves), 'open leaf', 'open leaves')} extended by {outage.duration}, "
+                       "the verifier outage "
                        f"from {iso(outage.started_at)} to {iso(outage.ended_at)}: {', '.join(leaves)}")
         writer.land(LeafEntry(at=now, actor="verifier", actor_type="verifier", description=description[:4000]),
                     bookkeeping=writes)
