@@ -20,7 +20,7 @@ MIN_SOURCES = 1
 MAX_SOURCES = 5
 
 
-def check_source_files(
+def check_source_files(  # noqa: C901, PLR0912, PLR0915 - each staged source's checks read top to bottom, one rejection each
     ctx: CheckContext, source_id: str, record_bytes: bytes, retained: dict[str, bytes], notes: list[str],
     hold: set[str] | None = None,
 ) -> list[Rejection]:
