@@ -143,7 +143,7 @@ def run(home_dir: Path, *, durable: bool, sources: int, per_source: int, rounds:
         tip = repo.tip()
         assert tip is not None
         add_leaf(home, SLUG, LeafContract(
-            leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},  # type: ignore[arg-type]
+            leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},
             base_revision=tip, may_write=default_write_rules("extract"), check="extract",
             created_at=NOW, created_by="planner", expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
         submission = extract_submission(home, token, leaf_id, source_id, text, source_index, per_source, 5)

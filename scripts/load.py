@@ -143,13 +143,13 @@ def build(root: Path, *, projects: int, agents: int, per_project: int, reject_ev
             leaf_id = f"extract-{n:05d}"
             tip = repo.tip()
             add_leaf(home, slug, LeafContract(
-                leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},  # type: ignore[arg-type]
+                leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},
                 base_revision=tip, may_write=default_write_rules("extract"), check="extract", created_at=now,
                 created_by="planner", expires_at=now + timedelta(days=1)), now=now, actor="planner")
             handle, operator, token = registered[(n * projects + p) % agents]
             bad = reject_every > 0 and (n * projects + p) % reject_every == reject_every - 1
             first = (n // SOURCES_PER_PROJECT) * FINDINGS_PER_SUBMISSION
-            findings = {}
+            findings: dict[str, bytes] = {}
             for k in range(first, first + FINDINGS_PER_SUBMISSION):
                 excerpt = sentence(p, s, k)
                 location = None

@@ -59,7 +59,7 @@ def test_a_stewards_push_of_project_md_lands_as_a_human_row(world: World, tmp_pa
     assert f"remote: ACCEPTED {pushed[:12]}" in result.stderr
     last = [row for _, row in read_chain(world.repo.view(world.tip()))][-1]
     assert (last.action, last.outcome, last.actor, last.actor_type) == ("human", "accepted", "stew", "human")
-    landed = world.repo.repo[last.commit or ""]
+    landed = world.repo.commit(last.commit or "")
     assert landed.message.startswith("PROJECT.md: clarify scope") and "Operator: stew-op" in landed.message
     assert b"A steward's clarification." in (world.repo.view(world.tip()).read("PROJECT.md") or b"")
     assert git(world.repo.path, "for-each-ref", "--format=%(refname)").stdout.split() == ["refs/heads/main"]

@@ -180,7 +180,7 @@ def test_catch_up_after_a_crash_between_posting_and_the_cursor(world: World, com
     def die(*_args: object) -> None:
         raise KeyboardInterrupt("killed after posting, before the cursor moved")
 
-    advance, notifier._advance = notifier._advance, die  # type: ignore[method-assign]
+    advance, notifier._advance = notifier._advance, die  # type: ignore[method-assign,assignment]
     with pytest.raises(KeyboardInterrupt):
         notifier.catch_up(SLUG, now=NOW)
     posted = commons.db.read("SELECT COUNT(*) AS n FROM messages")[0]["n"]

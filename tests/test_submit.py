@@ -21,7 +21,7 @@ from .conftest import FIXTURES, NOW, SLUG, World
 
 
 def first_commit(world: World) -> str:
-    commit = world.repo.repo[world.tip()]
+    commit = world.repo.commit(world.tip())
     while commit.parents:
         commit = commit.parents[0]
     return str(commit.id)
@@ -35,7 +35,8 @@ def test_good_extract_is_accepted_and_committed(world: World) -> None:
     world.leaf("extract-1")
     verdict = world.submit(world.extract("extract-1"))
     assert verdict.outcome == "accepted", verdict.line()
-    commit = world.repo.repo[verdict.commit]
+    assert verdict.commit is not None
+    commit = world.repo.commit(verdict.commit)
     assert commit.author.name == "agent-a"
     assert commit.committer.name == "ResearchWiki Verifier"
     trailers = dict(line.split(": ", 1) for line in commit.message.strip().splitlines()[-4:])
@@ -135,7 +136,7 @@ def test_disjoint_patch_lands_on_moved_tip(world: World) -> None:
     _base_moving_commit(world)
     verdict = world.submit(submission)
     assert verdict.outcome == "accepted", verdict.line()
-    parent = world.repo.repo[verdict.commit].parents[0]
+    parent = world.repo.commit(verdict.commit or "").parents[0]
     assert world.repo.view(str(parent.id)).read("leaves/extract-other.yaml") is not None
 
 

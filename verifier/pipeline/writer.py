@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,7 +196,7 @@ class ProjectWriter:
     # landing --------------------------------------------------------------------------------------
 
     def land(self, entry: LedgerEntry, *, contribution: Contribution | None = None,
-             bookkeeping: dict[str, bytes | None] | None = None,
+             bookkeeping: Mapping[str, bytes | None] | None = None,
              bookkeeping_of: Callable[[str | None], dict[str, bytes | None]] | None = None) -> Landed:
         """Land one entry: the contribution commit (if any), the ledger commit with the row and
         the bookkeeping files, then (outside a batch) the branch move and the anchor.
@@ -215,7 +215,7 @@ class ProjectWriter:
         return landed
 
     def _stage(self, entry: LedgerEntry, contribution: Contribution | None,
-               bookkeeping: dict[str, bytes | None] | None,
+               bookkeeping: Mapping[str, bytes | None] | None,
                bookkeeping_of: Callable[[str | None], dict[str, bytes | None]] | None) -> Landed:
         tip, now = self.tip, entry.at
         parent, commit_id = tip, None
