@@ -9,15 +9,17 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from verifier.cli.app import EXIT_CRASH, EXIT_HISTORY, EXIT_RETRY, exit_code_of
+from verifier.cli.app import EXIT_CRASH, EXIT_HISTORY, EXIT_RETRY, EXIT_USAGE, exit_code_of
 from verifier.errors import HistoryBrokenError, RetryableError
+from verifier.formats.entries import LeafEntry
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.writer import ProjectWriter
 
-from .conftest import SLUG, World
+from .conftest import NOW, SLUG, World
 
 
 def test_a_full_disk_is_a_retryable_refusal_that_keeps_nothing(world: World) -> None:
@@ -69,3 +71,15 @@ def test_a_lock_held_by_a_killed_process_does_not_wedge(world: World) -> None:
     started = time.monotonic()
     world.leaf("extract-1")
     assert time.monotonic() - started < 10
+
+
+def test_a_malformed_leaf_is_one_line_and_its_exit_code_not_a_traceback(world: World) -> None:
+    with ProjectWriter.open(world.home, SLUG) as writer:
+        writer.land(LeafEntry(at=NOW, actor="planner", actor_type="planner", description="a bad leaf"),
+                    bookkeeping={"leaves/broken-1.yaml": b"leaf_id: broken-1\nkind: [unclosed\n"})
+    result = subprocess.run([str(Path(sys.executable).parent / "rw"), "leaf", "list", SLUG],
+                            env={**os.environ, "RW_HOME": str(world.home.root)}, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == EXIT_USAGE, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "broken-1" in result.stderr

@@ -9,8 +9,9 @@ edit outside any leaf has no leaf id, an optional trace and a base revision. It 
  2. trace ingest   parts present, level L1 or above, 20 MB cap, patch.diff byte-identical to
                    the patch, secret scan (a hit refuses and nothing is kept), then the bundle is
                    stored under trc_<sha256[:16]>. All before any patch work.
- 3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse).
-    [the project's writer lock is taken here and held to the end]
+ 3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse); then the URL
+                   check of new sources, for a scout leaf or a person's edit only.
+    [the project's writer is opened here (lock, history check) and held to the end]
  4. leaf & base    the leaf exists, is open, unexpired, its plan not held; the submission's base
                    is the leaf's base_revision or a later commit on the branch (a person's edit:
                    any commit on the branch); if the branch has moved since, the patch lands on
