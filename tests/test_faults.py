@@ -53,9 +53,14 @@ def test_leftovers_of_a_killed_writer_are_cleaned_by_the_next(world: World) -> N
     (repo / "objects" / "ab" / "tmp_obj_Xy12").write_bytes(b"half")
     anchor = world.home.anchor_path(SLUG)
     (anchor.parent / f".{anchor.name}.123.456.ab.tmp").write_text("{")
+    stale, live = repo / "objects" / "incoming-old", repo / "objects" / "incoming-live"
+    for quarantine in (stale, live):
+        (quarantine / "ab").mkdir(parents=True)
+    os.utime(stale, (time.time() - 7 * 3600, time.time() - 7 * 3600))  # a push killed hours ago
     with ProjectWriter.open(world.home, SLUG) as writer:
-        assert len(writer.cleaned) == 3
+        assert len(writer.cleaned) == 4
     assert not (repo / "refs" / "heads" / "main.lock").exists()
+    assert not stale.exists() and live.exists()  # a live push's quarantine waits on the lock
     world.leaf("extract-1")  # and the project takes writes
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import shutil
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ CrashPoint = Callable[[str], None]
 CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable steps of a landing, in order
 # Git's own lock files a killed writer can leave; only ever removed under the project's lock.
 _GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock")
+QUARANTINE_MAX_AGE_S = 6 * 3600  # far longer than any push's hook may take
 
 
 def no_crash(_step: str) -> None:
@@ -77,6 +79,12 @@ def clean_leftovers(home: Home, slug: str, path: Path) -> list[str]:
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
             removed.append(str(leftover))
+    # git's quarantine of a push killed mid-way; a live push's waits on this lock, so only old ones go.
+    for quarantine in path.glob("objects/incoming-*"):
+        with contextlib.suppress(OSError):
+            if time.time() - quarantine.stat().st_mtime > QUARANTINE_MAX_AGE_S:
+                shutil.rmtree(quarantine)
+                removed.append(str(quarantine))
     return removed
 
 
