@@ -17,7 +17,7 @@ from verifier.cli.app import EXIT_CRASH, EXIT_HISTORY, EXIT_RETRY, EXIT_USAGE, e
 from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.formats.entries import LeafEntry
 from verifier.pipeline.audit import verify_ledger
-from verifier.pipeline.writer import ProjectWriter
+from verifier.pipeline.writer import ProjectWriter, writing_marker
 
 from .conftest import NOW, SLUG, World
 
@@ -51,6 +51,7 @@ def test_leftovers_of_a_killed_writer_are_cleaned_by_the_next(world: World) -> N
     (repo / "refs" / "heads" / "main.lock").write_text("stale\n")
     (repo / "objects" / "ab").mkdir(exist_ok=True)
     (repo / "objects" / "ab" / "tmp_obj_Xy12").write_bytes(b"half")
+    writing_marker(world.home, SLUG).touch()  # the writer that left them was killed while open
     anchor = world.home.anchor_path(SLUG)
     (anchor.parent / f".{anchor.name}.123.456.ab.tmp").write_text("{")
     stale, live = repo / "objects" / "incoming-old", repo / "objects" / "incoming-live"

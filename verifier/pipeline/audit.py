@@ -45,8 +45,10 @@ def verify_ledger(repo: ProjectRepo, anchor: Anchor | None) -> LedgerReport:
             hashes.append(row_hash(line))
     except (LedgerIntegrityError, FormatError) as exc:
         report.problems.append(f"chain broken: {exc}")
+    branch = branch_commits(repo, tip)  # one walk answers every "is it on the branch?" below
+    on_branch = {str(commit.id) for commit in branch}
     for row in report.rows:
-        if row.commit is not None and not repo.is_ancestor(row.commit, tip):
+        if row.commit is not None and row.commit not in on_branch:
             report.problems.append(f"row {row.seq}: commit {row.commit} is not on the branch")
         if row.outcome in ("accepted", "held") and row.action == "submit" and row.commit is None:
             report.problems.append(f"row {row.seq}: an accepted submission without its commit")
@@ -59,12 +61,17 @@ def verify_ledger(repo: ProjectRepo, anchor: Anchor | None) -> LedgerReport:
         )
     elif hashes[anchor.seq] != anchor.row_hash:
         report.problems.append(f"row {anchor.seq} differs from the row that was written (rewritten history)")
-    elif not repo.is_ancestor(anchor.commit, tip):
+    elif anchor.commit not in on_branch:
         report.problems.append(f"the branch no longer contains {anchor.commit}, the last written tip (reset)")
     elif anchor.commit != tip:
         report.problems.append(f"the tip {tip} is not {anchor.commit}, the last tip the verifier wrote")
-    report.problems += foreign_commits(repo, tip, report.rows, set(hashes))
+    report.problems += foreign_commits(branch, report.rows, set(hashes))
     return report
+
+
+def branch_commits(repo: ProjectRepo, tip: str) -> list[pygit2.Commit]:
+    """Every commit reachable from the tip."""
+    return list(repo.repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL))
 
 
 def history_problems(repo: ProjectRepo, anchor: Anchor | None) -> list[str]:
@@ -73,12 +80,12 @@ def history_problems(repo: ProjectRepo, anchor: Anchor | None) -> list[str]:
     return [problem for problem in verify_ledger(repo, anchor).problems if not problem.startswith(skip)]
 
 
-def foreign_commits(repo: ProjectRepo, tip: str, rows: list[LedgerRow], line_hashes: set[str]) -> list[str]:
-    """Every commit reachable from the tip that is neither a ledger commit whose row is in the
-    chain nor a commit a ledger row names."""
+def foreign_commits(branch: list[pygit2.Commit], rows: list[LedgerRow], line_hashes: set[str]) -> list[str]:
+    """Every commit of `branch` that is neither a ledger commit whose row is in the chain nor a
+    commit a ledger row names."""
     named = {row.commit for row in rows if row.commit is not None}
     problems: list[str] = []
-    for commit in repo.repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL):
+    for commit in branch:
         sha = str(commit.id)
         if sha in named:
             continue

@@ -16,7 +16,7 @@ import pygit2
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError
 from verifier.formats.entries import RepairEntry
 from verifier.formats.ledger import row_hash
-from verifier.pipeline.audit import foreign_commits
+from verifier.pipeline.audit import branch_commits, foreign_commits
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.writer import ProjectWriter, ledger_commit_row
@@ -39,7 +39,7 @@ def _check_target(repo: ProjectRepo, target: str) -> None:
     if not rows_and_lines or rows_and_lines[-1][0] != found[0]:
         raise ConflictError(f"{target[:12]}'s ledger does not end with the row its message carries")
     hashes = {row_hash(line) for line, _ in rows_and_lines}
-    foreign = foreign_commits(repo, target, [row for _, row in rows_and_lines], hashes)
+    foreign = foreign_commits(branch_commits(repo, target), [row for _, row in rows_and_lines], hashes)
     if foreign:
         raise ConflictError(f"the history below {target[:12]} is not the verifier's either: {foreign[0]}")
 

@@ -67,12 +67,20 @@ def ledger_commit_row(commit: pygit2.Commit) -> tuple[bytes, LedgerRow] | None:
         return None
 
 
-def clean_leftovers(home: Home, slug: str, path: Path) -> list[str]:
-    """Remove what a killed writer left: git lock files, libgit2's temporary object files and
-    half-written anchors. Call only under the project's lock (no writer of ours is running)."""
+def writing_marker(home: Home, slug: str) -> Path:
+    """Present while a writer of the project is open: found by the next writer, it says the last
+    one was killed, and only then are the object folders swept (listing them costs O(objects))."""
+    return home.lock_path(slug).with_name(f"{slug}.writing")
+
+
+def clean_leftovers(home: Home, slug: str, path: Path, *, sweep_objects: bool = True) -> list[str]:
+    """Remove what a killed writer left: git lock files, libgit2's and git's temporary object
+    files, half-written anchors, old push quarantines. Call only under the project's lock (no
+    writer of ours is running)."""
     removed: list[str] = []
     candidates = [path / name for name in _GIT_LOCKS]
-    candidates += list(path.glob("objects/*/tmp_obj_*")) + list(path.glob("objects/pack/tmp_*"))
+    if sweep_objects:
+        candidates += list(path.glob("objects/*/tmp_obj_*")) + list(path.glob("objects/pack/tmp_*"))
     anchor = home.anchor_path(slug)
     candidates += list(anchor.parent.glob(f".{anchor.name}.*.tmp"))
     for leftover in candidates:
@@ -122,11 +130,16 @@ class ProjectWriter:
         """Lock the project, check its history, and hand out its writer for the block."""
         repo = home.project(slug)
         with exclusive_lock(home.lock_path(slug)):
-            cleaned = clean_leftovers(home, slug, repo.path)
+            marker = writing_marker(home, slug)
+            cleaned = clean_leftovers(home, slug, repo.path, sweep_objects=marker.exists())
             writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
             writer.cleaned = cleaned
             writer._check_history()
-            yield writer
+            marker.touch()
+            try:
+                yield writer
+            finally:
+                marker.unlink(missing_ok=True)
 
     @classmethod
     @contextlib.contextmanager

@@ -5,7 +5,7 @@
       identities.json             agents and people, hashed tokens
       projects/<slug>.git         bare project repositories (agents clone these)
       projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
-      locks/<slug>.lock           one writer per project
+      locks/<slug>.lock           one writer per project (<slug>.writing: one is open, or was killed)
       traces/<trace_id>/          the private trace store
       cache/text/                 derived source text, keyed by blob and extractor version
 """
