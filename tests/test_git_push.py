@@ -9,13 +9,14 @@ from pathlib import Path
 
 from verifier.agentkit.objects import link_file
 from verifier.gitdoor.hooks import ensure_hooks, pre_receive
+from verifier.gitdoor.receive import push_token
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
 from verifier.scoring.use import shard_path
 
 from .conftest import NOW, SLUG, World
-from .support_git import clone, commit_file, git, push_for_review
+from .support_git import clone, commit_file, git, plant_commit, push_for_review
 
 
 def person(world: World) -> str:
@@ -118,3 +119,29 @@ def test_a_removed_hook_is_put_back_by_rw(world: World) -> None:
     hook.unlink()
     ensure_hooks(world.home.root, [world.repo.path])  # what every `rw` command does with its home
     assert hook.read_text() == pre_receive(world.home.root)
+
+
+def test_the_token_comes_from_the_service_or_a_push_option() -> None:
+    assert push_token({"RW_PUSH_TOKEN": "rwt_service", "GIT_PUSH_OPTION_COUNT": "1",
+                       "GIT_PUSH_OPTION_0": "token=rwt_option"}) == "rwt_service"
+    assert push_token({"GIT_PUSH_OPTION_COUNT": "2", "GIT_PUSH_OPTION_0": "ci.skip",
+                       "GIT_PUSH_OPTION_1": "token=rwt_option"}) == "rwt_option"
+    assert push_token({}) == ""
+
+
+def test_a_push_carrying_the_token_in_the_environment_lands(world: World, tmp_path: Path) -> None:
+    """What the service's git endpoint does: RW_PUSH_TOKEN in receive-pack's environment."""
+    work = clone(world.repo.path, tmp_path / "work")
+    commit_file(work, "notes/env.md", "# by env\n", "a note")
+    result = git(work, "push", "origin", "HEAD:refs/for/main", check=False, env={"RW_PUSH_TOKEN": person(world)})
+    assert result.returncode == 0, result.stderr
+    assert world.repo.view(world.tip()).read("notes/env.md") == b"# by env\n"
+
+
+def test_a_push_to_a_project_with_a_broken_history_is_refused(world: World, tmp_path: Path) -> None:
+    work = clone(world.repo.path, tmp_path / "work")
+    commit_file(work, "notes/late.md", "late\n", "a late note")
+    planted = plant_commit(world.repo.path, "notes/planted.md", "planted\n")
+    result = push_for_review(work, person(world))
+    assert result.returncode != 0 and "refuses writes" in result.stderr and "rw repair" in result.stderr
+    assert world.tip() == planted
