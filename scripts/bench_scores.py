@@ -22,12 +22,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from verifier.agentkit.objects import link_file
+from verifier.formats.entries import SubmitEntry
 from verifier.formats.layout import finding_path
 from verifier.formats.yamlout import dump_yaml
-from verifier.pipeline.landing import Contribution, land
+from verifier.pipeline.landing import Contribution
 from verifier.pipeline.project import init_project
 from verifier.pipeline.replay import replay
 from verifier.pipeline.scores import apply_writes
+from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ObjectFacts, ScoreBook
 from verifier.store.gitrepo import VERIFIER, Person
 from verifier.store.home import Home, Settings
@@ -103,25 +105,27 @@ def time_rescore(home: Home, tip: str, rounds: int) -> list[float]:
 def history(root: Path, commits: int) -> Home:
     """`commits` commits made by landing: half contributions (findings and links), half ledger rows."""
     home = fresh_home(root, "history")
-    repo = home.project("history")
     author = Person("bench-agent", "bench-agent@agents.researchwiki.invalid")
-    for n in range(commits // 2):
-        tip = repo.tip()
-        view = repo.view(tip)
-        if n % 5 == 4:
-            path, data = link_file(finding_id=finding_id(n - 1), hypothesis_id="H1", revision=1,
-                                   stance="supports", rationale="bench", leaf_kind="human", leaf_id=None)
-        else:
-            path, data = finding_path(finding_id(n)), dump_yaml({"finding_id": finding_id(n), "n": n})
-        operator = OPERATORS[n % len(OPERATORS)]
-        book = ScoreBook(view.read)
-        apply_writes(book, view, {path: data}, operator)
-        land(home, "history", repo, tip=tip, now=NOW, bookkeeping=book.writes(),
-             contribution=Contribution(writes={path: data}, author=author, subject=f"bench {n}",
-                                       trailers={"Operator": operator}),
-             row_fields={"at": NOW, "action": "human", "outcome": "accepted", "actor": "bench-agent",
-                         "actor_type": "human", "operator": operator, "description": f"bench {n}"})
+    with ProjectWriter.open(home, "history") as writer:
+        for n in range(commits // 2):
+            _land_one(writer, author, n)
     return home
+
+
+def _land_one(writer: ProjectWriter, author: Person, n: int) -> None:
+    view = writer.view()
+    if n % 5 == 4:
+        path, data = link_file(finding_id=finding_id(n - 1), hypothesis_id="H1", revision=1,
+                               stance="supports", rationale="bench", leaf_kind="human", leaf_id=None)
+    else:
+        path, data = finding_path(finding_id(n)), dump_yaml({"finding_id": finding_id(n), "n": n})
+    operator = OPERATORS[n % len(OPERATORS)]
+    book = ScoreBook(view.read)
+    apply_writes(book, view, {path: data}, operator)
+    writer.land(SubmitEntry(at=NOW, action="human", actor="bench-agent", actor_type="human", operator=operator,
+                            description=f"bench {n}"), bookkeeping=book.writes(),
+                contribution=Contribution(writes={path: data}, author=author, subject=f"bench {n}",
+                                          trailers={"Operator": operator}))
 
 
 def main() -> int:

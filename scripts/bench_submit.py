@@ -25,10 +25,11 @@ from pathlib import Path
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
+from verifier.formats.entries import SubmitEntry
 from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.pipeline.landing import land
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
+from verifier.pipeline.writer import ProjectWriter
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text
@@ -49,7 +50,6 @@ def build_corpus(home: Home, sources: int, findings_per_source: int, sentences: 
     template = Path(tempfile.mkdtemp(prefix="rw-bench-template-"))
     (template / "PROJECT.md").write_text(f"---\nproject: {SLUG}\n---\nBenchmark project.\n")
     init_project(home, SLUG, now=NOW, template=template)
-    repo = home.project(SLUG)
     files: dict[str, bytes] = {}
     catalogue: list[tuple[str, str]] = []
     for index in range(sources):
@@ -66,9 +66,10 @@ def build_corpus(home: Home, sources: int, findings_per_source: int, sentences: 
                                       statement=f"Claim {k} of source {index}.", limitation="Synthetic.",
                                       leaf_id="bench-corpus")
             files[path] = data
-    land(home, SLUG, repo, tip=repo.tip(), now=NOW, bookkeeping=files, row_fields={
-        "at": NOW, "action": "human", "outcome": "accepted", "actor": "bench", "actor_type": "verifier",
-        "description": f"benchmark corpus: {sources} sources, {sources * findings_per_source} findings"})
+    with ProjectWriter.open(home, SLUG) as writer:
+        writer.land(SubmitEntry(at=NOW, action="human", actor="bench", actor_type="verifier",
+                                description=f"benchmark corpus: {sources} sources, "
+                                            f"{sources * findings_per_source} findings"), bookkeeping=files)
     return catalogue
 
 
@@ -142,7 +143,7 @@ def run(home_dir: Path, *, durable: bool, sources: int, per_source: int, rounds:
         tip = repo.tip()
         assert tip is not None
         add_leaf(home, SLUG, LeafContract(
-            leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},  # type: ignore[arg-type]
+            leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},
             base_revision=tip, may_write=default_write_rules("extract"), check="extract",
             created_at=NOW, created_by="planner", expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
         submission = extract_submission(home, token, leaf_id, source_id, text, source_index, per_source, 5)

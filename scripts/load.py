@@ -49,14 +49,15 @@ from pathlib import Path
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
+from verifier.formats.entries import SubmitEntry
 from verifier.formats.ids import trace_id_for
 from verifier.formats.leaf import LeafContract, default_write_rules
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.audit import verify_ledger
-from verifier.pipeline.landing import land
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
+from verifier.pipeline.writer import ProjectWriter
 from verifier.service.client import Client
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER_EMAIL
@@ -134,21 +135,21 @@ def build(root: Path, *, projects: int, agents: int, per_project: int, reject_ev
             files.update(made)
             source_id = next(path for path in made if path.endswith(".yaml")).rsplit("/", 1)[1][:-5]
             catalogue.append((s, source_id, extract_text(text.encode(), "text/plain")))
-        land(home, slug, repo, tip=repo.tip(), now=now, bookkeeping=files, row_fields={
-            "at": now, "action": "human", "outcome": "accepted", "actor": "load", "actor_type": "verifier",
-            "description": f"load test sources: {SOURCES_PER_PROJECT}"})
+        with ProjectWriter.open(home, slug) as writer:
+            writer.land(SubmitEntry(at=now, action="human", actor="load", actor_type="verifier",
+                                    description=f"load test sources: {SOURCES_PER_PROJECT}"), bookkeeping=files)
         for n in range(per_project):
             s, source_id, text = catalogue[n % SOURCES_PER_PROJECT]
             leaf_id = f"extract-{n:05d}"
             tip = repo.tip()
             add_leaf(home, slug, LeafContract(
-                leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},  # type: ignore[arg-type]
+                leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},
                 base_revision=tip, may_write=default_write_rules("extract"), check="extract", created_at=now,
                 created_by="planner", expires_at=now + timedelta(days=1)), now=now, actor="planner")
             handle, operator, token = registered[(n * projects + p) % agents]
             bad = reject_every > 0 and (n * projects + p) % reject_every == reject_every - 1
             first = (n // SOURCES_PER_PROJECT) * FINDINGS_PER_SUBMISSION
-            findings = {}
+            findings: dict[str, bytes] = {}
             for k in range(first, first + FINDINGS_PER_SUBMISSION):
                 excerpt = sentence(p, s, k)
                 location = None

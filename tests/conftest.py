@@ -12,12 +12,15 @@ import pytest
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file
 from verifier.agentkit.scripted import ScriptedAgent, load_script
+
+__all__ = ["FIXTURES", "GUIDE_ID", "NOTE_ID", "NOW", "PDF_ID", "ROOT", "SLUG", "ScriptedAgent", "World", "make_home"]
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.ids import source_id_for
 from verifier.formats.leaf import LeafContract, WriteRule, default_write_rules
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.store.fetcher import Fetcher, OfflineFetcher
+from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +41,7 @@ class World:
     fetcher: Fetcher
 
     @property
-    def repo(self):  # type: ignore[no-untyped-def]
+    def repo(self) -> ProjectRepo:
         return self.home.project(SLUG)
 
     def tip(self) -> str:

@@ -25,6 +25,8 @@ from verifier.store.home import Home
 from .conftest import NOTE_ID, SLUG
 
 RW = str(Path(sys.executable).parent / "rw")
+ROOT = Path(__file__).resolve().parent.parent
+KILL_ENV = "RW_TEST_KILL_AT"
 START_TIMEOUT_S = 30.0
 
 
@@ -109,11 +111,13 @@ def start(home: Path, *args: str, env: dict[str, str] | None = None, port: int |
     port = port or free_port()
     log = home.parent / f"serve-{port}-{time.monotonic_ns()}.log"
     full_env = {**os.environ, "RW_HOME": str(home), **(env or {})}
-    if not (env and "RW_TEST_KILL_AT" in env):
-        full_env.pop("RW_TEST_KILL_AT", None)
+    # A crash point is handed to the workers by a test-only server (tests.support_crash_server).
+    command = [sys.executable, "-m", "tests.support_crash_server"] if env and KILL_ENV in env else [RW, "serve"]
+    if not (env and KILL_ENV in env):
+        full_env.pop(KILL_ENV, None)
     with log.open("wb") as out:
-        proc = subprocess.Popen([RW, "serve", "--port", str(port), "--workers", "1", *args], env=full_env,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen([*command, "--port", str(port), "--workers", "1", *args], env=full_env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
     server = Server(home, port, proc, log, args, env or {})
     if wait:
         server.wait_ready()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -48,7 +48,7 @@ def leaf(kind: str) -> LeafContract:
         "check": kind, "created_at": NOW, "created_by": "planner", "expires_at": NOW + timedelta(days=1)})
 
 
-def findings(count: int = 3, **overrides: object) -> dict[str, bytes]:
+def findings(count: int = 3, /, **overrides: str) -> dict[str, bytes]:
     files = {}
     for sentence in SENTENCES[:count]:
         path, data = finding_file(source_id=SOURCE_ID, source_text=TEXT, excerpt=sentence,
@@ -65,7 +65,7 @@ def first_id(prefix: str) -> str:
     return data.split(prefix, 1)[1].split("\n", 1)[0]
 
 
-def run(kind: str, writes: dict[str, bytes | None], *, base: dict[str, bytes] | None = None,
+def run(kind: str, writes: Mapping[str, bytes | None], *, base: dict[str, bytes] | None = None,
         fetch: FetchStatus = FetchStatus.OK, actor: str = "agent-a") -> list[list[str]]:
     tree = DictTree(BASE_FILES if base is None else base)
     fetches = {}

@@ -3,13 +3,11 @@ contribution on the branch, the ledger chain and the anchor in agreement."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
 
 from verifier.formats.trace import TraceRecord
-from verifier.pipeline import landing
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.trace import inspect_bundle
@@ -22,7 +20,8 @@ class BoomError(RuntimeError):
 
 
 @pytest.fixture
-def crash_at() -> Iterator[list[str]]:
+def crash_at(world: World) -> list[str]:
+    """Steps to crash at once each, through the crash point the home hands its writers."""
     armed: list[str] = []
 
     def hook(step: str) -> None:
@@ -30,10 +29,8 @@ def crash_at() -> Iterator[list[str]]:
             armed.remove(step)  # crash once; the crash row itself must land
             raise BoomError(f"injected crash before {step}")
 
-    original = landing.crash_point
-    landing.crash_point = hook
-    yield armed
-    landing.crash_point = original
+    world.home.crash_point = hook
+    return armed
 
 
 @pytest.mark.parametrize("step", ["contribution", "ledger", "branch"])

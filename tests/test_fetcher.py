@@ -107,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self._route(site, path, query)
 
-    def _route(self, site: Site, path: str, query: str) -> None:
+    def _route(self, site: Site, path: str, query: str) -> None:  # noqa: C901 - a test server's routing table, one branch per hostile reply
         if path == "/robots.txt":
             if site.robots == "slow":
                 site.release.wait(5)

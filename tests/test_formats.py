@@ -58,7 +58,7 @@ def test_finding_id_depends_on_source_and_normalized_excerpt_only(h: str, excerp
 def test_finding_round_trips_through_yaml(a: str, b: str, excerpt: str, statement: str, limitation: str,
                                           start: int, length: int) -> None:
     finding = Finding(finding_id=f"fnd_{a}", source_id=f"src_{b}", excerpt=excerpt,
-                      location={"start": start, "end": start + length},  # type: ignore[arg-type]
+                      location={"start": start, "end": start + length},
                       statement=statement, limitation=limitation, leaf_id="extract-1")
     data = dump_yaml(finding.model_dump(mode="json"))
     assert Finding.model_validate(load_yaml(data, "x.yaml")) == finding
@@ -67,7 +67,7 @@ def test_finding_round_trips_through_yaml(a: str, b: str, excerpt: str, statemen
 @given(hex16, st.integers(0, 10**9), st.sampled_from(["text/plain", "text/html", "application/pdf"]),
        st.dates(min_value=date(1990, 1, 1), max_value=date(2100, 1, 1)))
 def test_source_round_trips(h: str, size: int, media: str, published: date) -> None:
-    record = SourceRecord(source_id=f"src_{h}", url="https://example.org/x", sha256="0" * 64, media_type=media,  # type: ignore[arg-type]
+    record = SourceRecord(source_id=f"src_{h}", url="https://example.org/x", sha256="0" * 64, media_type=media,
                           size=size, retrieved_at=datetime(2026, 1, 1, tzinfo=UTC), fetched_by="agent-a",
                           language="en", rights="public", date=published)
     data = dump_yaml(record.model_dump(mode="json"))
@@ -77,7 +77,7 @@ def test_source_round_trips(h: str, size: int, media: str, published: date) -> N
 @given(st.integers(0, 10**6), st.sampled_from(["accepted", "rejected", "crash", "held"]), words)
 def test_ledger_row_round_trips_byte_for_byte(seq: int, outcome: str, description: str) -> None:
     row = LedgerRow(seq=seq, prev="a" * 64, at=datetime(2026, 11, 30, 12, tzinfo=UTC), action="submit",
-                    outcome=outcome, description=description[:4000], actor="agent-a", actor_type="agent",  # type: ignore[arg-type]
+                    outcome=outcome, description=description[:4000], actor="agent-a", actor_type="agent",
                     verifier_version="0.1.0")
     line = row_line(row)
     assert parse_row(line, "ledger") == row

@@ -59,7 +59,8 @@ def use_of(world: World, object_id: str) -> float:
 
 
 def summary(world: World) -> dict:  # type: ignore[type-arg]
-    return json.loads(world.repo.view(world.tip()).read(USE_SCORES) or b"{}")
+    scores: dict = json.loads(world.repo.view(world.tip()).read(USE_SCORES) or b"{}")  # type: ignore[type-arg]
+    return scores
 
 
 def edit(world: World, token: str, files: dict[str, bytes], base: str | None = None) -> Submission:
@@ -246,7 +247,7 @@ def test_revert_withdraws_citations_and_revert_of_revert_restores(world: World,
     after_link = {p: world.repo.view(world.tip()).read(p) for p in before}
     landed = revert(world.home, SLUG, actor, linked.commit or "", reason="Misread the figure.", now=NOW)
     assert use_of(world, findings[0]) == 0.0
-    message = world.repo.repo[landed.commit].message
+    message = world.repo.commit(landed.commit or "").message
     assert "Reason: Misread the figure." in message and "Operator: ericxtang" in message
     again = revert(world.home, SLUG, actor, landed.commit or "", reason="It was right after all.", now=NOW)
     assert again.commit
@@ -277,7 +278,7 @@ def test_replay_matches_and_catches_corruption(world: World, steward: tuple[Acto
         assert data is not None
         tree = world.repo.build_tree(tip, {path: data.replace(b"1", b"2", 1) if b"1" in data else data + b" "})
         forged = world.repo.create_commit(tree=tree, parents=[tip], author=VERIFIER, committer=VERIFIER,
-                                          message=world.repo.repo[tip].message, when=NOW)
+                                          message=world.repo.commit(tip).message, when=NOW)
         world.repo.repo.references["refs/heads/main"].set_target(forged)
         caught = replay(world.repo)
         assert any(path in d for d in caught.differences), (path, caught.differences)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -40,7 +40,7 @@ def leaf(kind: str, **inputs: object) -> LeafContract:
         "check": kind, "created_at": NOW, "created_by": "planner", "expires_at": NOW.replace(year=2027)})
 
 
-def run(contract: LeafContract | None, writes: dict[str, bytes | None], *, actor: str = "agent-a",
+def run(contract: LeafContract | None, writes: Mapping[str, bytes | None], *, actor: str = "agent-a",
         actor_type: str = "agent") -> list[list[str]]:
     base = DictTree(BASE)
     ctx = CheckContext(leaf=contract, actor=actor, project=ProjectFile(project="demo"), tree=Overlay(base, writes),

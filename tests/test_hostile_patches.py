@@ -38,7 +38,7 @@ def assert_refused_cleanly(world: World, patch: bytes, code: str) -> None:
     assert verdict.rejections[0].code == code, verdict.line()
     # The branch moved by exactly one ledger commit whose only change is the refusal row.
     tip_after = world.tip()
-    assert [str(p.id) for p in world.repo.repo[tip_after].parents] == [tip_before]
+    assert [str(p.id) for p in world.repo.commit(tip_after).parents] == [tip_before]
     assert world.repo.changed_paths(tip_before, tip_after) == ["ledger/000000.jsonl"]
     rows_after = [line for line, _ in read_chain(world.repo.view(tip_after))]
     assert rows_after[:-1] == rows_before and len(rows_after) == len(rows_before) + 1

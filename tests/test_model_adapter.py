@@ -21,6 +21,7 @@ from verifier.model import (
     Evidence,
     ModelAnswerInvalidError,
     ModelConfig,
+    ModelError,
     ModelExitError,
     ModelNotJSONError,
     ModelOutputTooLargeError,
@@ -189,7 +190,7 @@ def test_answers_not_matching_the_schema(tmp_path: Path, answer: object, complai
     ('sys.stdout.write(\'{"kind": "baseline", "verdict": true, "confidence": 0.9}\')', ModelAnswerInvalidError),
     ('sys.stderr.write("leaning true, 0.9\\n"); sys.exit(1)', ModelExitError),
 ])
-def test_baseline_errors_withhold_what_the_model_said(tmp_path: Path, body: str, error: type[Exception]) -> None:
+def test_baseline_errors_withhold_what_the_model_said(tmp_path: Path, body: str, error: type[ModelError]) -> None:
     """An error message reaches ledger rows and logs, so for a baseline call it never quotes the model."""
     argv = script(tmp_path, f"""
         import sys

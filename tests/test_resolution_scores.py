@@ -292,7 +292,7 @@ def test_scores_do_not_depend_on_input_order(graph: Any, rng: Any) -> None:
     shuffled = [list(part) for part in (resolutions, links, reviews, findings, reports, activity)]
     for part in shuffled:
         rng.shuffle(part)
-    assert outputs(*shuffled) == first  # type: ignore[arg-type]
+    assert outputs(*shuffled) == first
 
 
 @settings(max_examples=150)

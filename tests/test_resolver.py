@@ -34,7 +34,7 @@ from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier
 from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.layout import link_path
-from verifier.model.adapter import Backend, CommandBackend, Exchange, RecordedBackend, recording_path
+from verifier.model.adapter import Backend, BackendName, CommandBackend, Exchange, RecordedBackend, recording_path
 from verifier.model.schema import BaselineRequest, request_bytes
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.baseline import (
@@ -96,7 +96,8 @@ class Scenario:
         return self.world.home
 
     def view(self) -> GitTree:
-        return self.world.repo.view(self.world.tip())
+        view: GitTree = self.world.repo.view(self.world.tip())
+        return view
 
     def read(self, path: str) -> bytes | None:
         return self.view().read(path)
@@ -106,7 +107,7 @@ class FixtureBackend:
     """The recorded backend over fixtures/resolution/recordings/; with RW_UPDATE_GOLDEN it first
     records the answer fixtures/resolution/answers.json holds for each request it sees."""
 
-    name = "recorded"
+    name: BackendName = "recorded"
 
     def __init__(self, folder: Path = RECORDINGS) -> None:
         self.inner = RecordedBackend(folder)
@@ -300,7 +301,7 @@ def test_lift_pools_hypotheses_and_an_abstaining_corpus_counts(scenario: Scenari
 class Answers:
     """A stand-in model answering by `<kind>:<hypothesis>`, for scenarios without recordings."""
 
-    name = "command"
+    name: BackendName = "command"
 
     def __init__(self, answers: dict[str, dict[str, object]]) -> None:
         self.answers = answers
@@ -397,7 +398,7 @@ def test_override_posts_the_differences_and_rescores(scenario: Scenario) -> None
 
 def test_a_verdict_commit_cannot_be_reverted(scenario: Scenario) -> None:
     resolve(scenario)
-    contribution = str(scenario.world.repo.repo[scenario.world.tip()].parents[0].id)
+    contribution = str(scenario.world.repo.commit(scenario.world.tip()).parents[0].id)
     with pytest.raises(ConflictError, match="verifier's own"):
         revert(scenario.home, SLUG, scenario.steward, contribution, reason="no", now=AFTER_H1)
 
@@ -484,7 +485,9 @@ def test_withdrawn_links_earn_nothing_but_still_judge_their_reviewers(scenario: 
     revert(scenario.home, SLUG, scenario.steward, link_commit, reason="Misattributed quotes.", now=NOW)
     backend = Answers({"resolve:H1": answer("true")})
     assert resolve(scenario, backend=backend) == ["H1 resolved"]
-    assert [e["link_id"] for e in backend.asked[0]["evidence"]] == sorted(  # type: ignore[union-attr]
+    evidence = backend.asked[0]["evidence"]
+    assert isinstance(evidence, list)
+    assert [e["link_id"] for e in evidence] == sorted(
         [scenario.links["tessellate"], scenario.links["quillmark"]])
     document = json.loads(scenario.read(RESOLUTION_SCORES) or b"")
     by_link = {link["link_id"]: link for link in document["links"]}

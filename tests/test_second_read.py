@@ -4,12 +4,14 @@ crash on hostile input, or a half-written state."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from verifier.agentkit.objects import finding_file, link_file, source_files
+from verifier.formats.fetch import FetchOutcome
 from verifier.formats.layout import finding_path
 from verifier.formats.trace import TraceRecord
 from verifier.pipeline.holds import decide, held_objects
@@ -18,7 +20,7 @@ from verifier.pipeline.submit import Submission
 from verifier.scoring.use import shard_path
 from verifier.store.traces import TraceStore
 
-from .conftest import NOW, SLUG, World
+from .conftest import NOW, SLUG, ScriptedAgent, World
 from .test_graph import edit, landed_findings
 from .test_hostile_patches import hostile_submission
 from .test_patch_parse import new_file
@@ -53,8 +55,8 @@ def test_a_held_object_is_never_overwritten(world: World, steward: str, second_a
     assert world.repo.view(world.tip()).read(f"queue/links/{path}") == data
 
 
-def test_held_object_operator_comes_from_its_leaf_not_its_text(world: World, steward: str,
-                                                              second_agent) -> None:  # type: ignore[no-untyped-def]
+def test_held_object_operator_comes_from_its_leaf_not_its_text(
+        world: World, steward: str, second_agent: Callable[[], ScriptedAgent]) -> None:
     findings = landed_findings(world)  # extract-1 by op-a
     hold_links(world, steward)
     other = second_agent()
@@ -128,17 +130,18 @@ def test_urls_are_not_fetched_for_leaves_that_cannot_write_sources(world: World)
         def __init__(self) -> None:
             self.urls: list[str] = []
 
-        def fetch(self, url, allows):  # type: ignore[no-untyped-def]
+        def fetch(self, url: str, allows: Callable[[str], str | None]) -> FetchOutcome:
             self.urls.append(url)
             raise AssertionError("must not fetch")
 
-    world.fetcher = Recording()  # type: ignore[assignment]
+    recording = Recording()
+    world.fetcher = recording
     world.leaf("extract-1")
     files = source_files(url="http://169.254.169.254/latest", data=b"x\n", media_type="text/plain",
                          fetched_by="agent-a", retrieved_at=NOW, language="en", rights="public",
                          published=date(2026, 1, 1), title=None, leaf_id="extract-1")
     verdict = world.submit(world.creation("extract-1", files))
-    assert verdict.outcome == "rejected" and world.fetcher.urls == []  # type: ignore[attr-defined]
+    assert verdict.outcome == "rejected" and recording.urls == []
 
 
 def test_the_same_trace_stored_twice_is_one_trace(tmp_path: Path) -> None:

@@ -14,13 +14,13 @@ from verifier.commons.adapter import ClaimConflict, Outage, OutgoingMessage
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier
+from verifier.formats.entries import ResolveEntry
 from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
-from verifier.pipeline import landing
 from verifier.pipeline.digest import digest
-from verifier.pipeline.landing import land
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.pipeline.submit import Submission
+from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.records import deltas_path
 from verifier.service.config import ServiceConfig
 from verifier.service.core import COMMONS_FILE, Service
@@ -180,7 +180,7 @@ def test_catch_up_after_a_crash_between_posting_and_the_cursor(world: World, com
     def die(*_args: object) -> None:
         raise KeyboardInterrupt("killed after posting, before the cursor moved")
 
-    advance, notifier._advance = notifier._advance, die  # type: ignore[method-assign]
+    advance, notifier._advance = notifier._advance, die  # type: ignore[method-assign,assignment]
     with pytest.raises(KeyboardInterrupt):
         notifier.catch_up(SLUG, now=NOW)
     posted = commons.db.read("SELECT COUNT(*) AS n FROM messages")[0]["n"]
@@ -205,11 +205,8 @@ def test_a_crash_verdict_returns_the_leaf_to_the_pool(world: World) -> None:
             armed.remove(step)  # once: the crash row itself must land
             raise RuntimeError("injected")
 
-    original, landing.crash_point = landing.crash_point, boom
-    try:
-        answer = service.submit(actor, world.agent.token, SLUG, "crashy-1", submission.bundle, submission.patch, None)
-    finally:
-        landing.crash_point = original
+    service.home.crash_point = boom  # the crash point every writer of this home is handed
+    answer = service.submit(actor, world.agent.token, SLUG, "crashy-1", submission.bundle, submission.patch, None)
     assert answer.body["verdict"]["outcome"] == "crash"
     assert service.commons.claims(SLUG, now=datetime.now(UTC)) == {}
     assert [m.body.split(" ")[0] for m in service.commons.thread(SLUG, "crashy-1")] == ["CRASH"]
@@ -260,11 +257,11 @@ def test_the_resolvers_credit_deltas_reach_each_operators_agents(
                   {"operator": "op-a", "hypothesis_id": "H1", "finding_credit": 1, "message": "H1 resolved true. "
                    "Your findings: +1 (1 finding)."},
                   {"operator": "op-b", "hypothesis_id": "H1", "finding_credit": 0, "message": "H1 resolved true."}]}
-    land(world.home, SLUG, repo, tip=tip, now=NOW, bookkeeping={
-        deltas_path(seq): json.dumps(deltas).encode(),
-        "hypotheses/H1.md": text.replace("status: active", "status: resolved").encode()},
-        row_fields={"at": NOW, "action": "resolve", "outcome": "accepted", "kind": "verdict", "actor": "resolver",
-                    "actor_type": "resolver", "description": "H1 resolved true"})
+    with ProjectWriter.open(world.home, SLUG) as writer:
+        writer.land(ResolveEntry(at=NOW, kind="verdict", actor="resolver", actor_type="resolver",
+                                 description="H1 resolved true"), bookkeeping={
+            deltas_path(seq): json.dumps(deltas).encode(),
+            "hypotheses/H1.md": text.replace("status: active", "status: resolved").encode()})
     notifier.catch_up(SLUG, now=NOW)
     for agent, operator, sentence in (("agent-a", "op-a", "Your findings: +1"), ("agent-b", "op-b", "resolved true")):
         (moved,) = [m for m in commons.inbox(agent) if m.kind == "hypothesis_moved"]

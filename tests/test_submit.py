@@ -15,12 +15,13 @@ from verifier.formats.layout import leaf_result_path
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
+from verifier.version import verifier_version
 
 from .conftest import FIXTURES, NOW, SLUG, World
 
 
 def first_commit(world: World) -> str:
-    commit = world.repo.repo[world.tip()]
+    commit = world.repo.commit(world.tip())
     while commit.parents:
         commit = commit.parents[0]
     return str(commit.id)
@@ -34,12 +35,13 @@ def test_good_extract_is_accepted_and_committed(world: World) -> None:
     world.leaf("extract-1")
     verdict = world.submit(world.extract("extract-1"))
     assert verdict.outcome == "accepted", verdict.line()
-    commit = world.repo.repo[verdict.commit]
+    assert verdict.commit is not None
+    commit = world.repo.commit(verdict.commit)
     assert commit.author.name == "agent-a"
     assert commit.committer.name == "ResearchWiki Verifier"
     trailers = dict(line.split(": ", 1) for line in commit.message.strip().splitlines()[-4:])
     assert trailers == {"Operator": "op-a", "Leaf": "extract-1", "Trace": verdict.trace_id,
-                        "Verifier-Version": "0.1.0"}
+                        "Verifier-Version": verifier_version()}
     changed = world.repo.changed_paths(str(commit.parents[0].id), verdict.commit)
     assert len(changed) == 4 and all(path.startswith("findings/") for path in changed)
     last = rows(world)[-1]
@@ -134,7 +136,7 @@ def test_disjoint_patch_lands_on_moved_tip(world: World) -> None:
     _base_moving_commit(world)
     verdict = world.submit(submission)
     assert verdict.outcome == "accepted", verdict.line()
-    parent = world.repo.repo[verdict.commit].parents[0]
+    parent = world.repo.commit(verdict.commit or "").parents[0]
     assert world.repo.view(str(parent.id)).read("leaves/extract-other.yaml") is not None
 
 

@@ -69,3 +69,13 @@ class ConflictError(VerifierError):
 
 class LedgerIntegrityError(VerifierError):
     """The ledger chain, or its agreement with the branch, is broken."""
+
+
+class HistoryBrokenError(VerifierError):
+    """The project's branch is not what its anchor and ledger say (a push or an edit outside the
+    verifier): every write is refused until a person runs `rw repair`."""
+
+
+class RetryableError(VerifierError):
+    """A fault of the machine, not of the request (full disk, failed object write): nothing was
+    kept, and the same request may simply be tried again."""

@@ -11,6 +11,7 @@ from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.ids import finding_id_for
 from verifier.formats.layout import classify, finding_path, queue_path, source_record_path
 from verifier.formats.source import parse_source
+from verifier.formats.wording import count
 from verifier.text.normalize import normalize
 
 MIN_FINDINGS = 3
@@ -108,4 +109,4 @@ def check_extract(ctx: CheckContext) -> CheckResult:
         rejections.insert(0, Rejection(
             "finding_count", f"an extract leaf adds {MIN_FINDINGS}-{MAX_FINDINGS} findings; this patch adds {findings}"
         ))
-    return CheckResult(rejections, f"{findings} findings from {source_id}")
+    return CheckResult(rejections, f"{count(findings, 'finding')} from {source_id}")

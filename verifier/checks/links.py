@@ -12,6 +12,7 @@ from verifier.formats.ids import link_id_for
 from verifier.formats.layout import classify, finding_path, link_path, note_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.link import CounterEvidenceNote, Link, parse_link, parse_note
+from verifier.formats.wording import count
 
 
 def check_link_file(tree: TreeView, path: str, data: bytes) -> tuple[Link | None, list[Rejection]]:
@@ -93,7 +94,7 @@ def check_links(ctx: CheckContext) -> CheckResult:
             "counter_evidence",
             "no link contradicts the hypothesis and there is no note: add a contradicts link, or "
             f"{note_path(leaf.leaf_id)} saying none was found after N sources"))
-    summary = f"{len(links)} links ({contradicts} contradicts)" + (
-        f", none found after {note.none_found_after} sources" if note and not contradicts else "")
+    summary = f"{count(len(links), 'link')} ({contradicts} contradicts)" + (
+        f", none found after {count(note.none_found_after, 'source')}" if note and not contradicts else "")
     notes = [f"scout request: {request.gap}" for request in (note.scout_requests if note else [])]
     return CheckResult(rejections, summary, notes)

@@ -13,13 +13,14 @@ from verifier.formats.fetch import FetchStatus
 from verifier.formats.ids import UrlError, canonical_url, sha256_hex, source_id_for
 from verifier.formats.layout import classify, queue_path, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, SourceRecord, parse_source
+from verifier.formats.wording import count
 from verifier.text.extract import TextExtractionError, extract_text
 
 MIN_SOURCES = 1
 MAX_SOURCES = 5
 
 
-def check_source_files(
+def check_source_files(  # noqa: C901, PLR0912, PLR0915 - each staged source's checks read top to bottom, one rejection each
     ctx: CheckContext, source_id: str, record_bytes: bytes, retained: dict[str, bytes], notes: list[str],
     hold: set[str] | None = None,
 ) -> list[Rejection]:
@@ -114,4 +115,4 @@ def check_scout(ctx: CheckContext) -> CheckResult:
         rejections.insert(0, Rejection(
             "source_count", f"a scout leaf adds {MIN_SOURCES}-{MAX_SOURCES} sources; this patch adds {len(records)}"
         ))
-    return CheckResult(rejections, f"{len(records)} sources staged", notes, frozenset(hold))
+    return CheckResult(rejections, f"{count(len(records), 'source')} staged", notes, frozenset(hold))

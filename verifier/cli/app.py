@@ -1,11 +1,15 @@
 """The `rw` command group and what its commands share: exit codes, time, home, output.
 
 Exit codes (stable, documented in README): 0 accepted/held/ok, 1 rejected (or a check such as
-`ledger --verify` failed), 2 usage or input error, 3 authentication error, 4 verifier crash.
+`ledger --verify` failed), 2 usage or input error, 3 authentication error, 4 verifier crash (any
+error nobody expected, one line, never a traceback), 5 service unreachable, 6 a fault of the
+machine (full disk, failed write: nothing kept, try again), 7 the project refuses writes until
+`rw repair`. `exit_code_of` is the one map from errors to codes; `rw` (cli.main) applies it.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from datetime import UTC, datetime
@@ -14,11 +18,39 @@ from typing import Any, NoReturn
 import click
 
 from verifier import VERSION
-from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound, Rejected
+from verifier.errors import (
+    AuthError,
+    ConflictError,
+    FormatError,
+    HistoryBrokenError,
+    LedgerIntegrityError,
+    NotFound,
+    Rejected,
+    RetryableError,
+    VerifierError,
+)
+from verifier.gitdoor.hooks import ensure_hooks
 from verifier.store.fetcher import Fetcher, HttpFetcher, OfflineFetcher
 from verifier.store.home import Home
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_AUTH, EXIT_CRASH = 0, 1, 2, 3, 4
+EXIT_RETRY, EXIT_HISTORY = 6, 7
+_EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
+    (AuthError, EXIT_AUTH), (HistoryBrokenError, EXIT_HISTORY), (RetryableError, EXIT_RETRY),
+    (Rejected, EXIT_REJECTED), (LedgerIntegrityError, EXIT_REJECTED),
+    (NotFound, EXIT_USAGE), (FormatError, EXIT_USAGE), (ConflictError, EXIT_USAGE),
+)
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """The exit code of an error that reached the top: ours by kind, a full disk or failed write
+    as retryable, anything else a crash."""
+    for kind, code in _EXIT_CODES:
+        if isinstance(exc, kind):
+            return code
+    if isinstance(exc, OSError):
+        return EXIT_RETRY if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT) else EXIT_USAGE
+    return EXIT_CRASH
 
 
 class RwError(click.ClickException):
@@ -42,10 +74,13 @@ def now_from_env() -> datetime:
 
 
 def home_from_env() -> Home:
+    """The home of RW_HOME; every project's hooks are put back if someone removed them."""
     try:
-        return Home.from_env()
+        home = Home.from_env()
     except FormatError as exc:
         raise RwError(str(exc)) from exc
+    ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
+    return home
 
 
 def fetcher_for(home: Home) -> Fetcher:
@@ -65,12 +100,8 @@ def emit(data: Any, as_json: bool, text: str) -> None:
 def fail(exc: Exception) -> NoReturn:
     if isinstance(exc, AuthError):
         raise RwError(f"authentication failed: {exc}", EXIT_AUTH) from exc
-    if isinstance(exc, NotFound | FormatError | ConflictError):
-        raise RwError(str(exc), EXIT_USAGE) from exc
-    if isinstance(exc, LedgerIntegrityError):
-        raise RwError(str(exc), EXIT_REJECTED) from exc
-    if isinstance(exc, Rejected):
-        raise RwError(str(exc), EXIT_REJECTED) from exc
+    if isinstance(exc, VerifierError):
+        raise RwError(str(exc), exit_code_of(exc)) from exc
     raise exc
 
 

@@ -105,7 +105,7 @@ def replay_cmd(slug: str, as_json: bool) -> None:
     """Rebuild ledger, scores and leaf results from git history alone; name every difference."""
     home = home_from_env()
     try:
-        report = replay(home.project(slug))
+        report = replay(home.project(slug), home.read_anchor(slug), check_anchor=True)
     except NotFound as exc:
         fail(exc)
     emit({"ok": report.ok, "commits": report.commits, "rows": report.rows, "differences": report.differences},

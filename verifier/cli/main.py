@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from verifier.cli import graph_cmds, project_cmds, resolver_cmds, service_cmds, submit_cmds
-from verifier.cli.app import EXIT_USAGE, cli
+from verifier.cli import graph_cmds, project_cmds, resolver_cmds, service_cmds, submit_cmds, writer_cmds
+from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, cli, exit_code_of
 
-COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds)
+COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, writer_cmds)
 
 
 def main() -> None:
@@ -21,6 +21,9 @@ def main() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except OSError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # the one map from errors to exit codes (see verifier.cli.app)
+        code = exit_code_of(exc)
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        prefix = "the verifier crashed: " if code == EXIT_CRASH else ""
+        click.echo(f"Error: {prefix}{text}", err=True)
+        sys.exit(code)

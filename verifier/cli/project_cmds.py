@@ -8,10 +8,20 @@ from datetime import timedelta
 from pathlib import Path
 
 import click
+from pydantic import BaseModel
 
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.errors import ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
+from verifier.formats.entries import (
+    HoldEntry,
+    InitEntry,
+    LeafEntry,
+    RepairEntry,
+    ResolveEntry,
+    RevertEntry,
+    SubmitEntry,
+)
 from verifier.formats.layout import (
     LEAVES_DIR,
     leaf_path,
@@ -23,9 +33,13 @@ from verifier.formats.leaf import LEAF_KINDS, LeafContract, default_write_rules,
 from verifier.formats.schema import MODELS, schema_of
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.baseline import SealRecord
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
 from verifier.pipeline.project import add_leaf, init_project
+from verifier.roles.records import ResolutionRecord
+from verifier.seal.sealing import SealedBaseline
+from verifier.store.home import Settings
 
 _DURATION_UNITS = {"m": 60, "h": 3600, "d": 86400}
 
@@ -168,11 +182,20 @@ def leaf_list(slug: str, as_json: bool) -> None:
     emit(rows, as_json, "\n".join(f"{r['leaf_id']}\t{r['kind']}\t{r['state']}\t{r['expires_at']}" for r in rows))
 
 
+# Every format: the project files' (formats.schema) and the records other rooms write.
+ALL_MODELS: dict[str, type[BaseModel]] = {
+    **MODELS, "resolution-record": ResolutionRecord, "sealed-baseline": SealedBaseline, "seal-record": SealRecord,
+    "settings": Settings, **{f"ledger-entry-{model.model_fields['action'].default}": model
+                             for model in (InitEntry, LeafEntry, SubmitEntry, HoldEntry, RevertEntry, ResolveEntry,
+                                           RepairEntry)},
+}
+
+
 @cli.command("schema")
-@click.argument("kind", type=click.Choice(sorted(MODELS)))
+@click.argument("kind", type=click.Choice(sorted(ALL_MODELS)))
 def schema_cmd(kind: str) -> None:
     """Print the JSON Schema of one format, to check work before submitting."""
-    click.echo(json.dumps(schema_of(kind), indent=2, sort_keys=True))
+    click.echo(json.dumps(schema_of(kind, ALL_MODELS), indent=2, sort_keys=True))
 
 
 @cli.group("source")

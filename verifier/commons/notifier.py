@@ -422,7 +422,7 @@ def _hypothesis_state(data: bytes | None, where: str) -> dict[str, Any] | None:
             "verdict": hypothesis.verdict.current.value}
 
 
-def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, after: str | None,
+def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, after: str | None,  # noqa: C901, PLR0912 - one branch per kind of ledger row a message is made from
            leaf_at: Callable[[ProjectRepo, str, str], LeafContract | None]) -> RowFacts:
     facts = RowFacts(slug, row, leaf_kind=row.kind)
     if after is None:

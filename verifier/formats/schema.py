@@ -1,4 +1,6 @@
-"""The formats an agent can check its work against: `rw schema KIND` prints their JSON Schema."""
+"""Every format of a project's files and the verifier's records: `rw schema KIND` prints its JSON
+Schema. Formats that live outside formats/ (the Resolver's records, sealed baselines) are added by
+the command line (verifier.cli.project_cmds), which may import every layer."""
 
 from __future__ import annotations
 
@@ -6,11 +8,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from verifier.formats.document import Plan, Report
 from verifier.formats.finding import Finding
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.leaf import LeafContract
 from verifier.formats.ledger import LedgerRow
+from verifier.formats.link import CounterEvidenceNote, Link, ScoutRequest
 from verifier.formats.project import ProjectFile
+from verifier.formats.review import Review
 from verifier.formats.source import SourceRecord
 from verifier.formats.trace import TraceEvent, TraceManifest
 
@@ -23,11 +28,17 @@ MODELS: dict[str, type[BaseModel]] = {
     "ledger-row": LedgerRow,
     "trace-manifest": TraceManifest,
     "trace-event": TraceEvent,
+    "link": Link,
+    "scout-request": ScoutRequest,
+    "counter-evidence": CounterEvidenceNote,
+    "review": Review,
+    "plan": Plan,
+    "report": Report,
 }
 
 
-def schema_of(kind: str) -> dict[str, Any]:
-    model = MODELS[kind]
+def schema_of(kind: str, models: dict[str, type[BaseModel]] = MODELS) -> dict[str, Any]:
+    model = models[kind]
     schema = model.model_json_schema()
     schema["$id"] = f"https://researchwiki.invalid/schema/{kind}.json"
     return schema

@@ -216,7 +216,7 @@ def _read_hunks(reader: _Reader) -> list[Hunk]:
     return hunks
 
 
-def _read_section(reader: _Reader, max_binary: int) -> FileChange:
+def _read_section(reader: _Reader, max_binary: int) -> FileChange:  # noqa: C901, PLR0912, PLR0915 - git's header grammar, one branch per header line it allows
     number = reader.number
     header = reader.take()
     tokens = header.split(" ")
@@ -304,7 +304,7 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:
     return FileChange(op, b_path, old_path, tuple(hunks), old_blob, new_blob)
 
 
-def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:
+def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:  # noqa: C901 - the patch-level refusals, each named, in the order a reader meets them
     """Parse untrusted patch bytes; raise Rejected naming the line at fault."""
     if len(data) > max_bytes:
         raise _fail("oversize", f"patch is {len(data)} bytes; the limit is {max_bytes}")

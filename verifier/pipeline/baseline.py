@@ -38,14 +38,15 @@ from pydantic import Field, StringConstraints, ValidationError
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Sha256Hex, Strict, Timestamp
+from verifier.formats.entries import ResolveEntry
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.project import HypothesisId
 from verifier.model.adapter import Backend, ModelError, ModelReply, ask, backend_from_config
 from verifier.model.schema import BaselineAnswer, BaselineRequest, request_sha256
-from verifier.pipeline.landing import Landed, land
+from verifier.pipeline.landing import Landed
+from verifier.pipeline.writer import ProjectWriter
 from verifier.seal.keys import PUBLIC_PEM, KeyFileError, read_public_key, resolver_dir
 from verifier.seal.sealing import KEY_ID_RE, Baseline, SealedBaseline, baseline_context, seal
-from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 
@@ -209,9 +210,10 @@ def _seal_writes(slug: str, hypothesis: Hypothesis, reply: ModelReply[BaselineAn
     return {path: sealed.to_json(), request_record_path(hypothesis.hypothesis_id): record.to_json()}
 
 
-def _row(now: datetime, **fields: object) -> dict[str, object]:
-    return {"at": now, "action": "resolve", "actor": "verifier", "actor_type": "verifier", "kind": "baseline",
-            **fields}
+def _row(now: datetime, *, outcome: Literal["accepted", "rejected"], reason_code: str,
+         description: str) -> ResolveEntry:
+    return ResolveEntry(at=now, actor="verifier", actor_type="verifier", kind="baseline", outcome=outcome,
+                        reason_code=reason_code, description=description)
 
 
 def _seal_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, backend: Backend,
@@ -227,14 +229,13 @@ def _seal_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, backe
             reply = ask(backend, request)
         except ModelError as exc:
             # The adapter withholds what a baseline call said: the message is the headline only.
-            with exclusive_lock(home.lock_path(slug)):
-                land(home, slug, repo, tip=repo.tip(), now=now, row_fields=_row(
+            with ProjectWriter.open(home, slug) as writer:
+                writer.land(_row(
                     now, outcome="rejected", reason_code="model_error",
                     description=f"baseline call for {hypothesis_id} failed: {exc}"[:4000]))
             return None, str(exc)
-        with exclusive_lock(home.lock_path(slug)):
-            tip = repo.tip()
-            view = repo.view(tip)
+        with ProjectWriter.open(home, slug) as writer:
+            view = writer.view()
             now_hypothesis = current_hypothesis(view, hypothesis_id)
             if now_hypothesis is None:
                 return None, None
@@ -247,10 +248,10 @@ def _seal_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, backe
             writes = _seal_writes(slug, now_hypothesis, reply, public_key, now)
             code = "baseline_sealed" if force_reason is None and reason.startswith("no baseline") \
                 else "baseline_resealed"
-            landed = land(home, slug, repo, tip=tip, now=now, bookkeeping=writes, row_fields=_row(
+            landed = writer.land(_row(
                 now, outcome="accepted", reason_code=code,
                 description=(f"sealed a baseline for {hypothesis_id} revision {now_hypothesis.revision} ({reason}); "
-                             f"request {reply.request_sha256}, {reply.backend} backend")[:4000]))
+                             f"request {reply.request_sha256}, {reply.backend} backend")[:4000]), bookkeeping=writes)
             return landed, None
     return None, f"{hypothesis_id} kept changing while its baseline was asked for; try again"
 

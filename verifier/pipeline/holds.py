@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
+from verifier.formats.entries import HoldEntry
 from verifier.formats.layout import QUEUE_DIR, classify, leaf_result_path
 from verifier.formats.link import parse_link
 from verifier.formats.source import parse_source
 from verifier.formats.yamlout import dump_yaml
-from verifier.pipeline.landing import Contribution, Landed, land
+from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
+from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
-from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -97,10 +98,8 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
         raise AuthError("only people decide holds; register one with `rw agent add HANDLE --operator OP --human`")
     if not reason.strip():
         raise FormatError("a hold decision needs a reason (--reason)")
-    repo = home.project(slug)
-    with exclusive_lock(home.lock_path(slug)):
-        tip = repo.tip()
-        view = repo.view(tip)
+    with ProjectWriter.open(home, slug) as writer:
+        repo, view = writer.repo, writer.view()
         held = next((item for item in held_objects(view) if item.object_id == object_id), None)
         if held is None:
             raise NotFound(f"nothing with id {object_id} is held in {slug}'s queue")
@@ -125,8 +124,8 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
             subject=f"hold: {verb} {held.type} {object_id}", body=f"Reason: {reason.strip()}",
             trailers={"Operator": actor.operator, "Hold": f"{verb} {held.hold}"},
         )
-        return land(home, slug, repo, tip=tip, now=now, contribution=contribution, bookkeeping=book.writes(),
-                    row_fields={"at": now, "action": "hold", "outcome": "accepted", "leaf_id": held.leaf_id,
-                                "kind": held.type, "actor": actor.handle, "actor_type": actor.type,
-                                "operator": actor.operator, "reason_code": verb,
-                                "description": f"{verb}d held {held.type} {object_id}: {reason.strip()}"})
+        entry = HoldEntry(at=now, leaf_id=held.leaf_id, kind=held.type, actor=actor.handle,
+                          operator=actor.operator, reason_code="approve" if approve else "reject",
+                          description=f"{'approved' if approve else 'rejected'} held {held.type} {object_id}: "
+                                      f"{reason.strip()}")
+        return writer.land(entry, contribution=contribution, bookkeeping=book.writes())

@@ -16,6 +16,7 @@ from verifier.formats.ledger import (
     GENESIS_PREV,
     ROWS_PER_SEGMENT,
     LedgerRow,
+    parse_row,
     parse_segment,
     row_hash,
     row_line,
@@ -34,10 +35,14 @@ def ledger_head(view: TreeView) -> tuple[int, str]:
     if not segments:
         return 0, GENESIS_PREV
     data = view.read(segments[-1]) or b""
-    rows = parse_segment(data, segments[-1])
-    if not rows:
+    if not data:
         raise FormatError("empty ledger segment", segments[-1])
-    line, row = rows[-1]
+    if not data.endswith(b"\n"):
+        raise FormatError("segment does not end with a newline (truncated write?)", segments[-1])
+    # Only the last row is needed: parsing the segment's other rows would make every write pay
+    # for up to 255 rows it does not read (the chain itself is `read_chain`'s to check).
+    line = data[data.rfind(b"\n", 0, len(data) - 1) + 1:]
+    row = parse_row(line.rstrip(b"\n"), f"{segments[-1]}:last")
     return row.seq + 1, row_hash(line)
 
 

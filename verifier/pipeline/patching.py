@@ -1,4 +1,4 @@
-"""Steps 3-4: parse the patch, hold it against the leaf's write set, and apply it to a tree.
+"""The patch against a write set: hold it against the leaf's write set, and apply it to a tree.
 
 Pure: reads go through a TreeView; the result is the map of writes, nothing is stored.
 """

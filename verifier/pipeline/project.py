@@ -7,20 +7,20 @@ path. Both validate what they write with the same models the pipeline reads with
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime
 from pathlib import Path
 
-from verifier.errors import ConflictError, FormatError, NotFound
+from verifier.errors import ConflictError, FormatError
 from verifier.formats.base import check_slug
+from verifier.formats.entries import InitEntry, LeafEntry
 from verifier.formats.layout import PROJECT_FILE, classify, is_verifier_only, leaf_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
 from verifier.formats.yamlout import dump_yaml
+from verifier.gitdoor.hooks import install_hooks
 from verifier.patch.paths import path_problem
-from verifier.pipeline.landing import Landed, land
-from verifier.store.files import exclusive_lock
-from verifier.store.gitrepo import ProjectRepo
+from verifier.pipeline.landing import Landed
+from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "project"
@@ -60,37 +60,26 @@ def init_project(home: Home, slug: str, *, now: datetime, template: Path | None 
         kind = classify(relative)
         if kind is not None and kind.type == "finding":
             raise FormatError("a new project starts without findings", relative)
-    path = home.repo_path(slug)
-    with exclusive_lock(home.lock_path(slug)):
-        if path.exists():
-            raise ConflictError(f"project {slug} already exists at {path}")
-        repo = ProjectRepo.create(path)
-        try:
-            return land(home, slug, repo, tip=None, now=now, bookkeeping=dict(files), row_fields={
-                "at": now, "action": "init", "outcome": "accepted", "actor": steward,
-                "actor_type": "verifier", "description": f"project {slug} created from {(template or TEMPLATE).name}",
-            })
-        except BaseException:
-            shutil.rmtree(path, ignore_errors=True)
-            raise
+    with ProjectWriter.create(home, slug) as writer:
+        install_hooks(home.root, writer.repo.path)  # the verifier is the only writer: pushes are refused
+        return writer.land(InitEntry(at=now, actor=steward, actor_type="verifier",
+                                     description=f"project {slug} created from {(template or TEMPLATE).name}"),
+                           bookkeeping=dict(files))
 
 
 def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str) -> Landed:
     """Write leaves/<leaf_id>.yaml as a verifier commit (the Planner's path until it exists)."""
-    repo = home.project(slug)
     for rule in contract.may_write:
         if is_verifier_only(rule.path.replace("*", "x")) or rule.path.startswith(("*", "**")):
             raise FormatError(f"may_write rule {rule.path!r} would reach files only the verifier writes")
-    with exclusive_lock(home.lock_path(slug)):
-        tip = repo.tip()
-        if tip is None:
-            raise NotFound(f"project {slug} has no commits")
-        if repo.view(tip).read(leaf_path(contract.leaf_id)) is not None:
+    with ProjectWriter.open(home, slug) as writer:
+        if writer.view().read(leaf_path(contract.leaf_id)) is not None:
             raise ConflictError(f"leaf {contract.leaf_id} already exists")
-        if not repo.is_ancestor(contract.base_revision, tip):
+        assert writer.tip is not None
+        if not writer.repo.is_ancestor(contract.base_revision, writer.tip):
             raise FormatError(f"base_revision {contract.base_revision} is not on the branch")
         body = contract.model_dump(mode="json", exclude_none=True)
-        return land(home, slug, repo, tip=tip, now=now, bookkeeping={leaf_path(contract.leaf_id): dump_yaml(body)},
-                    row_fields={"at": now, "action": "leaf", "outcome": "accepted", "leaf_id": contract.leaf_id,
-                                "kind": contract.kind, "actor": actor, "actor_type": "planner",
-                                "description": f"leaf {contract.leaf_id} ({contract.kind}) written"})
+        return writer.land(LeafEntry(at=now, leaf_id=contract.leaf_id, kind=contract.kind, actor=actor,
+                                     actor_type="planner",
+                                     description=f"leaf {contract.leaf_id} ({contract.kind}) written"),
+                           bookkeeping={leaf_path(contract.leaf_id): dump_yaml(body)})

@@ -22,11 +22,13 @@ import pygit2
 from verifier.formats.layout import LEAVES_DIR, USE_SCORES, classify, leaf_result_path
 from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, segment_path
 from verifier.patch.apply import git_blob_id
+from verifier.pipeline.audit import history_problems
 from verifier.pipeline.holds import held_objects, operator_of
 from verifier.pipeline.routing import count_objects
 from verifier.pipeline.scores import apply_writes
 from verifier.scoring.use import SCORED_TYPES, SHARD_ROOT, ScoreBook
 from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
+from verifier.store.home import Anchor
 
 _BOOKKEEPING = ("ledger", "scores")
 
@@ -103,8 +105,12 @@ def _changes(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygi
     return changes
 
 
-def replay(repo: ProjectRepo) -> ReplayReport:
+def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: bool = False) -> ReplayReport:
+    """Rebuild from history and compare with the tip; with `check_anchor`, also hold the branch to
+    the anchor (the tip is the anchor's commit, no commit was written outside the verifier)."""
     report = ReplayReport()
+    if check_anchor:
+        report.differences += history_problems(repo, anchor)
     tip = repo.tip()
     if tip is None:
         report.differences.append("the project has no commits")
@@ -189,8 +195,9 @@ def _leaf_result(row: LedgerRow) -> bytes:
 
 
 def _all_scores(book: ScoreBook) -> dict[str, bytes]:
-    book.dirty = set(book.shards)
-    book.summary_dirty = True
+    # Every shard history touched is rewritten; the summary only if some landing wrote it (a fresh
+    # project has none).
+    book.dirty = {path for path, shard in book.shards.items() if shard}
     return {path: data for path, data in book.writes().items() if data is not None}
 
 

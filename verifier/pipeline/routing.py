@@ -1,4 +1,4 @@
-"""Step 6, hold routing (design §8): objects of a held type go to queue/<type>/ instead of the
+"""Hold routing (design §8): objects of a held type go to queue/<type>/ instead of the
 corpus, at the same relative path, so approving one is a move and nothing else. Pure."""
 
 from __future__ import annotations

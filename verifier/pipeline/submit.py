@@ -9,8 +9,9 @@ edit outside any leaf has no leaf id, an optional trace and a base revision. It 
  2. trace ingest   parts present, level L1 or above, 20 MB cap, patch.diff byte-identical to
                    the patch, secret scan (a hit refuses and nothing is kept), then the bundle is
                    stored under trc_<sha256[:16]>. All before any patch work.
- 3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse).
-    [the project's writer lock is taken here and held to the end]
+ 3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse); then the URL
+                   check of new sources, for a scout leaf or a person's edit only.
+    [the project's writer is opened here (lock, history check) and held to the end]
  4. leaf & base    the leaf exists, is open, unexpired, its plan not held; the submission's base
                    is the leaf's base_revision or a later commit on the branch (a person's edit:
                    any commit on the branch); if the branch has moved since, the patch lands on
@@ -25,7 +26,7 @@ edit outside any leaf has no leaf id, an optional trace and a base revision. It 
  8. rescore        the use scores take the landing's writes (pipeline.scores, scoring.use).
  9. land           contribution commit (author the actor, verifier committer, trailers), ledger
                    row, scores and leaf result, branch move and anchor, together or not at all
-                   (pipeline.landing).
+                   (pipeline.writer).
 
 Every attempt that passes step 1 ends as exactly one ledger row: accepted, held, rejected, or
 crash when something unexpected broke (and then nothing else of the attempt is kept).
@@ -42,8 +43,17 @@ from typing import Any
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
-from verifier.errors import ConflictError, FormatError, NotFound, Rejected, Rejection
+from verifier.errors import (
+    ConflictError,
+    FormatError,
+    HistoryBrokenError,
+    NotFound,
+    Rejected,
+    Rejection,
+    RetryableError,
+)
 from verifier.formats.base import iso
+from verifier.formats.entries import SubmitEntry
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.layout import (
     PROJECT_FILE,
@@ -53,19 +63,20 @@ from verifier.formats.layout import (
     queue_path,
 )
 from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
+from verifier.formats.ledger import Cost
 from verifier.formats.project import parse_project
 from verifier.formats.trace import TraceRecord
 from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.inputs import fetch_new_sources, source_texts
-from verifier.pipeline.landing import Contribution, Landed, land
+from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
 from verifier.pipeline.routing import count_objects, route
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
+from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
 from verifier.store.fetcher import Fetcher
-from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -77,7 +88,7 @@ HUMAN_RULES = [WriteRule(op="write", path="**")]  # people may write anything bu
 
 
 @dataclass
-class _Attempt:
+class Attempt:
     """What is known so far about one submission; grows as the steps pass."""
 
     actor: Actor
@@ -85,26 +96,27 @@ class _Attempt:
     trace: TraceRecord | None = None
     leaf: LeafContract | None = None
     base: str | None = None
+    # A pushed commit keeps its own author, subject and body (git's door, pipeline.push).
+    author: Person | None = None
+    subject: str = ""
+    body: str = ""
 
-    def row_fields(self, now: datetime, outcome: Outcome, *, reason: Rejection | None = None,
-                   description: str = "") -> dict[str, Any]:
+    def entry(self, now: datetime, outcome: Outcome, *, reason: Rejection | None = None,
+              description: str = "") -> SubmitEntry:
         manifest = self.trace.manifest if self.trace else None
-        return {
-            "at": now, "action": "submit" if self.submission.leaf_id else "human", "outcome": outcome,
-            "reason_code": reason.code if reason else None,
-            "description": (reason.render() if reason else description)[:4000],
-            "leaf_id": self.submission.leaf_id,
-            "kind": self.leaf.kind if self.leaf else (None if self.submission.leaf_id else "human"),
-            "actor": self.actor.handle, "actor_type": self.actor.type, "operator": self.actor.operator,
-            "base_revision": self.base, "trace_id": self.trace.trace_id if self.trace else None,
-            "cost": {
-                "tokens": manifest.tokens if manifest else None,
-                "usd": manifest.usd if manifest else None,
-                "duration_s": manifest.duration_s if manifest else None,
-            },
-            "model": manifest.model if manifest else None,
-            "skill_version": manifest.skill_version if manifest else None,
-        }
+        return SubmitEntry(
+            at=now, action="submit" if self.submission.leaf_id else "human", outcome=outcome,
+            reason_code=reason.code if reason else None,
+            description=(reason.render() if reason else description)[:4000],
+            leaf_id=self.submission.leaf_id,
+            kind=self.leaf.kind if self.leaf else (None if self.submission.leaf_id else "human"),
+            actor=self.actor.handle, actor_type=self.actor.type, operator=self.actor.operator,
+            base_revision=self.base, trace_id=self.trace.trace_id if self.trace else None,
+            cost=Cost(tokens=manifest.tokens if manifest else None, usd=manifest.usd if manifest else None,
+                      duration_s=manifest.duration_s if manifest else None),
+            model=manifest.model if manifest else None,
+            skill_version=manifest.skill_version if manifest else None,
+        )
 
 
 def _reject(code: str, message: str, where: str | None = None) -> Rejected:
@@ -145,8 +157,8 @@ def _resolve_base(repo: ProjectRepo, leaf: LeafContract, base: str, tip: str) ->
         )
 
 
-def _open_leaf(repo: ProjectRepo, tip_view: GitTree, attempt: _Attempt, now: datetime) -> LeafContract:
-    """Step 4 for a leaf: it exists, is open, unexpired, its plan not held; the base is on its line."""
+def _open_leaf(tip_view: GitTree, attempt: Attempt, now: datetime) -> LeafContract:
+    """The leaf exists, is open, unexpired, and its plan is not held."""
     assert attempt.submission.leaf_id is not None
     leaf = attempt.leaf = _load_leaf(tip_view, attempt.submission.leaf_id)
     result_data = tip_view.read(leaf_result_path(leaf.leaf_id))
@@ -161,130 +173,98 @@ def _open_leaf(repo: ProjectRepo, tip_view: GitTree, attempt: _Attempt, now: dat
     return leaf
 
 
-def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch,
-            fetches: dict[str, FetchOutcome], now: datetime) -> tuple[dict[str, bytes | None], Any, str]:
-    """Steps 4-6 under the lock; returns (writes, check result, tip) or raises Rejected."""
-    tip = repo.tip()
+def _human_base(repo: ProjectRepo, attempt: Attempt, tip: str) -> str:
+    if attempt.actor.type != "human":
+        raise _reject("leaf_required", "agents submit against a leaf (--leaf); only people edit outside leaves")
+    wanted = attempt.submission.base or tip
+    try:
+        base = str(repo.commit(wanted).id)  # a branch name or short id becomes the full commit id
+    except NotFound:
+        raise _reject("wrong_base", f"base {wanted[:64]!r} names no commit; the current revision is {tip}") from None
+    if not repo.is_ancestor(base, tip):
+        raise _reject("wrong_base", f"base {base} is not on the branch; the current revision is {tip}")
+    return base
+
+
+def leaf_and_base(writer: ProjectWriter, attempt: Attempt, now: datetime) -> str:
+    """the leaf is open and the base is on its line (a person: any commit on the branch)."""
+    tip = writer.tip
     assert tip is not None
-    tip_view = repo.view(tip)
-    human = attempt.submission.leaf_id is None
-    if human:
-        if attempt.actor.type != "human":
-            raise _reject("leaf_required", "agents submit against a leaf (--leaf); only people edit outside leaves")
-        wanted = attempt.submission.base or tip
-        try:
-            base = str(repo.commit(wanted).id)  # a branch name or short id becomes the full commit id
-        except NotFound:
-            raise _reject("wrong_base",
-                          f"base {wanted[:64]!r} names no commit; the current revision is {tip}") from None
-        if not repo.is_ancestor(base, tip):
-            raise _reject("wrong_base", f"base {base} is not on the branch; the current revision is {tip}")
-        attempt.base = base
-        check_write_set(patch, HUMAN_RULES, human=True)
-        leaf = None
-    else:
-        leaf = _open_leaf(repo, tip_view, attempt, now)
-        assert attempt.trace is not None
-        base = attempt.base = attempt.trace.manifest.base_revision
-        _resolve_base(repo, leaf, base, tip)
-        check_write_set(patch, leaf.may_write)
-    if base != tip:
-        moved = changed_since(repo.view(base), tip_view, patch.touched())
+    if attempt.submission.leaf_id is None:
+        attempt.base = _human_base(writer.repo, attempt, tip)
+        return attempt.base
+    leaf = _open_leaf(writer.view(), attempt, now)
+    assert attempt.trace is not None
+    base = attempt.base = attempt.trace.manifest.base_revision
+    _resolve_base(writer.repo, leaf, base, tip)
+    return base
+
+
+def write_set(writer: ProjectWriter, attempt: Attempt, patch: ParsedPatch, base: str) -> dict[str, bytes | None]:
+    """every change allowed, nothing stale, and the patch applied exactly to the tip."""
+    leaf = attempt.leaf
+    check_write_set(patch, HUMAN_RULES if leaf is None else leaf.may_write, human=leaf is None)
+    tip_view = writer.view()
+    if base != writer.tip:
+        moved = changed_since(writer.repo.view(base), tip_view, patch.touched())
         if moved:
             raise _reject(
                 "stale",
-                f"{', '.join(moved[:5])} changed since your base {base[:12]}; the current revision is {tip}: "
+                f"{', '.join(moved[:5])} changed since your base {base[:12]}; the current revision is {writer.tip}: "
                 "rebase onto it and resubmit (patches are never merged)",
             )
-    writes = apply_to(tip_view, patch)
+    return apply_to(tip_view, patch)
+
+
+def kind_check(home: Home, writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes | None],
+               fetches: dict[str, FetchOutcome], now: datetime) -> Any:
+    """the leaf kind's deterministic check (a person's edit: every file to its format)."""
+    tip_view, leaf = writer.view(), attempt.leaf
     project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    overlay = Overlay(tip_view, writes)
     context = CheckContext(
-        leaf=leaf, actor=attempt.actor.handle, project=project, tree=Overlay(tip_view, writes),
-        writes=writes, now=now, source_texts=source_texts(home, Overlay(tip_view, writes), leaf, writes),
-        fetches=fetches,
+        leaf=leaf, actor=attempt.actor.handle, project=project, tree=overlay, writes=writes, now=now,
+        source_texts=source_texts(home, overlay, leaf, writes), fetches=fetches,
         base_tree=tip_view, actor_type=attempt.actor.type,
     )
     result = check_for(leaf.kind if leaf is not None else "human")(context)
     if not result.accepted:
         raise Rejected(result.rejections)
-    return writes, result, tip
+    return result
 
 
-def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
-            fetcher: Fetcher) -> tuple[ParsedPatch, dict[str, FetchOutcome]]:
-    """Steps 2-3, before the lock: trace ingest (optional for a person's edit), patch parsing,
-    and fetching new sources' URLs."""
-    submission = attempt.submission
-    if submission.bundle or submission.leaf_id is not None:
-        attempt.trace = inspect_bundle(submission.bundle, submission.patch)
-        _check_assertions(attempt.actor, attempt.trace, submission.leaf_id)
-        try:
-            home.traces.put(attempt.trace, submission.bundle)
-        except ConflictError as exc:
-            raise _reject("trace_collision", str(exc), "trace/") from exc
-    patch = parse_patch(submission.patch)
-    view = repo.view(repo.tip())
-    try:
-        project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
-    except FormatError as exc:
-        raise _reject("bad_project", f"the project's PROJECT.md is unreadable: {exc}") from exc
-    # The verifier fetches on an agent's behalf only for a scout leaf whose write set allows the
-    # sources (or a person's edit): anyone else's URLs are never requested.
-    if submission.leaf_id is not None:
-        data = view.read(leaf_path(submission.leaf_id))
-        if data is None:
-            return patch, {}
-        leaf = parse_leaf(data, leaf_path(submission.leaf_id))
-        if leaf.kind != "scout":
-            return patch, {}
-        check_write_set(patch, leaf.may_write)
-    elif attempt.actor.type != "human":
-        return patch, {}
-    return patch, fetch_new_sources(patch, project, fetcher)
-
-
-def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
-    """Run one submission through the pipeline and return its verdict (see module docstring)."""
-    actor = home.identities.authenticate(submission.token)  # step 1; AuthError propagates
-    attempt = _Attempt(actor, submission)
-    repo = home.project(submission.slug)
-    early: Exception | None = None
-    patch: ParsedPatch | None = None
-    fetches: dict[str, FetchOutcome] = {}
-    try:
-        patch, fetches = _ingest(home, repo, attempt, fetcher)
-    except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row below
-        early = exc
-    with exclusive_lock(home.lock_path(submission.slug)):
-        try:
-            if early is not None:
-                raise early
-            assert patch is not None
-            writes, result, tip = _verify(home, repo, attempt, patch, fetches, now)  # steps 4-6
-            return _land_accepted(home, repo, attempt, writes, result, tip, now)  # steps 7-8
-        except Rejected as exc:
-            landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,
-                          row_fields=attempt.row_fields(now, "rejected", reason=exc.headline))
-            return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
-        except Exception as exc:
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,
-                          row_fields=attempt.row_fields(now, "crash", description=f"verifier crash: {detail}"))
-            return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
-
-
-def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dict[str, bytes | None],
-                   result: Any, tip: str, now: datetime) -> Verdict:
-    leaf, trace, actor = attempt.leaf, attempt.trace, attempt.actor
-    tip_view = repo.view(tip)
+def route_holds(writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes | None],
+                result: Any) -> tuple[dict[str, bytes | None], list[str]]:
+    """objects of a held type go to queue/<type>/; people's edits are not held."""
+    if attempt.leaf is None:
+        return writes, []  # people's edits are their own judgement: holds gate what agents bring in
+    tip_view = writer.view()
     project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
-    # People's edits are their own judgement: holds gate what agents bring in, not what people do.
-    routed, holds = route(writes, project.holds, result.hold_paths) if leaf is not None else (writes, [])
+    routed, holds = route(writes, project.holds, result.hold_paths)
     queued = [path for path, data in routed.items() if data is not None and path.startswith("queue/")
               and tip_view.read(path) is not None]
     if queued:
         # Never overwrite what already waits for a person: the first submission keeps its place.
         raise _reject("duplicate_id", f"{queued[0]} is already held in the queue, waiting for a person", queued[0])
+    return routed, holds
+
+
+def rescore(writer: ProjectWriter, attempt: Attempt, routed: dict[str, bytes | None]) -> dict[str, bytes | None]:
+    """the use scores take the landing's writes."""
+    tip_view = writer.view()
+    book = ScoreBook(tip_view.read)
+    objects = apply_writes(book, tip_view, routed, attempt.actor.operator)
+    if attempt.leaf is not None:
+        manifest = attempt.trace.manifest if attempt.trace is not None else None
+        book.record_submission(attempt.actor.operator, objects=objects or count_objects(routed),
+                               tokens=manifest.tokens if manifest else None, usd=manifest.usd if manifest else None)
+    return book.writes()
+
+
+def land_accepted(writer: ProjectWriter, attempt: Attempt, routed: dict[str, bytes | None], holds: list[str],
+                  score_writes: dict[str, bytes | None], result: Any, now: datetime) -> Verdict:
+    """contribution commit, ledger row, scores and leaf result, branch move and anchor."""
+    leaf, trace, actor = attempt.leaf, attempt.trace, attempt.actor
     outcome: Outcome = "held" if holds else "accepted"
     kind = leaf.kind if leaf is not None else "edit"
     trailers = {"Operator": actor.operator}
@@ -293,20 +273,11 @@ def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dic
     if trace is not None:
         trailers["Trace"] = trace.trace_id
     contribution = Contribution(
-        writes=routed,
-        author=Person(actor.handle, agent_email(actor.handle)),
-        subject=f"{kind}: {result.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
+        writes=routed, author=attempt.author or Person(actor.handle, agent_email(actor.handle)),
+        subject=attempt.subject or f"{kind}: {result.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
         # The manifest's summary is part of the private trace: it never goes into the public history.
-        body="",
-        trailers=trailers,
+        body=attempt.body, trailers=trailers,
     )
-    book = ScoreBook(tip_view.read)
-    objects = apply_writes(book, tip_view, routed, actor.operator)
-    if leaf is not None:
-        manifest = trace.manifest if trace is not None else None
-        book.record_submission(actor.operator, objects=objects or count_objects(routed),
-                               tokens=manifest.tokens if manifest else None, usd=manifest.usd if manifest else None)
-    score_writes = book.writes()
 
     def bookkeeping(commit: str | None) -> dict[str, bytes | None]:
         files: dict[str, bytes | None] = dict(score_writes)
@@ -317,12 +288,95 @@ def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dic
         return files
 
     description = result.summary + ("; " + "; ".join(result.notes) if result.notes else "")
-    landed = land(home, attempt.submission.slug, repo, tip=tip, now=now, contribution=contribution,
-                  row_fields=attempt.row_fields(now, outcome, description=description), bookkeeping_of=bookkeeping)
+    landed = writer.land(attempt.entry(now, outcome, description=description), contribution=contribution,
+                         bookkeeping_of=bookkeeping)
     return _verdict(attempt, outcome, landed, [], summary=result.summary, holds=holds, notes=list(result.notes))
 
 
-def _verdict(attempt: _Attempt, outcome: Outcome, landed: Landed, rejections: list[Rejection], *,
+def fetches_for(home: Home, attempt: Attempt, patch: ParsedPatch, fetcher: Fetcher) -> dict[str, FetchOutcome]:
+    """The URL check of new sources. The verifier fetches on an agent's behalf only for a scout
+    leaf whose write set allows the sources (or a person's edit): anyone else's URLs are never
+    requested."""
+    repo = home.project(attempt.submission.slug)
+    view = repo.view(repo.tip())
+    try:
+        project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    except FormatError as exc:
+        raise _reject("bad_project", f"the project's PROJECT.md is unreadable: {exc}") from exc
+    leaf_id = attempt.submission.leaf_id
+    if leaf_id is not None:
+        data = view.read(leaf_path(leaf_id))
+        if data is None:
+            return {}
+        leaf = parse_leaf(data, leaf_path(leaf_id))
+        if leaf.kind != "scout":
+            return {}
+        check_write_set(patch, leaf.may_write)
+    elif attempt.actor.type != "human":
+        return {}
+    return fetch_new_sources(patch, project, fetcher)
+
+
+def ingest_trace(home: Home, attempt: Attempt) -> None:
+    """the trace bundle checked and stored (optional for a person's edit)."""
+    submission = attempt.submission
+    if submission.bundle or submission.leaf_id is not None:
+        attempt.trace = inspect_bundle(submission.bundle, submission.patch)
+        _check_assertions(attempt.actor, attempt.trace, submission.leaf_id)
+        try:
+            home.traces.put(attempt.trace, submission.bundle)
+        except ConflictError as exc:
+            raise _reject("trace_collision", str(exc), "trace/") from exc
+
+
+def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPatch,
+           fetches: dict[str, FetchOutcome], now: datetime) -> Verdict:
+    """Steps 4-9 under the writer: lands the contribution, or raises Rejected having landed nothing."""
+    base = leaf_and_base(writer, attempt, now)  # 4
+    writes = write_set(writer, attempt, patch, base)  # 5
+    result = kind_check(home, writer, attempt, writes, fetches, now)  # 6
+    routed, holds = route_holds(writer, attempt, writes, result)  # 7
+    score_writes = rescore(writer, attempt, routed)  # 8
+    return land_accepted(writer, attempt, routed, holds, score_writes, result, now)  # 9
+
+
+def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
+    """Run one submission through the pipeline and return its verdict (see module docstring)."""
+    actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
+    ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
+    attempt = Attempt(actor, submission)
+    early: Exception | None = None
+    patch: ParsedPatch | None = None
+    fetches: dict[str, FetchOutcome] = {}
+    try:
+        ingest_trace(home, attempt)  # 2
+        patch = parse_patch(submission.patch)  # 3
+        fetches = fetches_for(home, attempt, patch, fetcher)
+    except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row below
+        early = exc
+    with ProjectWriter.open(home, submission.slug) as writer:  # the project's lock, to the end
+        try:
+            if early is not None:
+                raise early
+            assert patch is not None
+            return accept(home, writer, attempt, patch, fetches, now)  # 4-9
+        except Rejected as exc:
+            return land_refusal(writer, attempt, exc, now)
+        except (HistoryBrokenError, RetryableError):
+            raise  # the project refuses writes, or the machine failed: no row can be written
+        except Exception as exc:
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            landed = writer.land(attempt.entry(now, "crash", description=f"verifier crash: {detail}"))
+            return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
+
+
+def land_refusal(writer: ProjectWriter, attempt: Attempt, exc: Rejected, now: datetime) -> Verdict:
+    """The one ledger row of a refused attempt."""
+    landed = writer.land(attempt.entry(now, "rejected", reason=exc.headline))
+    return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
+
+
+def _verdict(attempt: Attempt, outcome: Outcome, landed: Landed, rejections: list[Rejection], *,
              summary: str, holds: list[str] | None = None, notes: list[str] | None = None) -> Verdict:
     return Verdict(
         outcome=outcome, project=attempt.submission.slug, leaf_id=attempt.submission.leaf_id,

@@ -1,4 +1,4 @@
-"""Step 2, trace ingest: check a trace bundle's parts and level, scan it for secrets, identify it.
+"""Trace ingest: check a trace bundle's parts and level, scan it for secrets, identify it.
 
 Pure: takes the bundle's files as bytes and returns a TraceRecord or raises Rejected naming the
 missing or faulty part. Storing the bundle is the store's job, and happens only after this passes.

@@ -45,11 +45,13 @@ from verifier.checks.hypotheses import current_hypothesis, revision_rule
 from verifier.checks.view import Overlay
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
 from verifier.formats.base import iso
+from verifier.formats.entries import ResolveEntry
 from verifier.formats.frontmatter import split_front_matter
 from verifier.formats.hypothesis import Actor as VerdictActor
 from verifier.formats.hypothesis import Hypothesis, Verdict, parse_hypothesis
 from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
+from verifier.formats.wording import count
 from verifier.model.adapter import Backend, ModelError, ask
 from verifier.model.schema import request_sha256
 from verifier.pipeline.baseline import (
@@ -60,9 +62,10 @@ from verifier.pipeline.baseline import (
     read_seal,
     request_record_path,
 )
-from verifier.pipeline.landing import Contribution, Landed, land
+from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.leaks import LOGS_DIR, OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
 from verifier.pipeline.ledger import ledger_head
+from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.evidence import HistoryLookup, gather
 from verifier.roles.records import (
     PLANNER_SCORES,
@@ -82,7 +85,6 @@ from verifier.roles.records import (
 )
 from verifier.scoring.resolution import credit_deltas, deltas_document, dump_json
 from verifier.seal.sealing import SealError, baseline_context, unseal
-from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -240,9 +242,11 @@ def _describe_baseline(outcome: BaselineOutcome) -> str:
 # --- landing a decision -----------------------------------------------------------------------
 
 
-def _finalize(home: Home, slug: str, repo: ProjectRepo, tip: str, facts: ResolutionRecord, decision: Decision, *,
-              now: datetime, private_key: bytes | None, previous: ResolutionRecord | None) -> Landed:
-    """Land one decision (see the module docstring, step 5). The caller holds the lock."""
+def _finalize(writer: ProjectWriter, slug: str, repo: ProjectRepo, tip: str, facts: ResolutionRecord,
+              decision: Decision, *, now: datetime, private_key: bytes | None,
+              previous: ResolutionRecord | None) -> Landed:
+    """Land one decision (see the module docstring, step 5) through the project's writer."""
+    home = writer.home
     view = repo.view(tip)
     h = facts.hypothesis_id
     path = hypothesis_path(h)
@@ -279,8 +283,9 @@ def _finalize(home: Home, slug: str, repo: ProjectRepo, tip: str, facts: Resolut
     in_evidence = sum(1 for link in facts.links if link.in_evidence)
     description = (f"{h} {'set to' if previous else 'resolved'} {decision.outcome} (confidence "
                    f"{decision.confidence:.2f}) by {who}; corpus verdict {facts.corpus_verdict} (supports "
-                   f"{facts.balance.supports:g} vs contradicts {facts.balance.contradicts:g}, {in_evidence} links in "
-                   f"the evidence); {_describe_baseline(baseline)}; credit deltas at {deltas_path(seq)}")
+                   f"{facts.balance.supports:g} vs contradicts {facts.balance.contradicts:g}, "
+                   f"{count(in_evidence, 'link')} in the evidence); {_describe_baseline(baseline)}; "
+                   f"credit deltas at {deltas_path(seq)}")
     trailers = {"Hypothesis": h, "Verdict": decision.outcome}
     if decision.actor_type == "human":
         trailers = {"Operator": decision.operator or decision.actor, "Decided-By": decision.actor, **trailers}
@@ -290,16 +295,16 @@ def _finalize(home: Home, slug: str, repo: ProjectRepo, tip: str, facts: Resolut
         f"Resolve request {facts.proposal.request_sha256}." if facts.proposal else "")
     contribution = Contribution(writes=contribution_writes, author=VERIFIER, trailers=trailers, body=body,
                                 subject=f"verdict: {h} {decision.outcome} ({decision.code} by {decision.actor})")
-    landed = land(home, slug, repo, tip=tip, now=now, contribution=contribution, bookkeeping=bookkeeping,
-                  row_fields={"at": now, "action": "resolve", "outcome": "accepted", "reason_code": decision.code,
-                              "kind": "verdict", "actor": decision.actor, "actor_type": decision.actor_type,
-                              "operator": decision.operator, "description": description[:4000]})
+    landed = writer.land(ResolveEntry(at=now, reason_code=decision.code, kind="verdict", actor=decision.actor,
+                                      actor_type=decision.actor_type, operator=decision.operator,
+                                      description=description[:4000]),
+                         contribution=contribution, bookkeeping=bookkeeping)
     if landed.row.seq != seq:
         raise ResolverError(f"ledger row {landed.row.seq} landed where {seq} was expected")
     return landed
 
 
-def _land_proposal(home: Home, slug: str, repo: ProjectRepo, tip: str, record: ResolutionRecord,
+def _land_proposal(writer: ProjectWriter, slug: str, repo: ProjectRepo, tip: str, record: ResolutionRecord,
                    now: datetime) -> Landed:
     assert record.proposal is not None
     call = record.proposal
@@ -310,10 +315,9 @@ def _land_proposal(home: Home, slug: str, repo: ProjectRepo, tip: str, record: R
     description = (f"{h}: the Resolver proposes {call.verdict} (confidence {call.confidence:.2f}, {call.model}); "
                    f"PROJECT.md holds verdicts: waiting at {proposal_path(h)} for `rw verdict approve` or "
                    "`rw verdict set`")
-    return land(home, slug, repo, tip=tip, now=now, contribution=contribution,
-                row_fields={"at": now, "action": "resolve", "outcome": "held", "reason_code": "verdict_held",
-                            "kind": "verdict", "actor": RESOLVER, "actor_type": "resolver",
-                            "description": description[:4000]})
+    return writer.land(ResolveEntry(at=now, outcome="held", reason_code="verdict_held", kind="verdict",
+                                    actor=RESOLVER, actor_type="resolver", description=description[:4000]),
+                       contribution=contribution)
 
 
 # --- the daily run ----------------------------------------------------------------------------
@@ -333,14 +337,13 @@ def _resolve_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, ba
         try:
             reply = ask(backend, asked.request)
         except ModelError as exc:
-            with exclusive_lock(home.lock_path(slug)):
-                landed = land(home, slug, repo, tip=repo.tip(), now=now, row_fields={
-                    "at": now, "action": "resolve", "outcome": "rejected", "reason_code": "model_error",
-                    "kind": "verdict", "actor": RESOLVER, "actor_type": "resolver",
-                    "description": f"resolve call for {hypothesis_id} failed: {exc}"[:4000]})
+            with ProjectWriter.open(home, slug) as writer:
+                landed = writer.land(ResolveEntry(
+                    at=now, outcome="rejected", reason_code="model_error", kind="verdict", actor=RESOLVER,
+                    actor_type="resolver", description=f"resolve call for {hypothesis_id} failed: {exc}"[:4000]))
             return HypothesisRun(hypothesis_id, "failed", str(exc), landed.row.seq)
-        with exclusive_lock(home.lock_path(slug)):
-            tip = repo.tip()
+        with ProjectWriter.open(home, slug) as writer:
+            tip = writer.tip
             assert tip is not None
             view = repo.view(tip)
             hypothesis = current_hypothesis(view, hypothesis_id)
@@ -356,13 +359,13 @@ def _resolve_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, ba
             record = facts.record.model_copy(update={"proposal": call})
             project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
             if "verdicts" in project.holds:
-                landed = _land_proposal(home, slug, repo, tip, record, now)
+                landed = _land_proposal(writer, slug, repo, tip, record, now)
                 return HypothesisRun(hypothesis_id, "queued", f"proposal {call.verdict} waits at "
                                      f"{proposal_path(hypothesis_id)} for a person", landed.row.seq)
             decision = Decision(outcome=call.verdict, confidence=call.confidence,
                                 by=Decider(type="resolver", id=call.model), reason=None, code="resolved",
                                 actor=RESOLVER, actor_type="resolver", operator=None)
-            landed = _finalize(home, slug, repo, tip, record, decision, now=now, private_key=private_key,
+            landed = _finalize(writer, slug, repo, tip, record, decision, now=now, private_key=private_key,
                                previous=None)
             status: RunStatus = "unresolved" if call.verdict == "unresolved" else "resolved"
             return HypothesisRun(hypothesis_id, status, landed.row.description, landed.row.seq)
@@ -380,8 +383,8 @@ def _open_pending(home: Home, slug: str, *, now: datetime, private_key: bytes | 
         if private_key is None:
             runs.append(HypothesisRun(h, "waiting", "its baseline waits for the Resolver's private key"))
             continue
-        with exclusive_lock(home.lock_path(slug)):
-            tip = repo.tip()
+        with ProjectWriter.open(home, slug) as writer:
+            tip = writer.tip
             assert tip is not None
             view = repo.view(tip)
             record = read_record(view, record_path(h))
@@ -395,9 +398,8 @@ def _open_pending(home: Home, slug: str, *, now: datetime, private_key: bytes | 
             records[h] = opened
             writes[RESOLUTION_SCORES] = resolution_scores(Overlay(view, writes), slug, records)
             description = f"opened {h}'s baseline after its verdict {record.outcome}: {_describe_baseline(baseline)}"
-            landed = land(home, slug, repo, tip=tip, now=now, bookkeeping=writes, row_fields={
-                "at": now, "action": "resolve", "outcome": "accepted", "reason_code": "baseline_opened",
-                "kind": "baseline", "actor": RESOLVER, "actor_type": "resolver", "description": description})
+            landed = writer.land(ResolveEntry(at=now, reason_code="baseline_opened", kind="baseline", actor=RESOLVER,
+                                              actor_type="resolver", description=description), bookkeeping=writes)
             runs.append(HypothesisRun(h, "opened", description, landed.row.seq))
     return runs
 
@@ -439,8 +441,8 @@ def approve(home: Home, slug: str, actor: Actor, hypothesis_id: str, *, reason: 
     """A person approves the Resolver's queued proposal, through the ledger."""
     why = _person(actor, reason)
     repo = home.project(slug)
-    with exclusive_lock(home.lock_path(slug)):
-        tip = repo.tip()
+    with ProjectWriter.open(home, slug) as writer:
+        tip = writer.tip
         assert tip is not None
         proposal = read_record(repo.view(tip), proposal_path(hypothesis_id))
         if proposal is None or proposal.proposal is None:
@@ -449,7 +451,7 @@ def approve(home: Home, slug: str, actor: Actor, hypothesis_id: str, *, reason: 
         decision = Decision(outcome=call.verdict, confidence=call.confidence,
                             by=Decider(type="human", id=actor.handle), reason=why, code="approved",
                             actor=actor.handle, actor_type="human", operator=actor.operator)
-        return _finalize(home, slug, repo, tip, proposal, decision, now=now, private_key=private_key, previous=None)
+        return _finalize(writer, slug, repo, tip, proposal, decision, now=now, private_key=private_key, previous=None)
 
 
 def set_verdict(home: Home, slug: str, actor: Actor, hypothesis_id: str, value: Outcome, *, confidence: float,
@@ -460,8 +462,8 @@ def set_verdict(home: Home, slug: str, actor: Actor, hypothesis_id: str, value: 
     if not 0.0 <= confidence <= 1.0:
         raise FormatError(f"confidence {confidence} is outside 0..1")
     repo = home.project(slug)
-    with exclusive_lock(home.lock_path(slug)):
-        tip = repo.tip()
+    with ProjectWriter.open(home, slug) as writer:
+        tip = writer.tip
         assert tip is not None
         view = repo.view(tip)
         hypothesis = current_hypothesis(view, hypothesis_id)
@@ -485,6 +487,6 @@ def set_verdict(home: Home, slug: str, actor: Actor, hypothesis_id: str, value: 
         decision = Decision(outcome=value, confidence=confidence, by=Decider(type="human", id=actor.handle),
                             reason=why, code="verdict_set", actor=actor.handle, actor_type="human",
                             operator=actor.operator)
-        return _finalize(home, slug, repo, tip, facts, decision, now=now, private_key=private_key,
+        return _finalize(writer, slug, repo, tip, facts, decision, now=now, private_key=private_key,
                          previous=previous)
 

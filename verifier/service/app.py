@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from verifier.service import testhooks
+from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.auth import host_name, origin_allowed, token_in_url
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service, clock
@@ -154,10 +154,14 @@ def configure_logging() -> None:
 
 def worker_app() -> Any:
     """The application granian builds in each worker (factory mode)."""
+    return build_worker_app(no_crash)
+
+
+def build_worker_app(crash_point: CrashPoint) -> Any:
+    """A worker's application whose writers get `crash_point` (tests: kill at a named step)."""
     configure_logging()
-    testhooks.install()
     config = ServiceConfig.from_env()
     parent = int(os.environ.get("RW_SERVICE_PARENT", "0"))
     if parent:
         threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="rw-parent-watch").start()
-    return create_app(config)
+    return create_app(config, Service(config, crash_point=crash_point))

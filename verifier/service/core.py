@@ -21,20 +21,28 @@ from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMess
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier, rows_from
-from verifier.errors import AuthError, FormatError, LedgerIntegrityError, NotFound
+from verifier.errors import (
+    AuthError,
+    FormatError,
+    HistoryBrokenError,
+    LedgerIntegrityError,
+    NotFound,
+    RetryableError,
+)
 from verifier.formats.base import SLUG_RE, iso
 from verifier.formats.ids import trace_id_for
 from verifier.formats.ledger import row_line
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.digest import digest
 from verifier.pipeline.submit import Submission, submit
-from verifier.service import testhooks
+from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
 from verifier.service.board import BoardLeaf, ContractCache, board, leaf_state
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
 from verifier.service.journal import Journal, Record
 from verifier.service.schemas import ClaimRequest, ThreadPost
 from verifier.store.gitrepo import GitTree, ProjectRepo
+from verifier.store.home import Home
 from verifier.store.identities import Actor
 
 log = logging.getLogger("rw.service")
@@ -74,10 +82,14 @@ class Answer:
 
 
 class Service:
-    def __init__(self, config: ServiceConfig) -> None:
+    """What the routes call. `crash_point` is called at the service's own steps (`journal`: the
+    attempt is recorded, `respond`: the verdict is in) and handed to every project writer."""
+
+    def __init__(self, config: ServiceConfig, *, crash_point: CrashPoint = no_crash) -> None:
         self.config = config
         self.runtime = Runtime(config)
         self.home = self.runtime.home
+        self.home.crash_point = self.crash_point = crash_point
         self.db = Database(self.home.root / COMMONS_FILE)
         self.commons = LocalCommons(self.db, self.home.identities)
         self.journal = Journal(self.db)
@@ -241,6 +253,7 @@ class Service:
             raise ApiError(409, "leaf_claimed", f"leaf {leaf_id} is claimed by {claim.agent} until "
                                                 f"{iso(claim.expires_at)}",
                            detail={"claimed_by": claim.agent, "until": iso(claim.expires_at)})
+        writable(self.home, slug)
         digest_hex = bundle_digest(files)
         anchor = self.home.read_anchor(slug)
         started = self.journal.begin(
@@ -250,7 +263,7 @@ class Service:
         record = started.record
         if not started.fresh:
             return self._replay(record, digest_hex)
-        testhooks.point("journal")
+        self.crash_point("journal")
         try:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
                                                    files.get("patch.diff", b""), files, token),
@@ -261,9 +274,12 @@ class Service:
         except NotFound as exc:
             self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
             raise ApiError(404, "no_project", str(exc)) from exc
+        except (HistoryBrokenError, RetryableError) as exc:
+            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
+            raise write_refusal(exc) from exc
         body = verdict.to_json()
         self.journal.finish(record.id, body, now=clock())
-        testhooks.point("respond")
+        self.crash_point("respond")
         self._after_verdict(actor, slug, leaf_id, body["outcome"])
         return Answer(_status_of(body), {"submission_id": record.id, "verdict": body},
                       {"location": f"/submissions/{record.id}"})
@@ -291,6 +307,22 @@ class Service:
             self.notifier.landed(slug, clock)
         except Exception:  # logged; the next catch-up posts what this one could not
             log.exception("telling Commons about a verdict in %s failed", slug)
+
+
+def write_refusal(exc: HistoryBrokenError | RetryableError) -> ApiError:
+    """A write the project refuses: its history is broken (409 until `rw repair`), or the machine
+    failed (503, try again)."""
+    if isinstance(exc, HistoryBrokenError):
+        return ApiError(409, "history_broken", str(exc))
+    return ApiError(503, "retry_later", str(exc), headers={"retry-after": "5"})
+
+
+def writable(home: Home, slug: str) -> None:
+    """Refuse, before anything is recorded, a write to a project whose history is broken."""
+    try:
+        ProjectWriter.refuse_if_broken(home, slug)
+    except HistoryBrokenError as exc:
+        raise write_refusal(exc) from exc
 
 
 def _status_of(verdict: dict[str, Any]) -> int:

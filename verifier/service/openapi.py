@@ -202,7 +202,11 @@ def _document() -> str:
                            "rejection actor_mismatch (recorded in the ledger); or a request from another origin",
                            {"oneOf": [_ref("SubmissionResult"), _ref("Error")]}),
                 **not_found,
-                "409": _error("claimed by another agent, or the same Idempotency-Key is still running"),
+                "409": _error("claimed by another agent, or the same Idempotency-Key is still running, or the "
+                              "project refuses writes (history_broken: its history was changed outside the "
+                              "verifier, until `rw repair`)"),
+                "503": _error("retry_later: a fault of the machine (full disk, failed write); nothing was kept, "
+                              "send the same request again"),
                 **body_errors},
             auth=True, tag="act", operation_id="submit",
             parameters=[slug, leaf, {"name": "Idempotency-Key", "in": "header", "required": False,

@@ -19,11 +19,12 @@ from verifier.commons.adapter import Commons, Outage
 from verifier.commons.db import Database
 from verifier.commons.local import epoch, moment
 from verifier.formats.base import iso
+from verifier.formats.entries import LeafEntry
 from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.formats.leaf import parse_leaf
+from verifier.formats.wording import count
 from verifier.formats.yamlout import dump_yaml
-from verifier.pipeline.landing import land
-from verifier.store.files import exclusive_lock
+from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 
 SCHEMA = """
@@ -56,12 +57,8 @@ def outage_since(last_alive: datetime | None, now: datetime, minimum_s: float) -
 
 def extend_leaves(home: Home, slug: str, outage: Outage, now: datetime) -> list[str]:
     """Push back the expiry of the project's leaves that were open when the outage began."""
-    repo = home.project(slug)
-    with exclusive_lock(home.lock_path(slug)):
-        tip = repo.tip()
-        if tip is None:
-            return []
-        view = repo.view(tip)
+    with ProjectWriter.open(home, slug) as writer:
+        view = writer.view()
         writes: dict[str, bytes | None] = {}
         for name in view.list_dir(LEAVES_DIR):
             if not name.endswith(".yaml"):
@@ -79,11 +76,11 @@ def extend_leaves(home: Home, slug: str, outage: Outage, now: datetime) -> list[
         if not writes:
             return []
         leaves = sorted(path[len(LEAVES_DIR) + 1:-5] for path in writes)
-        description = (f"expiry of {len(leaves)} open leaves extended by {outage.duration}, the verifier outage "
+        description = (f"expiry of {count(len(leaves), 'open leaf', 'open leaves')} extended by {outage.duration}, "
+                       "the verifier outage "
                        f"from {iso(outage.started_at)} to {iso(outage.ended_at)}: {', '.join(leaves)}")
-        land(home, slug, repo, tip=tip, now=now, bookkeeping=writes, row_fields={
-            "at": now, "action": "leaf", "outcome": "accepted", "actor": "verifier", "actor_type": "verifier",
-            "description": description[:4000]})
+        writer.land(LeafEntry(at=now, actor="verifier", actor_type="verifier", description=description[:4000]),
+                    bookkeeping=writes)
         return leaves
 
 

@@ -31,19 +31,16 @@ from typing import Any
 
 from verifier.commons.adapter import Commons, Outage
 from verifier.commons.notifier import Notifier, rows_from
-from verifier.errors import FormatError, LedgerIntegrityError, NotFound
+from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityError, NotFound
+from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
-from verifier.pipeline.audit import verify_ledger
-from verifier.pipeline.landing import land
-from verifier.pipeline.ledger import ledger_head
+from verifier.gitdoor.hooks import ensure_hooks
+from verifier.pipeline.writer import ProjectWriter
 from verifier.service.board import ContractCache
 from verifier.service.journal import Journal, Record
 from verifier.service.outage import Heartbeat, apply_outage, outage_since
-from verifier.store.files import exclusive_lock
-from verifier.store.gitrepo import ProjectRepo
-from verifier.store.home import Anchor, Home
+from verifier.store.home import Home
 
-_GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock")
 _TRACE_ID = re.compile(r"^trc_[0-9a-f]{16}$")
 
 
@@ -83,31 +80,17 @@ def _remove(path: Path, report: RecoveryReport, home: Home) -> None:
     report.leftovers_removed.append(str(path.relative_to(home.root)))
 
 
-def _clean_repository(home: Home, slug: str, repo: ProjectRepo, report: RecoveryReport) -> None:
-    """Leftovers of a killed writer. Only called under the project's writer lock."""
-    for name in _GIT_LOCKS:
-        _remove(repo.path / name, report, home)
-    for leftover in repo.path.glob("objects/*/tmp_obj_*"):
-        _remove(leftover, report, home)
-    for leftover in home.anchor_path(slug).parent.glob(f".{home.anchor_path(slug).name}.*.tmp"):
-        _remove(leftover, report, home)
-
-
-def _catch_up_anchor(home: Home, slug: str, repo: ProjectRepo, report: RecoveryReport) -> None:
-    tip = repo.tip()
-    if tip is None:
+def _check_project(home: Home, slug: str, report: RecoveryReport) -> None:
+    """Open the project's writer once: it removes what a killed writer left, catches the anchor up
+    with a landing whose anchor write was cut short, and refuses a history someone else wrote."""
+    before = home.read_anchor(slug)
+    try:
+        with ProjectWriter.open(home, slug) as writer:
+            report.leftovers_removed += [str(Path(path).relative_to(home.root)) for path in writer.cleaned]
+    except HistoryBrokenError as exc:
+        report.problems.append(f"{slug}: {exc}")
         return
-    anchor = home.read_anchor(slug)
-    check = verify_ledger(repo, anchor)
-    behind = [p for p in check.problems if p.startswith("no anchor")]
-    others = [p for p in check.problems if p not in behind]
-    if others:
-        report.problems += [f"{slug}: {problem}" for problem in others]
-        return
-    next_seq, last_hash = ledger_head(repo.view(tip))
-    head = Anchor(next_seq - 1, last_hash, tip)
-    if anchor != head:
-        home.write_anchor(slug, head)
+    if home.read_anchor(slug) != before:
         report.anchors_caught_up.append(slug)
 
 
@@ -127,34 +110,45 @@ def _verdict_from_row(record: Record, row: LedgerRow) -> dict[str, Any]:
 def settle(home: Home, journal: Journal, record: Record, cache: ContractCache, now: datetime) -> dict[str, Any]:
     """Finish one attempt the service was running when it died; returns its verdict."""
     try:
-        repo = home.project(record.project)
+        home.project(record.project)
     except NotFound:
         gone: dict[str, Any] = {
             "outcome": "crash", "project": record.project, "leaf_id": record.leaf_id,
             "rejections": [{"code": "crash", "message": "the project no longer exists", "where": None}]}
         journal.finish(record.id, gone, now=now, state="interrupted", recovered=True)
         return gone
-    with exclusive_lock(home.lock_path(record.project)):
-        tip = repo.tip()
-        rows = rows_from(repo.view(tip), record.ledger_from) if tip else []
-        mine = [row for row in rows if row.action == "submit" and row.actor == record.agent
-                and row.leaf_id == record.leaf_id and row.trace_id in (record.trace_id, None)]
-        exact = [row for row in mine if row.trace_id == record.trace_id] or mine
-        if exact:
-            verdict = _verdict_from_row(record, exact[0])
-            journal.finish(record.id, verdict, now=now, recovered=True)
-            return verdict
-        actor = home.identities.get(record.agent)
-        contract = cache.contract(repo.view(tip), record.leaf_id) if tip else None
-        description = ("the verifier was stopped (killed) during this attempt; nothing of it was kept but its "
-                       "trace; submit again")
-        stored = _TRACE_ID.match(record.trace_id) and home.traces.path(record.trace_id).exists()
-        landed = land(home, record.project, repo, tip=tip, now=now, row_fields={
-            "at": now, "action": "submit", "outcome": "crash", "description": description,
-            "leaf_id": record.leaf_id, "kind": contract.kind if contract else None, "actor": record.agent,
-            "actor_type": actor.type if actor else "agent", "operator": actor.operator if actor else None,
-            "base_revision": record.base_revision, "trace_id": record.trace_id if stored else None,
-        })
+    try:
+        with ProjectWriter.open(home, record.project) as writer:
+            return _settle_locked(home, journal, record, cache, now, writer)
+    except HistoryBrokenError as exc:
+        broken: dict[str, Any] = {
+            "outcome": "crash", "project": record.project, "leaf_id": record.leaf_id,
+            "rejections": [{"code": "history_broken", "message": str(exc), "where": None}]}
+        journal.finish(record.id, broken, now=now, state="interrupted", recovered=True)
+        return broken
+
+
+def _settle_locked(home: Home, journal: Journal, record: Record, cache: ContractCache, now: datetime,
+                   writer: ProjectWriter) -> dict[str, Any]:
+    repo, tip = writer.repo, writer.tip
+    rows = rows_from(repo.view(tip), record.ledger_from) if tip else []
+    mine = [row for row in rows if row.action == "submit" and row.actor == record.agent
+            and row.leaf_id == record.leaf_id and row.trace_id in (record.trace_id, None)]
+    exact = [row for row in mine if row.trace_id == record.trace_id] or mine
+    if exact:
+        verdict = _verdict_from_row(record, exact[0])
+        journal.finish(record.id, verdict, now=now, recovered=True)
+        return verdict
+    actor = home.identities.get(record.agent)
+    contract = cache.contract(repo.view(tip), record.leaf_id) if tip else None
+    description = ("the verifier was stopped (killed) during this attempt; nothing of it was kept but its "
+                   "trace; submit again")
+    stored = _TRACE_ID.match(record.trace_id) and home.traces.path(record.trace_id).exists()
+    landed = writer.land(SubmitEntry(
+        at=now, outcome="crash", description=description, leaf_id=record.leaf_id,
+        kind=contract.kind if contract else None, actor=record.agent,
+        actor_type=actor.type if actor else "agent", operator=actor.operator if actor else None,
+        base_revision=record.base_revision, trace_id=record.trace_id if stored else None))
     crashed: dict[str, Any] = {
         "outcome": "crash", "project": record.project, "leaf_id": record.leaf_id, "actor": record.agent,
         "summary": "", "commit": None, "ledger_seq": landed.row.seq, "trace_id": landed.row.trace_id,
@@ -190,13 +184,8 @@ def recover(home: Home, journal: Journal, commons: Commons, notifier: Notifier, 
     for leftover in home.root.glob(".*.tmp"):
         _remove(leftover, report, home)
     for slug in home.projects():
-        repo = home.project(slug)
-        with exclusive_lock(home.lock_path(slug)):
-            _clean_repository(home, slug, repo, report)
-            try:
-                _catch_up_anchor(home, slug, repo, report)
-            except (FormatError, LedgerIntegrityError) as exc:
-                report.problems.append(f"{slug}: {exc}")
+        _check_project(home, slug, report)
+    ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
     cache = ContractCache()
     for record in journal.running():
         verdict = settle(home, journal, record, cache, now)

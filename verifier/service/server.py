@@ -66,7 +66,12 @@ def start_up(home: Home, config: ServiceConfig) -> RecoveryReport:
     return report
 
 
-def serve(config: ServiceConfig, *, echo: Callable[[str], None]) -> None:
+WORKER_APP = "verifier.service.app:worker_app"
+
+
+def serve(config: ServiceConfig, *, echo: Callable[[str], None], app_factory: str = WORKER_APP) -> None:
+    """Recover, then serve. `app_factory` names what each worker imports (tests name one that
+    hands the service a crash point; production never does)."""
     home = Home(config.home)
     with service_lock(home):
         for line in start_up(home, config).lines():
@@ -76,7 +81,7 @@ def serve(config: ServiceConfig, *, echo: Callable[[str], None]) -> None:
         echo(f"serving {home.root} on http://{_url_host(config.host)}:{config.port} with {config.workers} worker(s)")
         try:
             Server(
-                "verifier.service.app:worker_app", address=config.host, port=config.port,
+                app_factory, address=config.host, port=config.port,
                 interface=Interfaces.ASGI, workers=config.workers, http=HTTPModes.http1, websockets=False,
                 http1_settings=HTTP1Settings(header_read_timeout=int(config.header_timeout_s * 1000)),
                 log_access=False, respawn_failed_workers=False, factory=True, working_dir=Path.cwd(),

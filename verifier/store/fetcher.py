@@ -354,7 +354,7 @@ class HttpFetcher:
 
     # --- the one public operation -------------------------------------------------------
 
-    def fetch(self, url: str, allows: Callable[[str], str | None]) -> FetchOutcome:
+    def fetch(self, url: str, allows: Callable[[str], str | None]) -> FetchOutcome:  # noqa: C901, PLR0912 - one branch per defence (redirects, rebinding, size, type), each named
         """Fetch `url` honestly, following redirects by hand; every ending is an outcome."""
         hops: list[FetchHop] = []
         visited: set[str] = set()
@@ -618,7 +618,7 @@ class HttpFetcher:
                     self._robots[origin] = cached
             return cached
 
-    def _read_robots(self, origin: str) -> _RobotsVerdict:
+    def _read_robots(self, origin: str) -> _RobotsVerdict:  # noqa: C901 - robots.txt's grammar, one branch per directive
         """Fetch and interpret robots.txt of `origin` per RFC 9309 (unreadable means no)."""
 
         def deny(observed: str) -> _RobotsVerdict:

@@ -162,7 +162,7 @@ class ProjectRepo:
             oid = self.repo.TreeBuilder().write()
         return str(oid)
 
-    def _build(self, tree: pygit2.Tree | None, writes: Mapping[str, bytes | None]) -> pygit2.Oid | None:
+    def _build(self, tree: pygit2.Tree | None, writes: Mapping[str, bytes | None]) -> pygit2.Oid | None:  # noqa: PLR0912 - the tree builder's cases (file, delete, subtree, clash) in one place
         builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
         nested: dict[str, dict[str, bytes | None]] = defaultdict(dict)
         for path, data in writes.items():

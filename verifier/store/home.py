@@ -5,7 +5,7 @@
       identities.json             agents and people, hashed tokens
       projects/<slug>.git         bare project repositories (agents clone these)
       projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
-      locks/<slug>.lock           one writer per project
+      locks/<slug>.lock           one writer per project (<slug>.writing: one is open, or was killed)
       traces/<trace_id>/          the private trace store
       cache/text/                 derived source text, keyed by blob and extractor version
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,9 +50,17 @@ class Anchor:
     commit: str
 
 
+def _no_crash(_step: str) -> None:
+    """Production's crash point (see pipeline.writer): nothing happens."""
+
+
 class Home:
-    def __init__(self, root: Path) -> None:
+    """The verifier's home. `crash_point` is handed to every writer of its projects: tests pass one
+    that raises or kills at a named durable step; production passes nothing."""
+
+    def __init__(self, root: Path, *, crash_point: Callable[[str], None] = _no_crash) -> None:
         self.root = root
+        self.crash_point = crash_point
         self.settings = self._load_settings()
         set_durable(self.settings.durable)
         self.identities = FileIdentities(root / "identities.json")

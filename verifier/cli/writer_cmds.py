@@ -1,0 +1,26 @@
+"""`rw repair`: the documented way out for a project whose history someone else wrote."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from verifier.cli.app import cli, home_from_env, now_from_env
+from verifier.pipeline.repair import repair
+
+
+@cli.command("repair")
+@click.argument("slug")
+@click.option("--to", "to", required=True, metavar="COMMIT",
+              help="A ledger commit of the verifier to put the branch back on (often the anchor's commit).")
+@click.option("--reason", required=True, help="Why: kept in the ledger row.")
+def repair_cmd(slug: str, to: str, reason: str) -> None:
+    """Put SLUG's branch back on a commit the ledger vouches for, as a ledger row (token: a person's).
+
+    `rw ledger SLUG --verify` names what was written outside the verifier and the last tip it wrote.
+    """
+    home = home_from_env()
+    actor = home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
+    landed = repair(home, slug, actor, to, reason=reason, now=now_from_env())
+    click.echo(f"repaired {slug}: branch on {landed.tip} (ledger #{landed.row.seq}); writes are accepted again")

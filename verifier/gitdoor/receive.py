@@ -1,0 +1,105 @@
+"""The pre-receive hook: refuse direct pushes; land a person's push to refs/for/main.
+
+git runs it in the bare repository with the pushed objects in a quarantine directory and the
+ref updates on stdin (`<old> <new> <ref>` per line). Every update of another ref is refused with a
+message saying how people contribute. For refs/for/main the pusher must be a person, named by the
+push option `token=<bearer>` (a local push: `git push -o token=... origin HEAD:refs/for/main`) or
+by RW_PUSH_TOKEN (set by the service for pushes over HTTP); their commits then go through
+pipeline.push, and every verdict is printed on their terminal (git prefixes it `remote:`).
+Exit 0 lets git take the push (post-receive then drops refs/for/main); exit 1 refuses it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from verifier.errors import AuthError, VerifierError
+from verifier.pipeline.push import PUSH_REF, land_push, pushed_commits
+from verifier.pipeline.writer import ProjectWriter
+from verifier.store.home import Home
+
+ZERO = "0" * 40
+HOW = ("direct pushes are refused: the verifier is the only writer of this repository. People push "
+       f"their commits to {PUSH_REF} with their token: "
+       f"`git push -o token=$RW_TOKEN origin HEAD:{PUSH_REF}` (or over the service's git endpoint with "
+       "`Authorization: Bearer`); agents submit a patch with its trace (`rw submit`).")
+
+
+def push_token(env: Mapping[str, str]) -> str:
+    """The pusher's token: RW_PUSH_TOKEN (the service), else the push option `token=`."""
+    if env.get("RW_PUSH_TOKEN"):
+        return env["RW_PUSH_TOKEN"]
+    count = int(env.get("GIT_PUSH_OPTION_COUNT", "0") or "0")
+    for number in range(min(count, 64)):
+        option = env.get(f"GIT_PUSH_OPTION_{number}", "")
+        if option.startswith("token="):
+            return option[len("token="):]
+    return ""
+
+
+def _updates(lines: list[str]) -> list[tuple[str, str, str]]:
+    updates = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3:
+            updates.append((parts[0], parts[1], parts[2]))
+    return updates
+
+
+def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], out: TextIO, now: datetime) -> int:
+    updates = _updates(lines)
+    others = [ref for _, _, ref in updates if ref != PUSH_REF]
+    if others or not updates:
+        print(f"REFUSED {', '.join(others) or '(nothing)'}: {HOW}", file=out)
+        return 1
+    (_, new, _), *rest = updates
+    if rest or new == ZERO:
+        print(f"REFUSED: push one series of commits to {PUSH_REF}", file=out)
+        return 1
+    try:
+        actor = home.identities.authenticate(push_token(env))
+    except AuthError as exc:
+        print(f"REFUSED: {exc}; {HOW}", file=out)
+        return 1
+    if actor.type != "human":
+        print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
+        return 1
+    slug = repo_path.name[:-4] if repo_path.name.endswith(".git") else repo_path.name
+    with ProjectWriter.open(home, slug) as writer:
+        quarantine = env.get("GIT_QUARANTINE_PATH")
+        if quarantine:  # the pushed objects wait there until git accepts the push
+            writer.repo.repo.odb.add_disk_alternate(quarantine)
+        assert writer.tip is not None
+        commits = pushed_commits(writer.repo.repo, new, writer.tip)
+        if not commits:
+            print("REFUSED: nothing new to land: the branch already has these commits", file=out)
+            return 1
+        ok, verdicts = land_push(home, writer, actor, push_token(env), commits, now)
+    for verdict in verdicts:
+        print(verdict.line(), file=out)
+    if ok:
+        print(f"{len(verdicts)} commit(s) landed on main; `git pull --rebase` (or fetch and reset) to get them",
+              file=out)
+    return 0 if ok else 1
+
+
+def main() -> int:
+    out = sys.stderr
+    try:
+        home = Home.from_env()
+        return run(home, Path.cwd(), sys.stdin.read().splitlines(), os.environ, out,
+                   datetime.now(UTC).replace(microsecond=0))
+    except VerifierError as exc:  # a broken history, a full disk, an unknown project: said in one line
+        print(f"REFUSED: {exc}", file=out)
+    except Exception as exc:  # a crash refuses the push with one line; nothing landed
+        print(f"REFUSED: the verifier crashed on this push ({type(exc).__name__}: {exc}); nothing landed", file=out)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

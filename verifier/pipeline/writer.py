@@ -1,0 +1,298 @@
+"""The one writer of a project: every change to a project repository goes through `ProjectWriter`.
+
+Opening a writer takes the project's lock, cleans what a killed writer left behind, reads the tip
+and refuses (HistoryBrokenError) unless the tip is exactly what the anchor and the ledger say it
+is. Under it a caller reads the tip (`view`) and lands typed ledger entries: the contribution
+commit (authored by whoever made it, committed by the verifier, with the trailers), then the
+verifier's ledger commit holding the row and any bookkeeping files, then the branch move and the
+anchor, all or nothing. Inside `batch()` several landings are staged on one another and published
+by one branch move at the end, or not at all (a push of many commits is all-or-nothing).
+
+Crash injection is a `crash_point` callable given to the writer (tests pass one that raises or
+kills); production passes nothing.
+
+The check is incremental: every landing leaves tip == anchor.commit, so a write only has to compare
+the tip, the anchor and the ledger's last row (one segment read), not walk the history. The one
+legitimate gap, a writer killed after moving the branch but before writing the anchor, is closed
+here: a tip exactly one landing ahead of the anchor, whose ledger row continues the anchor's chain,
+is caught up. Anything else is a history someone else wrote; `rw ledger --verify` names it, and
+`rw repair` (a ledger row itself) is the way out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import shutil
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
+from verifier.formats.entries import LedgerEntry
+from verifier.formats.ledger import LedgerRow, row_hash
+from verifier.pipeline.landing import Contribution, Landed, message
+from verifier.pipeline.ledger import append_row, ledger_head
+from verifier.store.files import exclusive_lock
+from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
+from verifier.store.home import Anchor, Home
+from verifier.version import verifier_version
+
+CrashPoint = Callable[[str], None]
+CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable steps of a landing, in order
+# Git's own lock files a killed writer can leave; only ever removed under the project's lock.
+_GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock")
+QUARANTINE_MAX_AGE_S = 6 * 3600  # far longer than any push's hook may take
+
+
+def no_crash(_step: str) -> None:
+    """Production's crash point: nothing happens."""
+
+
+def ledger_commit_row(commit: pygit2.Commit) -> tuple[bytes, LedgerRow] | None:
+    """The exact ledger line a verifier's ledger commit carries in its message, and its row;
+    None for any other commit."""
+    if commit.author.email != VERIFIER_EMAIL or not commit.message.startswith("ledger: "):
+        return None
+    parts = commit.message.split("\n\n")
+    if len(parts) < 2:
+        return None
+    line = parts[1].encode("utf-8") + b"\n"
+    try:
+        return line, LedgerRow.model_validate_json(line)
+    except ValueError:
+        return None
+
+
+def writing_marker(home: Home, slug: str) -> Path:
+    """Present while a writer of the project is open: found by the next writer, it says the last
+    one was killed, and only then are the object folders swept (listing them costs O(objects))."""
+    return home.lock_path(slug).with_name(f"{slug}.writing")
+
+
+def clean_leftovers(home: Home, slug: str, path: Path, *, sweep_objects: bool = True) -> list[str]:
+    """Remove what a killed writer left: git lock files, libgit2's and git's temporary object
+    files, half-written anchors, old push quarantines. Call only under the project's lock (no
+    writer of ours is running)."""
+    removed: list[str] = []
+    candidates = [path / name for name in _GIT_LOCKS]
+    if sweep_objects:
+        candidates += list(path.glob("objects/*/tmp_obj_*")) + list(path.glob("objects/pack/tmp_*"))
+    anchor = home.anchor_path(slug)
+    candidates += list(anchor.parent.glob(f".{anchor.name}.*.tmp"))
+    for leftover in candidates:
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+            removed.append(str(leftover))
+    # git's quarantine of a push killed mid-way; a live push's waits on this lock, so only old ones go.
+    for quarantine in path.glob("objects/incoming-*"):
+        with contextlib.suppress(OSError):
+            if time.time() - quarantine.stat().st_mtime > QUARANTINE_MAX_AGE_S:
+                shutil.rmtree(quarantine)
+                removed.append(str(quarantine))
+    return removed
+
+
+def _retryable(exc: Exception) -> RetryableError:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return RetryableError("the disk is full; nothing was kept: free space and try again")
+    return RetryableError(f"writing to the project failed ({type(exc).__name__}: {exc}); nothing was kept: "
+                          "try again")
+
+
+@dataclass
+class _Batch:
+    start: str | None
+    landed: list[Landed]
+
+
+class ProjectWriter:
+    """The lock holder of one project. Get one with `ProjectWriter.open` or `ProjectWriter.create`."""
+
+    def __init__(self, home: Home, slug: str, repo: ProjectRepo, *, crash_point: CrashPoint) -> None:
+        self.home = home
+        self.slug = slug
+        self.repo = repo
+        self.crash_point = crash_point
+        self.tip: str | None = repo.tip()
+        self._published: str | None = self.tip
+        self._batch: _Batch | None = None
+        self.cleaned: list[str] = []  # what this writer removed that a killed one had left
+
+    # opening --------------------------------------------------------------------------------------
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
+        """Lock the project, check its history, and hand out its writer for the block."""
+        repo = home.project(slug)
+        with exclusive_lock(home.lock_path(slug)):
+            marker = writing_marker(home, slug)
+            cleaned = clean_leftovers(home, slug, repo.path, sweep_objects=marker.exists())
+            writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
+            writer.cleaned = cleaned
+            writer._check_history()
+            marker.touch()
+            try:
+                yield writer
+            finally:
+                marker.unlink(missing_ok=True)
+
+    @classmethod
+    @contextlib.contextmanager
+    def create(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
+        """Lock the name, make the bare repository, and hand out its writer; the repository is
+        removed again if the block fails before its first landing is published."""
+        path = home.repo_path(slug)
+        with exclusive_lock(home.lock_path(slug)):
+            if path.exists():
+                raise ConflictError(f"project {slug} already exists at {path}")
+            repo = ProjectRepo.create(path)
+            try:
+                yield cls(home, slug, repo, crash_point=crash_point or home.crash_point)
+            except BaseException:
+                shutil.rmtree(path, ignore_errors=True)
+                raise
+
+    # the history check ----------------------------------------------------------------------------
+
+    @classmethod
+    def refuse_if_broken(cls, home: Home, slug: str) -> None:
+        """The history check without the lock and without writing: for a door to refuse early
+        (before a trace is stored) what the writer would refuse anyway."""
+        writer = cls(home, slug, home.project(slug), crash_point=no_crash)
+        writer._check_history(catch_up=False)
+
+    def _check_history(self, *, catch_up: bool = True) -> None:
+        anchor = self.home.read_anchor(self.slug)
+        tip = self.tip
+        if tip is None:
+            raise HistoryBrokenError(f"project {self.slug} has no commits; its branch was deleted")
+        if anchor is None:
+            raise HistoryBrokenError(f"project {self.slug} has no anchor; run `rw ledger {self.slug} --verify`")
+        try:
+            head_seq, head_hash = ledger_head(self.repo.view(tip))
+        except (FormatError, LedgerIntegrityError) as exc:
+            raise self._broken(f"its ledger is unreadable at the tip ({exc})") from exc
+        if tip == anchor.commit:
+            if (head_seq - 1, head_hash) != (anchor.seq, anchor.row_hash):
+                raise self._broken(f"its ledger at the tip ends at row {head_seq - 1}, not at the row the anchor "
+                                   f"recorded ({anchor.seq}): a ledger row was edited")
+            return
+        self._catch_up(anchor, tip, head_seq, head_hash, write=catch_up)
+
+    def _catch_up(self, anchor: Anchor, tip: str, head_seq: int, head_hash: str, *, write: bool) -> None:
+        """A writer killed between the branch move and the anchor: accept one landing ahead."""
+        commit = self.repo.commit(tip)
+        found = ledger_commit_row(commit)
+        if found is None or len(commit.parents) != 1:
+            raise self._broken(f"its tip {tip[:12]} is not the anchor's commit {anchor.commit[:12]} "
+                               f"({_who(commit)})")
+        line, row = found
+        below = str(commit.parents[0].id)
+        if row.commit is not None and below == row.commit:
+            contribution = self.repo.commit(below)
+            below = str(contribution.parents[0].id) if len(contribution.parents) == 1 else ""
+        if (below != anchor.commit or row.seq != anchor.seq + 1 or row.prev != anchor.row_hash
+                or (head_seq - 1, head_hash) != (row.seq, row_hash(line))):
+            raise self._broken(f"its tip {tip[:12]} is not the anchor's commit {anchor.commit[:12]}, nor one "
+                               "landing ahead of it")
+        if write:
+            self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
+
+    def _broken(self, why: str) -> HistoryBrokenError:
+        return HistoryBrokenError(
+            f"project {self.slug} refuses writes: {why}. Run `rw ledger {self.slug} --verify` to see what "
+            f"changed, then `rw repair {self.slug} --to COMMIT --reason ...` (a person)")
+
+    # reading --------------------------------------------------------------------------------------
+
+    def view(self) -> GitTree:
+        """The tree at the writer's tip (including what this writer staged in a batch)."""
+        return self.repo.view(self.tip)
+
+    # landing --------------------------------------------------------------------------------------
+
+    def land(self, entry: LedgerEntry, *, contribution: Contribution | None = None,
+             bookkeeping: Mapping[str, bytes | None] | None = None,
+             bookkeeping_of: Callable[[str | None], dict[str, bytes | None]] | None = None) -> Landed:
+        """Land one entry: the contribution commit (if any), the ledger commit with the row and
+        the bookkeeping files, then (outside a batch) the branch move and the anchor.
+
+        `bookkeeping_of(commit)` builds bookkeeping files that must name the contribution commit.
+        """
+        try:
+            landed = self._stage(entry, contribution, bookkeeping, bookkeeping_of)
+        except (OSError, pygit2.GitError) as exc:
+            raise _retryable(exc) from exc
+        if self._batch is not None:
+            self._batch.landed.append(landed)
+        else:
+            self._publish(landed.row, landed.tip, landed.line)
+        self.tip = landed.tip  # only now: a landing that failed to publish leaves the tip as it was
+        return landed
+
+    def _stage(self, entry: LedgerEntry, contribution: Contribution | None,
+               bookkeeping: Mapping[str, bytes | None] | None,
+               bookkeeping_of: Callable[[str | None], dict[str, bytes | None]] | None) -> Landed:
+        tip, now = self.tip, entry.at
+        parent, commit_id = tip, None
+        if contribution is not None:
+            self.crash_point("contribution")
+            tree = self.repo.build_tree(tip, contribution.writes)
+            trailers = {**contribution.trailers, "Verifier-Version": verifier_version()}
+            commit_id = parent = self.repo.create_commit(
+                tree=tree, parents=[tip] if tip else [], author=contribution.author, committer=VERIFIER,
+                message=message(contribution.subject, contribution.body, trailers), when=now)
+        row, line, ledger_writes = append_row(
+            self.repo.view(parent), {**entry.row_fields(), "commit": commit_id, "verifier_version": verifier_version()})
+        writes: dict[str, bytes | None] = dict(bookkeeping or {})
+        if bookkeeping_of is not None:
+            writes.update(bookkeeping_of(commit_id))
+        writes.update(ledger_writes)
+        self.crash_point("ledger")
+        tree = self.repo.build_tree(parent, writes)
+        row_json = line.decode("utf-8").rstrip("\n")  # the exact line, so replay rebuilds it byte for byte
+        subject = f"ledger: #{row.seq} {row.outcome} {row.action}" + (f" {row.leaf_id}" if row.leaf_id else "")
+        ledger_commit = self.repo.create_commit(
+            tree=tree, parents=[parent] if parent else [], author=VERIFIER, committer=VERIFIER,
+            message=message(subject, row_json, {"Verifier-Version": verifier_version()}), when=now)
+        return Landed(row, commit_id, ledger_commit, line)
+
+    def _publish(self, row: LedgerRow, tip: str, line: bytes | None) -> None:
+        self.crash_point("branch")
+        try:
+            self.repo.move_branch(tip, self._published)
+        except (OSError, pygit2.GitError) as exc:
+            raise _retryable(exc) from exc
+        self._published = tip
+        self.crash_point("anchor")
+        assert line is not None
+        self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[list[Landed]]:
+        """Stage every landing of the block on the previous one; publish them with one branch move
+        when the block ends, or none of them when it raises."""
+        if self._batch is not None:
+            raise RuntimeError("batches do not nest")
+        self._batch = batch = _Batch(self.tip, [])
+        try:
+            yield batch.landed
+            self._batch = None
+            if batch.landed:
+                last = batch.landed[-1]
+                self._publish(last.row, last.tip, last.line)
+        except BaseException:
+            self.tip = batch.start
+            raise
+        finally:
+            self._batch = None
+
+
+def _who(commit: pygit2.Commit) -> str:
+    return f"commit {str(commit.id)[:12]} by {commit.author.name} <{commit.author.email}>"
+
