@@ -43,7 +43,6 @@ from verifier.store.fetcher import HttpFetcher
 from verifier.store.home import Home, Settings
 
 DEFAULT_SET = Path(__file__).resolve().parents[2] / "fixtures" / "validation"
-SLUG = "validation"
 WORKER = ("validation-worker", "platform")
 WORKER_TIMEOUT_S = 600.0
 
@@ -65,7 +64,8 @@ class ValidationLeaf(Strict):
 
 class ValidationSet(Strict):
     version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
-    project: str
+    project: str  # the pinned project folder, relative to the set's folder
+    slug: str  # the project's slug, as its PROJECT.md names it
     leaves: list[ValidationLeaf]
 
 
@@ -182,44 +182,61 @@ def _serving(files: dict[str, tuple[bytes, str]]) -> Iterator[str]:
         thread.join()
 
 
-def _objects(home: Home, before: str, after: str | None) -> int:
+def _objects(home: Home, slug: str, before: str, after: str | None) -> int:
     """Findings and source records an accepted leaf landed."""
     if after is None:
         return 0
-    paths = home.project(SLUG).changed_paths(before, after)
+    paths = home.project(slug).changed_paths(before, after)
     return sum(1 for path in paths if path.endswith(".yaml") and (kind := classify(path)) is not None
                and kind.type in ("finding", "source"))
 
 
+def _contract(leaf: ValidationLeaf, base: str, now: datetime) -> LeafContract:
+    inputs = {key: value for key, value in (("source_id", leaf.source_id), ("gap", leaf.gap)) if value}
+    return LeafContract.model_validate({
+        "leaf_id": leaf.leaf_id, "kind": leaf.kind, "inputs": inputs, "base_revision": base,
+        "may_write": [rule.model_dump() for rule in default_write_rules(leaf.kind)], "check": leaf.kind,
+        "created_at": now, "created_by": "planner", "expires_at": now + timedelta(days=1)})
+
+
+@dataclass(frozen=True)
+class _Scratch:
+    home: Home
+    slug: str
+    token: str
+    fetcher: HttpFetcher
+    base_url: str
+
+
+def _run_leaf(scratch: _Scratch, leaf: ValidationLeaf, skill_text: str, worker: Worker, now: datetime) -> LeafScore:
+    home, slug = scratch.home, scratch.slug
+    tip = home.project(slug).tip()
+    assert tip is not None  # init_project made the first commit
+    contract = _contract(leaf, tip, now)
+    add_leaf(home, slug, contract, now=now, actor="planner")
+    before = home.project(slug).tip()
+    assert before is not None
+    task = WorkerTask(home=str(home.root), project=slug, repo=str(home.repo_path(slug)), leaf_id=leaf.leaf_id,
+                      kind=leaf.kind, base_revision=tip, inputs=contract.inputs.model_dump(exclude_none=True),
+                      hints=[scratch.base_url + item.path for item in leaf.serve], skill=skill_text,
+                      skill_version=skill_version(skill_text.encode("utf-8")), agent=WORKER[0], operator=WORKER[1],
+                      token=scratch.token, now=iso(now))
+    output = worker(task)
+    verdict = submit(home, Submission(slug, leaf.leaf_id, output.patch, output.trace, scratch.token),
+                     now=now, fetcher=scratch.fetcher)
+    return LeafScore(leaf.leaf_id, leaf.kind, verdict.outcome, _objects(home, slug, before, verdict.commit),
+                     verdict.rejections[0].code if verdict.rejections else None)
+
+
 def replay(validation: LoadedSet, skill_text: str, worker: Worker, *, now: datetime) -> list[LeafScore]:
     """Run every validation leaf with `skill_text` in a scratch home; one LeafScore per leaf."""
-    with tempfile.TemporaryDirectory(prefix="rw-validation-") as scratch, _serving(validation.served()) as base:
-        home = Home(Path(scratch) / "home")
-        home.save_settings(Settings(durable=False, allow_private_addresses=True))
-        home = Home(home.root)
-        init_project(home, SLUG, now=now, template=(validation.folder / validation.spec.project).resolve())
+    with tempfile.TemporaryDirectory(prefix="rw-validation-") as folder, _serving(validation.served()) as base:
+        root = Path(folder) / "home"
+        Home(root).save_settings(Settings(durable=False, allow_private_addresses=True))
+        home = Home(root)
+        slug = validation.spec.slug
+        init_project(home, slug, now=now, template=(validation.folder / validation.spec.project).resolve())
         token = home.identities.add(WORKER[0], WORKER[1], "agent", now)
         fetcher = HttpFetcher(user_agent=home.settings.user_agent, timeout_s=10.0, allow_private_addresses=True)
-        version = skill_version(skill_text.encode("utf-8"))
-        results = []
-        for leaf in validation.spec.leaves:
-            tip = home.project(SLUG).tip()
-            assert tip is not None
-            inputs = {key: value for key, value in (("source_id", leaf.source_id), ("gap", leaf.gap)) if value}
-            contract = LeafContract.model_validate({
-                "leaf_id": leaf.leaf_id, "kind": leaf.kind, "inputs": inputs, "base_revision": tip,
-                "may_write": [rule.model_dump() for rule in default_write_rules(leaf.kind)], "check": leaf.kind,
-                "created_at": now, "created_by": "planner", "expires_at": now + timedelta(days=1)})
-            add_leaf(home, SLUG, contract, now=now, actor="planner")
-            task = WorkerTask(home=str(home.root), project=SLUG, repo=str(home.repo_path(SLUG)), leaf_id=leaf.leaf_id,
-                              kind=leaf.kind, base_revision=tip, inputs=dict(inputs),
-                              hints=[base + item.path for item in leaf.serve], skill=skill_text,
-                              skill_version=version, agent=WORKER[0], operator=WORKER[1], token=token, now=iso(now))
-            before = home.project(SLUG).tip()
-            assert before is not None
-            output = worker(task)
-            verdict = submit(home, Submission(SLUG, leaf.leaf_id, output.patch, output.trace, token),
-                             now=now, fetcher=fetcher)
-            results.append(LeafScore(leaf.leaf_id, leaf.kind, verdict.outcome, _objects(home, before, verdict.commit),
-                                     verdict.rejections[0].code if verdict.rejections else None))
-        return results
+        scratch = _Scratch(home, slug, token, fetcher, base)
+        return [_run_leaf(scratch, leaf, skill_text, worker, now) for leaf in validation.spec.leaves]
