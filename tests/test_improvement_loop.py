@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from verifier.model.adapter import RecordedBackend
+from verifier.model.adapter import ModelConfig, RecordedBackend
 from verifier.pipeline.submit import Submission, Verdict
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
 from verifier.roles.loopmodel import DiagnoseRequest, record_loop_answer
@@ -79,13 +79,14 @@ def test_a_pass_patches_pages_and_asks_the_model_for_root_causes(world: World, t
     second, _ = do_extract(world, "extract-tidy-b")
     recordings = tmp_path / "recorded"
     home.save_settings(Settings(durable=False, fetch="offline",
-                                model={"backend": "recorded", "recordings": str(recordings)}))  # type: ignore[arg-type]
+                                model=ModelConfig(backend="recorded", recordings=str(recordings))))
     backend = configured_backend(home)
     assert backend is not None
     # The deterministic pass runs even when the model has no answer: the page is still patched.
     missing = run_pass(home, now=NOW, backend=backend)
     assert missing.notes and "no recorded answer" in missing.notes[0]
     page = OpsWiki(home).read(PAGE) or ""
+    assert first.trace_id and second.trace_id
     assert first.trace_id in page and second.trace_id in page and "seen: 2" in page
     assert not due_for_maintenance(home)
 

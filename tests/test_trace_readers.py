@@ -6,7 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-from verifier.cli.main import COMMAND_MODULES, cli
+from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
 
 from .conftest import NOW, World
 

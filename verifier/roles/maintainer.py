@@ -54,10 +54,6 @@ def configured_backend(home: Home) -> Backend | None:
     return backend_from_config(config, base=home.root) if config else None
 
 
-def _state_path(home: Home) -> str:
-    return str(home.root / "loop" / "maintainer.json")
-
-
 def _counts_at_last_pass(home: Home) -> dict[str, dict[str, int]]:
     path = home.root / "loop" / "maintainer.json"
     if not path.exists():
