@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import click
 
 from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.errors import AuthError, FormatError, NotFound
+from verifier.formats.skill import SKILL_KINDS, skill_version
 from verifier.formats.trace import BUNDLE_ORDER
 from verifier.model.adapter import ModelError
+from verifier.roles.gating import Decision
+from verifier.roles.liveskill import read_live_skill
 from verifier.roles.maintainer import configured_backend, kinds_due_for_maintenance, run_pass
 from verifier.roles.outcomes import OUTCOMES
 from verifier.roles.proposals import ProposalRefused
 from verifier.roles.proposer import run_proposer
+from verifier.roles.skillgate import gate
 from verifier.roles.traceindex import TraceIndex, authorize_reader
 from verifier.roles.validation import CommandWorker
 from verifier.store.home import Home
@@ -132,8 +137,47 @@ def proposer_run(as_json: bool) -> None:
         raise RwError(str(exc)) from exc
     except (FormatError, NotFound) as exc:
         fail(exc)
+    _print_decision(decision, as_json)
+
+def _print_decision(decision: Decision, as_json: bool) -> None:
     value = decision.candidate.value if decision.candidate else None
     data = {"proposal": decision.proposal_id, "kind": decision.kind, "outcome": decision.outcome, "score": value,
-            "best": decision.best, "validation_set": decision.set_version, "skill_version": decision.skill_version}
-    emit(data, as_json, f"{decision.proposal_id} ({decision.kind}): {decision.outcome}; score {value} against "
-         f"best {decision.best} on validation set {decision.set_version}; skill_version {decision.skill_version}")
+            "best": decision.best, "validation_set": decision.set_version, "skill_version": decision.skill_version,
+            "reason": decision.reason}
+    text = (f"{decision.proposal_id} ({decision.kind}): {decision.outcome}; score {value} against best "
+            f"{decision.best} on validation set {decision.set_version}; skill_version {decision.skill_version}")
+    emit(data, as_json, text + (f"\n{decision.reason}" if decision.reason else ""))
+
+
+@cli.group("loop")
+def loop_group() -> None:
+    """The live skill and the gate, by hand."""
+
+
+@loop_group.command("skill")
+@click.option("--version", "version_only", is_flag=True, help="Print only the skill_version.")
+def loop_skill(version_only: bool) -> None:
+    """The live skill workers read now ($RW_HOME/skill/SKILL.md, seeded from skill/SKILL.md)."""
+    home = home_from_env()
+    data = read_live_skill(home)
+    click.echo(skill_version(data) if version_only else data.decode("utf-8"), nl=version_only)
+
+
+@loop_group.command("gate")
+@click.option("--kind", type=click.Choice(SKILL_KINDS), required=True, help="The one section the candidate changes.")
+@click.option("--candidate", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The whole candidate skill file.")
+@click.option("--reason", default="", help="Why (recorded in skill-impact.md).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def loop_gate(kind: str, candidate: Path, reason: str, as_json: bool) -> None:
+    """Gate a hand-written candidate skill exactly as a proposal is gated (validation worker required)."""
+    home = home_from_env()
+    if not home.settings.validation_worker:
+        raise RwError("no validation worker configured: set `validation_worker` in $RW_HOME/config.json "
+                      "(docs/loop.md)")
+    try:
+        decision = gate(home, kind, candidate.read_text(encoding="utf-8"), rationale=reason, now=now_from_env(),
+                        worker=CommandWorker(tuple(home.settings.validation_worker)))
+    except (FormatError, NotFound) as exc:
+        fail(exc)
+    _print_decision(decision, as_json)
