@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support_loop import skill_following_worker  # noqa: E402 - after the path is set
-from verifier.roles.validation import WorkerTask  # noqa: E402
+from tests.support_loop import skill_following_worker
+from verifier.roles.validation import WorkerTask
 
 
 def main() -> None:
