@@ -15,7 +15,8 @@ from .conftest import NOW, make_home
 
 def entry(number: int, outcome: str = "rejected", code: str | None = "excerpt_not_found",
           kind: str = "extract") -> OutcomeEntry:
-    return OutcomeEntry(trace_id=f"trc_{number:016x}", project="p", seq=number, at=f"2026-11-30T12:{number % 60:02d}:00",
+    return OutcomeEntry(trace_id=f"trc_{number:016x}", project="p", seq=number,
+                        at=f"2026-11-30T12:{number % 60:02d}:00",
                         leaf_id=f"{kind}-{number}", kind=kind, outcome=outcome, reason_code=code,
                         description=f"findings/ab/fnd_{number:016x}.yaml:excerpt: not in the source",
                         skill_version="sk-1")
