@@ -33,7 +33,7 @@ from verifier.roles.patterns import (
     strategy_patterns,
 )
 from verifier.roles.traceindex import TraceIndex
-from verifier.store.files import write_atomic
+from verifier.store.files import exclusive_lock, write_atomic
 from verifier.store.home import Home
 
 MAX_DIAGNOSES = 5  # model calls per pass: the biggest failure groups first
@@ -107,7 +107,13 @@ def _diagnose(backend: Backend, failures: list[Pattern], notes: list[str]) -> st
 
 
 def run_pass(home: Home, *, now: datetime, backend: Backend | None = None) -> PassReport:
-    """One maintainer pass; returns what it sampled and wrote."""
+    """One maintainer pass; returns what it sampled and wrote. One pass at a time: a page is read,
+    merged and written back, and two passes at once would lose one's evidence."""
+    with exclusive_lock(home.root / "locks" / "maintainer.lock"):
+        return _pass(home, now, backend)
+
+
+def _pass(home: Home, now: datetime, backend: Backend | None) -> PassReport:
     index = TraceIndex(home)
     index.refresh()
     entries = sample(index)
