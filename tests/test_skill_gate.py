@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from verifier.errors import FormatError
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.skillgate import best_so_far, gate
@@ -95,3 +96,14 @@ def test_a_new_validation_set_version_resets_the_best(home: Home, tmp_path: Path
     assert best_so_far(home, "v2") == decision.best == 6.0 != old_best
     assert decision.outcome == "rolled back"
     assert "| v2 |" in impact(home)
+
+
+def test_a_changed_set_under_the_same_version_is_refused(home: Home) -> None:
+    gate(home, "extract", with_extract(SEED_SKILL, VERBATIM), worker=skill_following_worker, now=NOW)
+    v1 = load_validation_set()
+    changed = json.loads((v1.folder / "validation.json").read_text())
+    changed["leaves"] = changed["leaves"][:1]
+    quietly_changed = LoadedSet(v1.spec.model_validate(changed), v1.folder)
+    with pytest.raises(FormatError, match="changed but its version is still 'v1'"):
+        gate(home, "extract", with_extract(SEED_SKILL, FIVE), worker=skill_following_worker, now=NOW,
+             validation=quietly_changed)

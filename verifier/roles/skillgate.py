@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from verifier.errors import FormatError
 from verifier.formats.base import iso
 from verifier.formats.skill import skill_version
 from verifier.roles.gating import Decision, Score, impact_document, keep, score, section_diff
@@ -31,12 +32,20 @@ def _state(home: Home) -> dict[str, dict[str, object]]:
 
 def best_so_far(home: Home, set_version: str) -> float | None:
     entry = _state(home).get(set_version)
-    return float(entry["best"]) if entry else None  # type: ignore[arg-type]
+    return float(str(entry["best"])) if entry else None
 
 
-def _save_best(home: Home, set_version: str, best: float, version: str) -> None:
+def _check_pinned(home: Home, validation: LoadedSet) -> None:
+    """A set whose content changed under the same version would compare scores of different sets."""
+    entry = _state(home).get(validation.version)
+    if entry and entry.get("digest") not in (None, validation.digest()):
+        raise FormatError(f"the validation set changed but its version is still {validation.version!r}; "
+                          "give it a new version (the best so far then starts again)", str(validation.folder))
+
+
+def _save_best(home: Home, validation: LoadedSet, best: float, version: str) -> None:
     state = _state(home)
-    state[set_version] = {"best": best, "skill_version": version}
+    state[validation.version] = {"best": best, "skill_version": version, "digest": validation.digest()}
     write_atomic(home.root / "loop" / "gate.json", json.dumps(state, sort_keys=True, indent=2).encode())
 
 
@@ -68,15 +77,16 @@ def gate(home: Home, kind: str, candidate: str, *, worker: Worker, now: datetime
             check_one_section(live, candidate, kind)
         except ProposalRefused as exc:
             return refuse(home, kind, str(exc), rationale=rationale, now=now, set_version=validation.version)
+        _check_pinned(home, validation)
         best = best_so_far(home, validation.version)
         if best is None:  # a new validation set version: the live skill's score is the best so far
             best = score(replay(validation, live, worker, now=now)).value
-            _save_best(home, validation.version, best, skill_version(live.encode("utf-8")))
+            _save_best(home, validation, best, skill_version(live.encode("utf-8")))
         result: Score = score(replay(validation, candidate, worker, now=now))
         kept = keep(kind, result, best)
         version = install_skill(home, candidate) if kept else skill_version(live.encode("utf-8"))
         if kept:
-            _save_best(home, validation.version, max(best, result.value), version)
+            _save_best(home, validation, max(best, result.value), version)
         decision = Decision(proposal_id=proposal_id(kind, candidate), kind=kind, at=iso(now),
                             set_version=validation.version, candidate=result, best=best,
                             outcome="kept" if kept else "rolled back", diff=section_diff(live, candidate, kind),

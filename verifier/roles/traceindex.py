@@ -76,15 +76,16 @@ class TraceIndex:
         return value
 
     def counts(self) -> dict[str, dict[str, int]]:
+        """Entries per kind and outcome: the outcome summary the proposer reads."""
         raw = self._read_json("counts.json")
-        return {str(kind): {str(k): int(v) for k, v in dict(row).items()}  # type: ignore[call-overload]
-                for kind, row in raw.items()}
+        return {str(kind): {str(k): int(v) for k, v in row.items()} for kind, row in raw.items()
+                if isinstance(row, dict)}
 
     def refresh(self) -> int:
         """Index every traced ledger row written since the last refresh; returns how many."""
         self.root.mkdir(parents=True, exist_ok=True)
         with exclusive_lock(self.root / "lock"):
-            cursor = {str(k): int(v) for k, v in self._read_json("cursor.json").items()}  # type: ignore[call-overload]
+            cursor = {str(k): int(str(v)) for k, v in self._read_json("cursor.json").items()}
             table = self.counts()
             added = 0
             for slug in self.home.projects():

@@ -78,6 +78,16 @@ class LoadedSet:
     def version(self) -> str:
         return self.spec.version
 
+    def digest(self) -> str:
+        """sha256 over the set's definition, its served sources and the pinned project's files."""
+        digest = hashlib.sha256(self.spec.model_dump_json().encode())
+        project = (self.folder / self.spec.project).resolve()
+        files = sorted(path for path in project.rglob("*") if path.is_file())
+        for path, data in [(p.relative_to(project).as_posix(), p.read_bytes()) for p in files] + [
+                (name, body) for name, (body, _kind) in sorted(self.served().items())]:
+            digest.update(f"{path}\0{len(data)}\0".encode() + data)
+        return digest.hexdigest()
+
     def served(self) -> dict[str, tuple[bytes, str]]:
         """Every served path's pinned bytes and media type, checked against the pinned sha256."""
         files: dict[str, tuple[bytes, str]] = {}
