@@ -53,7 +53,10 @@ def test_a_recurring_rejection_ends_as_a_kept_skill_change(world: World, tmp_pat
     assert "sampled 4 traces (extract/rejected 4); deterministic pass only" in (wiki.read("logs.md") or "")
 
     recordings = tmp_path / "recorded"
-    record_loop_answer(recordings, build_request(home), {
+    request = build_request(home)
+    assert PAGE in request.pages and len(request.traces) == 2 and set(request.traces) <= set(rejected)
+    assert request.outcome_summary == {"extract": {"rejected": 4}}
+    record_loop_answer(recordings, request, {
         "kind": "propose", "section": "extract", "body": VERBATIM, "rationale": f"answers {PAGE}", "model": "m-1"})
     before = live_skill_version(home)
     decision = run_proposer(home, backend=RecordedBackend(recordings), worker=skill_following_worker, now=NOW)

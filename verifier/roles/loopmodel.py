@@ -57,6 +57,7 @@ class ProposeRequest(Strict):
     skill_impact: Text
     outcome_summary: dict[str, dict[str, int]]
     pages: dict[str, Text]
+    traces: dict[str, Text]  # events of a few evidence traces of the top failure page, truncated
     sections: dict[str, Text]
 
 

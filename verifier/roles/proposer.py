@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from verifier.errors import FormatError, NotFound
+from verifier.formats.frontmatter import load_front_matter
 from verifier.formats.skill import sections
 from verifier.model.adapter import Backend
 from verifier.roles.gating import Decision
@@ -25,6 +27,8 @@ from verifier.roles.validation import LoadedSet, Worker, load_validation_set
 from verifier.store.home import Home
 
 PAGES_OPENED = 6
+TRACES_OPENED = 2  # evidence traces of the top failure page whose events the proposer reads
+TRACE_CHARS = 6000
 
 
 def _pages(wiki: OpsWiki) -> list[PageMeta]:
@@ -46,14 +50,35 @@ def opened_pages(metas: list[PageMeta]) -> list[str]:
     return [m.path for m in failures] + strategies
 
 
+def _evidence_events(home: Home, page: str) -> dict[str, str]:
+    """The first evidence traces' events (truncated), read through the trace readers' interface."""
+    try:
+        meta, _body = load_front_matter(page, "pattern page")
+    except FormatError:
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    evidence = [str(item) for item in meta.get("evidence", [])][:TRACES_OPENED]
+    opened: dict[str, str] = {}
+    index = TraceIndex(home)
+    for trace_id in evidence:
+        try:
+            events = index.show(trace_id).files.get("events.jsonl", b"")
+        except NotFound:
+            continue
+        opened[trace_id] = events.decode("utf-8", errors="replace")[:TRACE_CHARS]
+    return opened
+
+
 def build_request(home: Home) -> ProposeRequest:
-    """The proposer's request, from the ops wiki, the outcome summary and the live skill."""
+    """The proposer's request, from the ops wiki, the outcome summary, a few traces and the live skill."""
     wiki = OpsWiki(home)
     live = read_live_skill(home).decode("utf-8")
+    pages = {path: wiki.read(path) or "" for path in opened_pages(_pages(wiki))}
+    first_failure = next((text for text in pages.values() if "\ntype: failure\n" in text), "")
     return ProposeRequest(
         index=wiki.read("index.md") or "", skill_impact=wiki.read("skill-impact.md") or "",
-        outcome_summary=TraceIndex(home).counts(),
-        pages={path: wiki.read(path) or "" for path in opened_pages(_pages(wiki))},
+        outcome_summary=TraceIndex(home).counts(), pages=pages, traces=_evidence_events(home, first_failure),
         sections={kind: section.body for kind, section in sections(live).items()},
     )
 
