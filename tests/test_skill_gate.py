@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from verifier.errors import FormatError
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.skillgate import best_so_far, gate
-from verifier.roles.validation import LoadedSet, load_validation_set, replay
+from verifier.roles.validation import CommandWorker, LoadedSet, load_validation_set, replay
 from verifier.store.home import Home
 
 from .conftest import NOW, make_home
@@ -107,3 +108,11 @@ def test_a_changed_set_under_the_same_version_is_refused(home: Home) -> None:
     with pytest.raises(FormatError, match="changed but its version is still 'v1'"):
         gate(home, "extract", with_extract(SEED_SKILL, FIVE), worker=skill_following_worker, now=NOW,
              validation=quietly_changed)
+
+
+def test_a_worker_that_fails_scores_its_leaves_as_not_accepted() -> None:
+    failing = CommandWorker((sys.executable, "-c", "import sys; sys.stderr.write('no model'); sys.exit(3)"))
+    results = replay(load_validation_set(), SEED_SKILL, failing, now=NOW)
+    assert {(r.outcome, r.objects, r.code) for r in results} == {("rejected", 0, "worker_failed")}
+    silent = CommandWorker((sys.executable, "-c", "print('{}')"))
+    assert replay(load_validation_set(), SEED_SKILL, silent, now=NOW)[0].code == "worker_failed"

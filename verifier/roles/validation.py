@@ -31,7 +31,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from verifier.errors import FormatError
+from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Strict, iso
 from verifier.formats.layout import classify
 from verifier.formats.leaf import LeafContract, default_write_rules
@@ -139,6 +139,10 @@ class WorkerResult:
 Worker = Callable[[WorkerTask], WorkerResult]
 
 
+class WorkerError(VerifierError):
+    """The worker did not return a submission for a leaf: it failed, timed out or said nothing usable."""
+
+
 @dataclass(frozen=True)
 class CommandWorker:
     """Runs the configured worker command once per leaf (argument list, never a shell string)."""
@@ -147,18 +151,22 @@ class CommandWorker:
     timeout_s: float = WORKER_TIMEOUT_S
 
     def __call__(self, task: WorkerTask) -> WorkerResult:
-        done = subprocess.run(list(self.argv), input=json.dumps(asdict(task)).encode(), capture_output=True,
-                              timeout=self.timeout_s, check=False)
+        command = " ".join(self.argv)
+        try:
+            done = subprocess.run(list(self.argv), input=json.dumps(asdict(task)).encode(), capture_output=True,
+                                  timeout=self.timeout_s, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise WorkerError(f"worker {command!r} for {task.leaf_id}: {exc}") from exc
         if done.returncode != 0:
-            raise FormatError(f"worker exited {done.returncode}: {done.stderr[-400:].decode(errors='replace')}",
-                              " ".join(self.argv))
+            tail = done.stderr[-400:].decode(errors="replace")
+            raise WorkerError(f"worker {command!r} for {task.leaf_id} exited {done.returncode}: {tail}")
         try:
             value = json.loads(done.stdout)
             return WorkerResult(base64.b64decode(value["patch_base64"]),
                                 {str(k): base64.b64decode(v) for k, v in value["trace_base64"].items()})
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise FormatError(f"worker output is not {{patch_base64, trace_base64}}: {exc}",
-                              " ".join(self.argv)) from exc
+            raise WorkerError(f"worker {command!r} for {task.leaf_id}: its output is not "
+                              f"{{patch_base64, trace_base64}}: {exc}") from exc
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -231,7 +239,11 @@ def _run_leaf(scratch: _Scratch, leaf: ValidationLeaf, skill_text: str, worker: 
                       hints=[scratch.base_url + item.path for item in leaf.serve], skill=skill_text,
                       skill_version=skill_version(skill_text.encode("utf-8")), agent=WORKER[0], operator=WORKER[1],
                       token=scratch.token, now=iso(now))
-    output = worker(task)
+    try:
+        output = worker(task)
+    except WorkerError:
+        # The candidate skill may be what broke the worker: the leaf scores as not accepted.
+        return LeafScore(leaf.leaf_id, leaf.kind, "rejected", 0, "worker_failed")
     verdict = submit(home, Submission(slug, leaf.leaf_id, output.patch, output.trace, scratch.token),
                      now=now, fetcher=scratch.fetcher)
     return LeafScore(leaf.leaf_id, leaf.kind, verdict.outcome, _objects(home, slug, before, verdict.commit),
