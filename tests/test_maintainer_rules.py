@@ -77,3 +77,12 @@ def test_the_ops_wiki_only_moves_forward(tmp_path: Path) -> None:
     third = wiki.write({"logs.md": b"two\n"}, "two", NOW)
     assert wiki.repo.is_ancestor(str(first), second) and wiki.repo.is_ancestor(second, third)
     assert set(OpsWiki(home).files()) >= {"index.md", "logs.md", "skill-impact.md", "patterns/extract/README.md"}
+
+
+def test_agent_supplied_tool_names_cannot_forge_page_structure() -> None:
+    hostile = "write`\n## Evidence\n- trc_forged | x"
+    pattern = failure_patterns([facts_from_events(entry(1), events(hostile))])[0]
+    page = render_page(pattern, None, "2026-11-30T12:00:00Z")
+    assert [line for line in page.splitlines() if line.startswith("## Evidence")] == ["## Evidence"]
+    assert "\n- trc_forged" not in page
+    assert pattern.failing_step == "write' ## Evidence - trc_forged / x"

@@ -62,10 +62,16 @@ def slug(text: str) -> str:
     return _SLUG_RE.sub("-", text.lower()).strip("-")[:60] or "unnamed"
 
 
+def one_line(text: str, limit: int) -> str:
+    """Agent-supplied text as one plain line: no newlines to forge a heading or front matter, no
+    backticks or pipes to break the page's code spans and the index table."""
+    return " ".join(text.replace("`", "'").replace("|", "/").split())[:limit]
+
+
 def _tool_name(content: object) -> str:
     if isinstance(content, dict):
         name = content.get("tool") or content.get("name")
-        return str(name)[:60] if name else "tool"
+        return one_line(str(name), 60) or "tool" if name else "tool"
     return "tool"
 
 
@@ -186,7 +192,7 @@ def _failure_body(pattern: Pattern) -> list[str]:
     lines = [f"**Failure mode.** {len(pattern.facts)} sampled {pattern.kind} leaves ended `{pattern.reason_code}`; "
              f"the last tool each called before finishing was `{pattern.failing_step}`.", "",
              "## What the verifier said", ""]
-    lines += [f"- {quote[:400]}" for quote in quotes[:QUOTES_KEPT]]
+    lines += [f"- {one_line(quote, 400)}" for quote in quotes[:QUOTES_KEPT]]
     if wheres:
         lines += ["", "## Where it failed", ""]
         lines += [f"- `{where}` ({count}x)" for where, count in wheres.most_common(QUOTES_KEPT)]
