@@ -41,6 +41,10 @@ class Settings(Strict):
     durable: bool = True
     user_agent: str = "ResearchWiki-Verifier/0.1 (+https://researchwiki.invalid/verifier)"
     model: ModelConfig | None = None
+    # The improvement loop (docs/loop.md): run the maintainer after this many accepted or rejected
+    # leaves of a kind (kinds not named: 20; 0 never), and the platform-run validation worker.
+    maintainer_every: dict[str, int] = Field(default_factory=dict)
+    validation_worker: list[str] | None = None
 
 
 @dataclass(frozen=True)

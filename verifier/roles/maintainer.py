@@ -1,0 +1,143 @@
+"""The Wiki Maintainer (design §5.1): one pass from the trace store to the ops wiki's pattern pages.
+
+A pass refreshes the outcome index, samples the newest traces of every (leaf kind, outcome)
+stratum, runs the deterministic root-cause pass (verifier/roles/patterns.py), asks the model for a
+root cause per failure group when one is configured, and writes the pages, `index.md` and one
+`logs.md` entry as one ops-wiki commit. It never edits the skill. The runner calls
+`due_for_maintenance` after landing leaves and runs a pass when it says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from verifier.formats.base import iso
+from verifier.formats.skill import SKILL_KINDS
+from verifier.model.adapter import Backend, ModelError, backend_from_config
+from verifier.roles.loopmodel import DiagnoseAnswer, DiagnoseRequest, ask_loop
+from verifier.roles.opswiki import OpsWiki
+from verifier.roles.outcomes import OUTCOMES, OutcomeEntry, kinds_due
+from verifier.roles.patterns import (
+    SAMPLE_PER_OUTCOME,
+    Pattern,
+    TraceFacts,
+    add_contrast,
+    facts_from_events,
+    failure_patterns,
+    log_entry,
+    page_meta,
+    render_index,
+    render_page,
+    strategy_patterns,
+)
+from verifier.roles.traceindex import TraceIndex
+from verifier.store.files import exclusive_lock, write_atomic
+from verifier.store.home import Home
+
+MAX_DIAGNOSES = 5  # model calls per pass: the biggest failure groups first
+
+
+@dataclass(frozen=True)
+class PassReport:
+    sampled: dict[tuple[str, str], int]
+    written: list[str]
+    commit: str
+    model: str | None
+    notes: list[str]
+
+
+def configured_backend(home: Home) -> Backend | None:
+    """The model backend of `settings.model`, or None: the deterministic pass runs either way."""
+    config = home.settings.model
+    return backend_from_config(config, base=home.root) if config else None
+
+
+def _counts_at_last_pass(home: Home) -> dict[str, dict[str, int]]:
+    path = home.root / "loop" / "maintainer.json"
+    if not path.exists():
+        return {}
+    value = json.loads(path.read_bytes()).get("counts_at_last_pass", {})
+    return {str(k): {str(o): int(n) for o, n in row.items()} for k, row in value.items()}
+
+
+def kinds_due_for_maintenance(home: Home) -> list[str]:
+    """The leaf kinds with `settings.maintainer_every[kind]` (default 20) accepted or rejected
+    leaves since the last pass. Refreshes the outcome index (cheap: only new ledger rows)."""
+    index = TraceIndex(home)
+    index.refresh()
+    return kinds_due(index.counts(), _counts_at_last_pass(home), home.settings.maintainer_every)
+
+
+def due_for_maintenance(home: Home) -> bool:
+    """The runner's hook: True when a maintainer pass (then a proposer run) is due."""
+    return bool(kinds_due_for_maintenance(home))
+
+
+def sample(index: TraceIndex) -> list[OutcomeEntry]:
+    """The newest traces of each (kind, outcome) stratum, up to its budget."""
+    return [entry for kind in SKILL_KINDS for outcome in OUTCOMES
+            for entry in index.recent(kind, outcome, SAMPLE_PER_OUTCOME[outcome])]
+
+
+def _facts(home: Home, entries: list[OutcomeEntry]) -> list[TraceFacts]:
+    facts = []
+    for entry in entries:
+        events = home.traces.read(entry.trace_id).get("events.jsonl")
+        if events is not None:  # a purged bundle leaves its ledger row; nothing to read
+            facts.append(facts_from_events(entry, events))
+    return facts
+
+
+def _diagnose(backend: Backend, failures: list[Pattern], notes: list[str]) -> str | None:
+    model = None
+    for pattern in failures[:MAX_DIAGNOSES]:
+        request = DiagnoseRequest(
+            leaf_kind=pattern.kind, reason_code=pattern.reason_code or "", failing_step=pattern.failing_step or "",
+            verifier_said=sorted({item.entry.description[:400] for item in pattern.facts})[:3],
+            contrast=pattern.contrast, evidence=[item.entry.trace_id for item in pattern.facts][:20])
+        try:
+            answer, model = ask_loop(backend, request, DiagnoseAnswer)
+        except ModelError as exc:
+            notes.append(f"model call for {pattern.path} failed: {exc}")
+            continue
+        pattern.analysis = f"{answer.root_cause}\n\n**Advice.** {answer.advice}\n\n(by {model})"
+    return model
+
+
+def run_pass(home: Home, *, now: datetime, backend: Backend | None = None) -> PassReport:
+    """One maintainer pass; returns what it sampled and wrote. One pass at a time: a page is read,
+    merged and written back, and two passes at once would lose one's evidence."""
+    with exclusive_lock(home.root / "locks" / "maintainer.lock"):
+        return _pass(home, now, backend)
+
+
+def _pass(home: Home, now: datetime, backend: Backend | None) -> PassReport:
+    index = TraceIndex(home)
+    index.refresh()
+    entries = sample(index)
+    facts = _facts(home, entries)
+    failures, strategies = failure_patterns(facts), strategy_patterns(facts)
+    add_contrast(failures, strategies)
+    notes: list[str] = []
+    model = _diagnose(backend, failures, notes) if backend is not None else None
+    wiki = OpsWiki(home)
+    stamp = iso(now)
+    writes = {p.path: render_page(p, wiki.read(p.path), stamp).encode() for p in failures + strategies}
+    metas = [page_meta(path, data.decode()) for path, data in writes.items()]
+    for kind in SKILL_KINDS:
+        for name in wiki.list_dir(f"patterns/{kind}"):
+            path = f"patterns/{kind}/{name}"
+            if path not in writes and name.endswith(".md"):
+                metas.append(page_meta(path, wiki.read(path) or ""))
+    writes["index.md"] = render_index(meta for meta in metas if meta is not None).encode()
+    sampled: dict[tuple[str, str], int] = {}
+    for item in facts:
+        sampled[item.entry.stratum] = sampled.get(item.entry.stratum, 0) + 1
+    written = sorted(path for path in writes if path.startswith("patterns/"))
+    writes["logs.md"] = ((wiki.read("logs.md") or "") + log_entry(stamp, sampled, written, model)).encode()
+    commit = wiki.write(writes, f"maintainer pass: {len(facts)} traces, {len(written)} pattern pages", now)
+    write_atomic(home.root / "loop" / "maintainer.json",
+                 json.dumps({"counts_at_last_pass": index.counts(), "last_pass": stamp}).encode())
+    return PassReport(sampled, written, commit, model, notes)
