@@ -40,6 +40,7 @@ class Settings(Strict):
     durable: bool = True
     user_agent: str = "ResearchWiki-Verifier/0.1 (+https://researchwiki.invalid/verifier)"
     model: ModelConfig | None = None
+    warm_pool: int = Field(default=3, ge=0, le=50)  # warm extract leaves the Planner keeps open (§9.1)
 
 
 @dataclass(frozen=True)
