@@ -112,8 +112,9 @@ def build(slug: str) -> dict[str, bytes]:
             if path.endswith(".yaml"):
                 record = load_yaml(data, path)
                 record["warm"] = True  # a steward's mark: known to yield findings (§9.1)
-                data = dump_yaml(record)
-            files[path] = data
+                files[path] = dump_yaml(record)
+            else:
+                files[path] = data
     return files
 
 

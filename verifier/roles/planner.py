@@ -104,7 +104,7 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
             landed = land_plan(home, slug, repo, tip=tip, now=now, wake_plan=result)
         except TipMoved:
             continue
-        posted = 0 if result.held else post_tasks(commons, slug, [*read.open_leaves.values(), *result.leaves], now)
+        posted = post_tasks(commons, slug, [*read.open_leaves.values(), *result.postable()], now)
         posted += post_questions(commons, slug, result, now)
         return WakeResult(slug, result, landed, posted)
     raise ConflictError(f"project {slug} kept moving while the Planner planned; wake it again")
@@ -130,7 +130,7 @@ def render_plan(wake_plan: WakePlan, now: datetime) -> bytes:
         if len(wake_plan.refused) > MAX_REFUSALS_SHOWN:
             lines.append(f"- ... and {len(wake_plan.refused) - MAX_REFUSALS_SHOWN} more")
     if wake_plan.held:
-        block = dump_yaml({"leaves": [_contract_json(c) for c in wake_plan.leaves]}).decode()
+        block = dump_yaml({"leaves": [_contract_json(c) for c in wake_plan.waiting()]}).decode()
         body = block.split("\n", 1)[1] if block.startswith("leaves:") else block
         lines += ["", "## Leaves waiting for approval", "", LEAVES_BLOCK, body.rstrip("\n"), "```"]
     return b"---\n" + dump_yaml(front) + b"---\n" + ("\n".join(lines) + "\n").encode()
@@ -146,7 +146,7 @@ def land_plan(home: Home, slug: str, repo: ProjectRepo, *, tip: str, now: dateti
     The coordinator ports this one function to the ProjectWriter; nothing else here writes."""
     plan_file = held_plan_path(wake_plan.plan_id) if wake_plan.held else plan_path(wake_plan.plan_id)
     data = render_plan(wake_plan, now)
-    leaves = {} if wake_plan.held else {leaf_path(c.leaf_id): dump_yaml(_contract_json(c)) for c in wake_plan.leaves}
+    leaves = {leaf_path(c.leaf_id): dump_yaml(_contract_json(c)) for c in wake_plan.postable()}
     kinds = ", ".join(sorted({c.kind for c in wake_plan.leaves})) or "no leaves"
     with exclusive_lock(home.lock_path(slug)):
         if repo.tip() != tip:

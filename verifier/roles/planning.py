@@ -127,6 +127,14 @@ class WakePlan:
     refused: list[Refusal]
     questions: list[Question]
     held: bool
+    released: frozenset[str] = frozenset()  # leaves of plans a person approved: written even when held
+
+    def postable(self) -> list[LeafContract]:
+        """The leaves that go to leaves/ and the board now (a held plan's wait for approval)."""
+        return [c for c in self.leaves if not self.held or c.leaf_id in self.released]
+
+    def waiting(self) -> list[LeafContract]:
+        return [c for c in self.leaves if self.held and c.leaf_id not in self.released]
 
     @property
     def empty(self) -> bool:
@@ -183,6 +191,8 @@ class _Draft:
         keys = leaf_keys(contract)
         clash = sorted(key for key in keys if key in self.taken)
         if clash:
+            if any(self.taken[clash[0]] == leaf.leaf_id for leaf in self.leaves):
+                return False  # this wake already covers it (a warm leaf is its source's extract leaf)
             self.refused.append(Refusal(kind, keys, f"overlaps open leaf {self.taken[clash[0]]} on {clash[0]}"))
             return False
         if self.room <= 0:
@@ -237,8 +247,9 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
         draft.decisions.append(f"Deferred {draft.deferred} more leaves to the next wake: budget_per_loop.leaves_max "
                                f"is {state.leaves_max}.")
     goal = _goal(state, targets)
+    released = frozenset(c.leaf_id for c in state.released) & {c.leaf_id for c in draft.leaves}
     return WakePlan(draft.plan_id, goal, targets, draft.decisions, draft.leaves, draft.refused,
-                    [] if warm_only else questions, state.hold_plans)
+                    [] if warm_only else questions, state.hold_plans and len(released) < len(draft.leaves), released)
 
 
 def _goal(state: ProjectState, targets: list[str]) -> str:
