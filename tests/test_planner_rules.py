@@ -33,7 +33,7 @@ def state(**changes: object) -> ProjectState:
                     HypothesisFacts("H3", 1, "active", True, challenged=True)],
         sources=[SourceFacts(S1, "included", 900, warm=True), SourceFacts(S2, "included", 50_000),
                  SourceFacts(S3, "failed", 100), SourceFacts(S4, "included", 800, extracted=True)],
-        open_leaves=[],
+        open_leaves=[], findings=5,
     )
     return replace(base, **changes)  # type: ignore[arg-type]
 
@@ -113,6 +113,12 @@ def test_warm_only_tops_up_the_pool_and_nothing_else() -> None:
     result = plan(state(open_leaves=open_leaves), NOW, warm_only=True)
     assert summary(result) == [("extract", f"source:{S4} warm")]
     assert result.questions == []
+
+
+def test_no_skeptic_leaf_before_there_are_findings_to_hunt_through() -> None:
+    result = plan(state(findings=0), NOW)
+    assert "skeptic" not in [c.kind for c in result.leaves]
+    assert any("No skeptic leaf yet" in d for d in result.decisions)
 
 
 def test_cadence() -> None:

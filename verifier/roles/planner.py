@@ -92,7 +92,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
         if tip is None:
             raise NotFound(f"project {slug} has no commits")
         read = read_state(repo.view(tip), slug, tip, now, settings=chosen,
-                          asked=lambda h, r: commons.message(question_key(slug, h, r)) is not None)
+                          asked=lambda h, r: commons.message(question_key(slug, h, r)) is not None,
+                          claimed=frozenset(commons.claims(slug, now=now)))
         if not (force or warm_only or due(read.last_wake, read.project.loop_cadence, now)):
             return WakeResult(slug, None, None, 0, skipped=f"not due: last wake {iso(read.last_wake)} "
                                                            f"(loop_cadence {read.project.loop_cadence})"

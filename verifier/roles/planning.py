@@ -91,6 +91,7 @@ class ProjectState:
     # finding ids accepted, not yet filed against the hypothesis by a link or any link leaf: H -> ids
     unfiled: dict[str, list[str]] = field(default_factory=dict)
     unreviewed: list[str] = field(default_factory=list)  # paths of accepted findings and links
+    findings: int = 0  # accepted findings in the corpus
     gaps: list[tuple[str | None, str]] = field(default_factory=list)  # (hypothesis or None, what to look for)
     rejections: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, reason code) -> count
     field_guide: str = ""
@@ -337,6 +338,11 @@ def _link(draft: _Draft, targets: list[str]) -> None:
 
 
 def _skeptic(draft: _Draft, targets: list[str]) -> None:
+    if not draft.state.findings:
+        if any(h.hypothesis_id in targets and not h.challenged for h in draft.state.hypotheses):
+            draft.decisions.append("No skeptic leaf yet: the corpus has no accepted findings to hunt through; "
+                                   "extract leaves come first.")
+        return
     for hypothesis in draft.state.hypotheses:
         if hypothesis.hypothesis_id in targets and not hypothesis.challenged:
             draft.offer("skeptic", {"hypothesis_id": hypothesis.hypothesis_id,

@@ -83,7 +83,9 @@ class Read:
     open_leaves: dict[str, LeafContract]  # open leaves (re-posted to Commons on every wake)
 
 
-def _leaves(view: GitTree, now: datetime) -> _Leaves:
+def _leaves(view: GitTree, now: datetime, claimed: frozenset[str]) -> _Leaves:
+    """Every contract; open ones hold their keys. A claimed warm leaf has been taken: it still
+    holds its source, but no longer counts in the warm pool."""
     found = _Leaves()
     for name in view.list_dir(LEAVES_DIR):
         if not name.endswith(".yaml"):
@@ -98,7 +100,8 @@ def _leaves(view: GitTree, now: datetime) -> _Leaves:
         if result is not None:
             found.outcome[leaf_id] = str(json.loads(result).get("outcome"))
         elif now < contract.expires_at:
-            found.open.append(OpenLeaf(leaf_id, contract.kind, leaf_keys(contract), bool(contract.warm)))
+            warm = bool(contract.warm) and leaf_id not in claimed
+            found.open.append(OpenLeaf(leaf_id, contract.kind, leaf_keys(contract), warm))
     return found
 
 
@@ -222,12 +225,16 @@ def _hypotheses(view: GitTree, project: ProjectFile, graph: _Graph) -> list[Hypo
     return facts
 
 
-def _filing(view: GitTree, hypotheses: list[HypothesisFacts], leaves: _Leaves, graph: _Graph,
+def finding_ids(view: GitTree) -> list[str]:
+    """Accepted findings, by id (from their paths: nothing to parse)."""
+    return sorted(path.rsplit("/", 1)[1][:-5] for path in view.walk("findings") if path.endswith(".yaml"))
+
+
+def _filing(findings: list[str], hypotheses: list[HypothesisFacts], leaves: _Leaves, graph: _Graph,
             cap: int) -> dict[str, list[str]]:
     """Accepted findings not yet filed against each ready hypothesis: no link joins them and no
     link leaf (open, or one that landed) was given them. At most `cap` per hypothesis: more than
     one wake can use is not worth listing."""
-    findings = sorted(path.rsplit("/", 1)[1][:-5] for path in view.walk("findings") if path.endswith(".yaml"))
     given: set[tuple[str, str]] = set()
     for leaf_id, contract in leaves.contracts.items():
         if contract.kind == "link" and leaves.live(leaf_id):
@@ -275,23 +282,24 @@ def _gaps(view: GitTree, hypotheses: list[HypothesisFacts], sources: list[Source
 
 
 def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: Settings,
-               asked: Callable[[str, int], bool]) -> Read:
+               asked: Callable[[str, int], bool], claimed: frozenset[str] = frozenset()) -> Read:
     """The state a wake decides from. `asked(H, revision)` says whether Commons already holds the
     steward's question about that hypothesis revision."""
     project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
-    leaves = _leaves(view, now)
+    leaves = _leaves(view, now, claimed)
     reserved, released = _plans(view, leaves.contracts)
     failures, rejections, last_wake = _ledger(view, leaves.contracts)
     graph = _graph(view)
     hypotheses = _hypotheses(view, project, graph)
     sources = _sources(view, leaves, failures)
     cap = project.budget_per_loop.leaves_max * settings.link_batch
+    findings = finding_ids(view)
     state = ProjectState(
         slug=slug, tip=tip, steward=project.steward, hold_plans="plans" in project.holds,
         leaves_max=project.budget_per_loop.leaves_max, hypotheses=hypotheses, sources=sources,
-        open_leaves=leaves.open + reserved, unfiled=_filing(view, hypotheses, leaves, graph, cap),
+        open_leaves=leaves.open + reserved, unfiled=_filing(findings, hypotheses, leaves, graph, cap),
         unreviewed=_unreviewed(view, leaves, graph, project.budget_per_loop.leaves_max),
-        gaps=_gaps(view, hypotheses, sources, graph), rejections=rejections,
+        gaps=_gaps(view, hypotheses, sources, graph), rejections=rejections, findings=len(findings),
         field_guide=(view.read(FIELD_GUIDE) or b"").decode("utf-8", "replace"),
         asked=frozenset(f"{h.hypothesis_id}:{h.revision}" for h in hypotheses
                         if not h.ready and asked(h.hypothesis_id, h.revision)),
