@@ -75,7 +75,8 @@ def init_project(home: Home, slug: str, *, now: datetime, template: Path | None 
             raise
 
 
-def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str) -> Landed:
+def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str,
+             actor_type: str = "planner") -> Landed:
     """Write leaves/<leaf_id>.yaml as a verifier commit (the Planner's path until it exists)."""
     repo = home.project(slug)
     for rule in contract.may_write:
@@ -92,5 +93,5 @@ def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, ac
         body = contract.model_dump(mode="json", exclude_none=True)
         return land(home, slug, repo, tip=tip, now=now, bookkeeping={leaf_path(contract.leaf_id): dump_yaml(body)},
                     row_fields={"at": now, "action": "leaf", "outcome": "accepted", "leaf_id": contract.leaf_id,
-                                "kind": contract.kind, "actor": actor, "actor_type": "planner",
+                                "kind": contract.kind, "actor": actor, "actor_type": actor_type,
                                 "description": f"leaf {contract.leaf_id} ({contract.kind}) written"})
