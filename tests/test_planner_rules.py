@@ -102,6 +102,14 @@ def test_budget_defers_the_rest_and_says_so() -> None:
     assert any("Deferred 2 more leaves" in d for d in result.decisions)
 
 
+def test_a_backlog_of_one_kind_does_not_starve_the_others() -> None:
+    many = [SourceFacts(f"src_{n:016x}", "included", 50_000) for n in range(100, 110)]
+    result = plan(state(sources=many, unfiled={"H1": F[:25]}, unreviewed=[f"findings/00/{f}.yaml" for f in F[:5]],
+                        leaves_max=6), NOW)
+    assert [c.kind for c in result.leaves] == ["extract", "extract", "link", "link", "skeptic", "review"]
+    assert any("Deferred" in d for d in result.decisions)
+
+
 def test_repeatedly_failed_sources_get_no_more_extract_leaves() -> None:
     result = plan(state(sources=[SourceFacts(S2, "included", 50_000, failures=3)]), NOW)
     assert "extract" not in [c.kind for c in result.leaves]

@@ -180,6 +180,7 @@ class _Draft:
     refused: list[Refusal] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     deferred: int = 0
+    cap: int | None = None  # leaves of one kind this pass may add (None: no cap)
 
     @property
     def room(self) -> int:
@@ -194,8 +195,12 @@ class _Draft:
         if clash:
             if any(self.taken[clash[0]] == leaf.leaf_id for leaf in self.leaves):
                 return False  # this wake already covers it (a warm leaf is its source's extract leaf)
-            self.refused.append(Refusal(kind, keys, f"overlaps open leaf {self.taken[clash[0]]} on {clash[0]}"))
+            refusal = Refusal(kind, keys, f"overlaps open leaf {self.taken[clash[0]]} on {clash[0]}")
+            if refusal not in self.refused:
+                self.refused.append(refusal)
             return False
+        if self.cap is not None and sum(1 for c in self.leaves if c.kind == kind) >= self.cap:
+            return False  # this kind had its share in the first pass; the second pass may add more
         if self.room <= 0:
             self.deferred += 1
             return False
@@ -229,7 +234,8 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
 
     Order: leaves of approved plans first (already decided), then the warm pool (the first
     minute of a newcomer), extract (new findings), link (file them), skeptic (hunt what breaks
-    each hypothesis), review (check what was accepted), scout (fill gaps), guide (lessons).
+    each hypothesis), review (check what was accepted), scout (fill gaps), guide (lessons);
+    each kind at most a third of the budget at first, then the rest in that order.
     `warm_only` tops up the warm pool and does nothing else (after a warm leaf is taken).
     """
     taken = {key: leaf.leaf_id for leaf in state.open_leaves for key in leaf.keys}
@@ -238,12 +244,14 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
     _release(draft)
     _warm(draft)
     if not warm_only:
-        _extract(draft)
-        _link(draft, targets)
-        _skeptic(draft, targets)
-        _review(draft)
-        _scout(draft, targets)
-        _guide(draft)
+        # Two passes: first each kind gets at most a third of the budget, so a backlog of one
+        # kind (a hundred sources to extract) never starves the others; then the rest of the
+        # budget goes in priority order.
+        draft.cap = max(1, state.leaves_max // 3)
+        _stages(draft, targets)
+        draft.cap, draft.deferred = None, 0
+        _stages(draft, targets)
+    draft.decisions = list(dict.fromkeys(draft.decisions))
     if draft.deferred:
         draft.decisions.append(f"Deferred {draft.deferred} more leaves to the next wake: budget_per_loop.leaves_max "
                                f"is {state.leaves_max}.")
@@ -251,6 +259,15 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
     released = frozenset(c.leaf_id for c in state.released) & {c.leaf_id for c in draft.leaves}
     return WakePlan(draft.plan_id, goal, targets, draft.decisions, draft.leaves, draft.refused,
                     [] if warm_only else questions, state.hold_plans and len(released) < len(draft.leaves), released)
+
+
+def _stages(draft: _Draft, targets: list[str]) -> None:
+    _extract(draft)
+    _link(draft, targets)
+    _skeptic(draft, targets)
+    _review(draft)
+    _scout(draft, targets)
+    _guide(draft)
 
 
 def _goal(state: ProjectState, targets: list[str]) -> str:
