@@ -90,9 +90,12 @@ def build(home: Home, *, sources: int, per_source: int, hypotheses: int, links: 
             files[leaf_result_path(leaf_id)] = json.dumps({"leaf_id": leaf_id, "outcome": "accepted"}).encode()
             extract_leaves.append(leaf_id)
     for number in range(links):
-        path, data = link_file(finding_id=findings[number * 3 % len(findings)],
-                               hypothesis_id=f"H{number % hypotheses + 1}", revision=1, stance=("supports", "context", "contradicts")[number % 3],
-                               rationale="Synthetic link.", leaf_kind="link", leaf_id="link-bench")
+        hypothesis = number % hypotheses + 1
+        # Half the hypotheses have a contradicts link already; the other half still need a skeptic.
+        stance = "contradicts" if number % 3 == 2 and hypothesis <= hypotheses // 2 else "supports"
+        path, data = link_file(finding_id=findings[number * 3 % len(findings)], hypothesis_id=f"H{hypothesis}",
+                               revision=1, stance=stance, rationale="Synthetic link.", leaf_kind="link",
+                               leaf_id="link-bench")
         files[path] = data
     land(home, SLUG, repo, tip=repo.tip(), now=NOW, bookkeeping=files, row_fields={
         "at": NOW, "action": "human", "outcome": "accepted", "actor": "bench", "actor_type": "verifier",
