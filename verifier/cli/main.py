@@ -6,10 +6,19 @@ import sys
 
 import click
 
-from verifier.cli import graph_cmds, planner_cmds, project_cmds, resolver_cmds, service_cmds, submit_cmds
+from verifier.cli import (
+    graph_cmds,
+    planner_cmds,
+    project_cmds,
+    resolver_cmds,
+    runner_cmds,
+    service_cmds,
+    submit_cmds,
+)
 from verifier.cli.app import EXIT_USAGE, cli
 
-COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, planner_cmds)
+COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, planner_cmds,
+                   runner_cmds)
 
 
 def main() -> None:
