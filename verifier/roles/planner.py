@@ -14,6 +14,7 @@ over from the new tip, so a plan is always decided on the state it lands on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -100,12 +101,14 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
                               if read.last_wake else "not due")
         result = plan(read.state, now, warm_only=warm_only)
         if result.empty:
-            return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now))
+            return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now,
+                                                             repo.view(tip).read))
         try:
             landed = land_plan(home, slug, repo, tip=tip, now=now, wake_plan=result)
         except TipMoved:
             continue
-        posted = post_tasks(commons, slug, [*read.open_leaves.values(), *result.postable()], now)
+        posted = post_tasks(commons, slug, [*read.open_leaves.values(), *result.postable()], now,
+                            repo.view(landed.tip).read)
         posted += post_questions(commons, slug, result, now)
         return WakeResult(slug, result, landed, posted)
     raise ConflictError(f"project {slug} kept moving while the Planner planned; wake it again")
@@ -170,11 +173,17 @@ def land_plan(home: Home, slug: str, repo: ProjectRepo, *, tip: str, now: dateti
                                                + ("; held for a person's approval" if wake_plan.held else "")})
 
 
-def post_tasks(commons: Commons, slug: str, contracts: list[LeafContract], now: datetime) -> int:
+def post_tasks(commons: Commons, slug: str, contracts: list[LeafContract], now: datetime,
+               read: Callable[[str], bytes | None] | None = None) -> int:
     """Each leaf as a Commons task on its own thread: the contract as the body (§5.3), with its
-    expiry. Idempotent per leaf, so every wake can post every open leaf again safely."""
+    expiry. Idempotent per leaf, so every wake can post every open leaf again safely. `read`
+    gives leaves/<id>.yaml's bytes as they landed (the body is exactly the file)."""
+    def body(contract: LeafContract) -> str:
+        data = read(leaf_path(contract.leaf_id)) if read is not None else None
+        return (data or dump_yaml(_contract_json(contract))).decode()
+
     messages = [OutgoingMessage(
-        task_key(slug, c.leaf_id), "task", dump_yaml(_contract_json(c)).decode(), slug, c.leaf_id, None,
+        task_key(slug, c.leaf_id), "task", body(c), slug, c.leaf_id, None,
         sender=PLANNER, data={"kind": c.kind, "title": c.title, "warm": bool(c.warm), "plan_id": c.plan_id,
                               "expires_at": iso(c.expires_at), "base_revision": c.base_revision},
     ) for c in contracts]

@@ -142,20 +142,23 @@ class WakePlan:
         return not self.leaves and not self.questions
 
 
-def leaf_keys(contract: LeafContract) -> frozenset[str]:
-    """The keys a leaf holds while it is open (see the module docstring)."""
-    inputs = contract.inputs
-    if contract.kind == "extract":
-        return frozenset({f"source:{inputs.source_id}"})
-    if contract.kind == "skeptic":
-        return frozenset({f"hypothesis:{inputs.hypothesis_id}"})
-    if contract.kind == "link":
-        return frozenset(f"link:{inputs.hypothesis_id}:{finding}" for finding in inputs.finding_ids)
-    if contract.kind == "review":
-        return frozenset({f"object:{inputs.object_path}"})
-    if contract.kind == "scout":
-        return frozenset({f"gap:{' '.join((inputs.gap or '').split()).lower()}"})
+def keys_of(kind: str, inputs: dict[str, Any]) -> frozenset[str]:
+    """The keys a leaf of `kind` with these inputs holds while it is open (module docstring)."""
+    if kind == "extract":
+        return frozenset({f"source:{inputs.get('source_id')}"})
+    if kind == "skeptic":
+        return frozenset({f"hypothesis:{inputs.get('hypothesis_id')}"})
+    if kind == "link":
+        return frozenset(f"link:{inputs.get('hypothesis_id')}:{finding}" for finding in inputs.get("finding_ids", []))
+    if kind == "review":
+        return frozenset({f"object:{inputs.get('object_path')}"})
+    if kind == "scout":
+        return frozenset({f"gap:{' '.join(str(inputs.get('gap') or '').split()).lower()}"})
     return frozenset({"guide"})
+
+
+def leaf_keys(contract: LeafContract) -> frozenset[str]:
+    return keys_of(contract.kind, contract.inputs.model_dump(exclude_none=True))
 
 
 def cadence(text: str) -> timedelta:
@@ -189,8 +192,7 @@ class _Draft:
     def offer(self, kind: LeafKind, inputs: dict[str, Any], title: str, *, warm: bool = False,
               leaf_id: str | None = None) -> bool:
         """Add a leaf unless it overlaps an open one or the budget is spent."""
-        contract = _contract(self, kind, inputs, title, warm, leaf_id)
-        keys = leaf_keys(contract)
+        keys = keys_of(kind, inputs)
         clash = sorted(key for key in keys if key in self.taken)
         if clash:
             if any(self.taken[clash[0]] == leaf.leaf_id for leaf in self.leaves):
@@ -204,6 +206,7 @@ class _Draft:
         if self.room <= 0:
             self.deferred += 1
             return False
+        contract = _contract(self, kind, inputs, title, warm, leaf_id)
         self.taken.update((key, contract.leaf_id) for key in keys)
         self.leaves.append(contract)
         return True
