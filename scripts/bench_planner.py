@@ -165,7 +165,7 @@ def main() -> int:
     print(f"digest          {digest_s * 1000:8.0f} ms (median of 3)")
     print(f"wake            {wake_s * 1000:8.0f} ms  {leaves} leaves {kinds}")
     print(f"wake again      {again_s * 1000:8.0f} ms  {len(again.plan.leaves) if again.plan else 0} leaves "
-          "(nothing new)")
+          "(the leaves the budget deferred)")
     print(json.dumps({"wake_ms": round(wake_s * 1000, 1), "digest_ms": round(digest_s * 1000, 1),
                       "ratio": round(wake_s / digest_s, 2), "leaves": leaves}))
     return 0

@@ -16,6 +16,7 @@ from verifier.cli.resolver_cmds import _moment
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
 from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
+from verifier.model.adapter import backend_from_config
 from verifier.pipeline.project import TEMPLATE, init_project
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.roles.importing import Imported, hypothesis_file, next_ids, parse_import, with_hypotheses
@@ -40,7 +41,8 @@ def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_j
     home = home_from_env()
     now = _moment(now_text)
     try:
-        result = wake(home, slug, now, commons=local_commons(home), force=force, warm_only=warm_only)
+        model = backend_from_config(home.settings.model, base=home.root) if home.settings.model else None
+        result = wake(home, slug, now, commons=local_commons(home), force=force, warm_only=warm_only, model=model)
     except (NotFound, FormatError, ConflictError, LedgerIntegrityError) as exc:
         fail(exc)
     value = result.to_json()

@@ -26,8 +26,10 @@ from verifier.formats.base import iso
 from verifier.formats.layout import leaf_path, plan_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.yamlout import dump_yaml
+from verifier.model.adapter import Backend
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.scores import apply_writes
+from verifier.roles.planjudge import judge
 from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
 from verifier.roles.planstate import LEAVES_BLOCK, held_plan_path, read_state
 from verifier.scoring.use import ScoreBook
@@ -84,8 +86,9 @@ def settings_of(home: Home) -> Settings:
 
 
 def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool = False,
-         warm_only: bool = False, settings: Settings | None = None) -> WakeResult:
-    """One wake of the project's Planner: plan, land, post. Not due (loop_cadence) unless forced."""
+         warm_only: bool = False, settings: Settings | None = None, model: Backend | None = None) -> WakeResult:
+    """One wake of the project's Planner: plan, land, post. Not due (loop_cadence) unless forced.
+    With `model`, the plan's judgement calls are asked of it (`planjudge`)."""
     repo = home.project(slug)
     chosen = settings or settings_of(home)
     for _attempt in range(ATTEMPTS):
@@ -99,7 +102,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
             return WakeResult(slug, None, None, 0, skipped=f"not due: last wake {iso(read.last_wake)} "
                                                            f"(loop_cadence {read.project.loop_cadence})"
                               if read.last_wake else "not due")
-        result = plan(read.state, now, warm_only=warm_only)
+        result = judge(read.state, now, model) if model is not None and not warm_only else \
+            plan(read.state, now, warm_only=warm_only)
         if result.empty:
             return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now,
                                                              repo.view(tip).read))
