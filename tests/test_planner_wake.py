@@ -3,10 +3,15 @@ gate's one question, the plans hold, and replay agreeing with what the Planner w
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import timedelta
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.local import LocalCommons
 from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
@@ -97,3 +102,28 @@ def test_a_held_plan_posts_no_leaves_until_a_person_approves_it(tmp_path: Path, 
     assert all(view.read(leaf_path(c.leaf_id)) is not None for c in result.plan.leaves)
     assert all(commons.thread("held-demo", c.leaf_id) for c in result.plan.leaves)
     assert replay(repo).ok
+
+
+def test_expired_leaves_free_their_inputs_for_the_next_wake(world: World) -> None:
+    commons = local_commons(world.home)
+    first = wake(world.home, SLUG, NOW, commons=commons)
+    assert first.plan is not None
+    sources = sorted(c.inputs.source_id or "" for c in first.plan.leaves if c.kind == "extract")
+    later = wake(world.home, SLUG, NOW + timedelta(days=8), commons=commons)  # every leaf expired at 7 days
+    assert later.plan is not None and later.landed is not None
+    assert sorted(c.inputs.source_id or "" for c in later.plan.leaves if c.kind == "extract") == sources
+    assert not {c.leaf_id for c in later.plan.leaves} & {c.leaf_id for c in first.plan.leaves}
+
+
+def test_rw_planner_wake_prints_the_plan(world: World) -> None:
+    assert COMMAND_MODULES  # the commands register on import
+    env = {"RW_HOME": str(world.home.root)}
+    tip = world.tip()
+    result = CliRunner().invoke(cli, ["planner", "wake", SLUG, "--now", "2026-11-30T12:00:00Z", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    value = json.loads(result.output)
+    assert value["plan_id"] == f"plan-20261130-120000-{tip[:8]}" and value["leaves"] and value["questions"]
+    again = CliRunner().invoke(cli, ["planner", "wake", SLUG, "--now", "2026-11-30T12:05:00Z"], env=env)
+    assert again.exit_code == 0 and "not due" in again.output
+    missing = CliRunner().invoke(cli, ["planner", "wake", "no-such-project"], env=env)
+    assert missing.exit_code == 2

@@ -228,8 +228,9 @@ def _contract(draft: _Draft, kind: LeafKind, inputs: dict[str, Any], title: str,
     return LeafContract.model_validate(body)
 
 
-def plan_id_for(now: datetime) -> str:
-    return f"plan-{now:%Y%m%d-%H%M%S}"
+def plan_id_for(now: datetime, tip: str) -> str:
+    """Unique per landing: two wakes in one second land on different tips."""
+    return f"plan-{now:%Y%m%d-%H%M%S}-{tip[:8]}"
 
 
 def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> WakePlan:
@@ -242,7 +243,7 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
     `warm_only` tops up the warm pool and does nothing else (after a warm leaf is taken).
     """
     taken = {key: leaf.leaf_id for leaf in state.open_leaves for key in leaf.keys}
-    draft = _Draft(state, now, plan_id_for(now), taken)
+    draft = _Draft(state, now, plan_id_for(now, state.tip), taken)
     targets, questions = _gate(draft)
     _release(draft)
     _warm(draft)

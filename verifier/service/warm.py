@@ -23,10 +23,11 @@ from starlette.routing import Route
 
 from verifier.roles.planner import wake
 from verifier.service.board import BoardLeaf, board
-from verifier.service.core import Answer, Service, claim_json, clock
+from verifier.service.core import Answer, Service, _asserted_body, claim_json, clock
 from verifier.service.errors import ApiError
 from verifier.service.limits import read_json
 from verifier.service.routes import actor_of, answer, path, service
+from verifier.service.schemas import ClaimRequest
 from verifier.store.identities import Actor
 
 log = logging.getLogger("rw.service")
@@ -41,6 +42,7 @@ def warm_leaves(svc: Service, slug: str) -> list[BoardLeaf]:
 
 
 def claim_warm(svc: Service, actor: Actor, slug: str, body: dict[str, Any]) -> Answer:
+    _asserted_body(ClaimRequest, body, actor)  # a bad body, or one naming another agent, is refused first
     leaves = warm_leaves(svc, slug)
     mine = next((leaf for leaf in leaves if leaf.claim is not None and leaf.claim.agent == actor.handle), None)
     if mine is not None and mine.claim is not None:
