@@ -129,6 +129,11 @@ def test_no_skeptic_leaf_before_there_are_findings_to_hunt_through() -> None:
     assert any("No skeptic leaf yet" in d for d in result.decisions)
 
 
+def test_the_planners_unresolved_count_is_recorded_in_the_plan() -> None:
+    assert any(d.startswith("unresolved_count is 2") for d in plan(state(unresolved_count=2), NOW).decisions)
+    assert not any(d.startswith("unresolved_count") for d in plan(state(), NOW).decisions)
+
+
 def test_cadence() -> None:
     assert due(None, "20m", NOW)
     assert not due(NOW - timedelta(minutes=19), "20m", NOW)

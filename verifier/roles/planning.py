@@ -92,6 +92,7 @@ class ProjectState:
     unfiled: dict[str, list[str]] = field(default_factory=dict)
     unreviewed: list[str] = field(default_factory=list)  # paths of accepted findings and links
     findings: int = 0  # accepted findings in the corpus
+    unresolved_count: int = 0  # the Planner's planning failures so far (scores/planner.json, §7.3, §11)
     gaps: list[tuple[str | None, str]] = field(default_factory=list)  # (hypothesis or None, what to look for)
     rejections: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, reason code) -> count
     field_guide: str = ""
@@ -256,6 +257,10 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
         draft.cap, draft.deferred = None, 0
         _stages(draft, targets)
     draft.decisions = list(dict.fromkeys(draft.decisions))
+    if state.unresolved_count and not warm_only:
+        draft.decisions.append(f"unresolved_count is {state.unresolved_count}: a criterion could not be checked at "
+                               "its check date; hypotheses are targeted only with a criterion, a check date and a "
+                               "measure, and the steward is asked for them.")
     if draft.deferred:
         draft.decisions.append(f"Deferred {draft.deferred} more leaves to the next wake: budget_per_loop.leaves_max "
                                f"is {state.leaves_max}.")

@@ -41,6 +41,7 @@ from verifier.roles.planning import (
     SourceFacts,
     leaf_keys,
 )
+from verifier.roles.records import PLANNER_SCORES
 from verifier.store.gitrepo import GitTree
 
 LEAVES_BLOCK = "```yaml planner-leaves"  # the fenced block of a held plan that carries its leaves
@@ -281,6 +282,14 @@ def _gaps(view: GitTree, hypotheses: list[HypothesisFacts], sources: list[Source
     return gaps
 
 
+def _unresolved_count(view: GitTree) -> int:
+    data = view.read(PLANNER_SCORES)
+    try:
+        return int(json.loads(data).get("unresolved_count", 0)) if data else 0
+    except (ValueError, AttributeError):
+        return 0
+
+
 def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: Settings,
                asked: Callable[[str, int], bool], claimed: frozenset[str] = frozenset()) -> Read:
     """The state a wake decides from. `asked(H, revision)` says whether Commons already holds the
@@ -303,7 +312,7 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
         field_guide=(view.read(FIELD_GUIDE) or b"").decode("utf-8", "replace"),
         asked=frozenset(f"{h.hypothesis_id}:{h.revision}" for h in hypotheses
                         if not h.ready and asked(h.hypothesis_id, h.revision)),
-        released=released, settings=settings,
+        released=released, settings=settings, unresolved_count=_unresolved_count(view),
     )
     return Read(state, project, last_wake, {i: c for i, c in leaves.contracts.items() if i in leaves.open_ids})
 
