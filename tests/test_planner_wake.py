@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.local import LocalCommons
+from verifier.formats.document import parse_plan
 from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.holds import decide, held_objects
@@ -37,7 +38,9 @@ def test_a_wake_lands_its_plan_and_leaves_as_one_landing_and_posts_tasks(world: 
     view = world.repo.view(world.tip())
     row = list(read_chain(view))[-1][1]
     assert (row.action, row.actor_type, row.outcome) == ("plan", "planner", "accepted")
-    assert view.read(f"plans/{result.plan.plan_id}.md") is not None
+    plan_file, _body = parse_plan(view.read(f"plans/{result.plan.plan_id}.md") or b"", "plan")
+    assert plan_file.leaves == [c.leaf_id for c in result.plan.leaves] and plan_file.author == "planner"
+    assert plan_file.decisions == result.plan.decisions and any("H2 is not targeted" in d for d in plan_file.decisions)
     ids = [c.leaf_id for c in result.plan.leaves]
     assert ids and all(view.read(leaf_path(i)) is not None for i in ids)
     commit = world.repo.commit(world.tip())
