@@ -332,8 +332,8 @@ def _warm(draft: _Draft) -> None:
                        f"Warm leaf: 3 findings from {source.source_id}, under a minute", warm=True):
             need -= 1
     if need > 0:
-        draft.decisions.append(f"The warm-leaf pool is {need} short of {state.settings.warm_pool}: no more "
-                               "included warm sources are free.")
+        why = "the budget is spent" if draft.room <= 0 else "no more small, included warm sources are free"
+        draft.decisions.append(f"The warm-leaf pool is {need} short of {state.settings.warm_pool}: {why}.")
 
 
 def _extract(draft: _Draft) -> None:
