@@ -44,6 +44,10 @@ def test_init_agent_leaf_flow(tmp_path: Path) -> None:
     stored = (tmp_path / "home" / "identities.json").read_text()
     assert token not in stored
     code, out = rw(env, "leaf", "add", "fresh-project", "--kind", "scout", "--gap", "pricing data")
+    assert code == 3  # a person's tool: RW_TOKEN of a person
+    code, out = rw(env, "agent", "add", "alice", "--operator", "alice", "--human")
+    env = {**env, "RW_TOKEN": out.splitlines()[0]}
+    code, out = rw(env, "leaf", "add", "fresh-project", "--kind", "scout", "--gap", "pricing data")
     assert code == 0 and out.strip().startswith("scout-")
     code, out = rw(env, "leaf", "list", "fresh-project", "--json")
     assert json.loads(out)[0]["state"] == "open"

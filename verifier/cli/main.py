@@ -6,10 +6,21 @@ import sys
 
 import click
 
-from verifier.cli import graph_cmds, loop_cmds, project_cmds, resolver_cmds, service_cmds, submit_cmds, writer_cmds
+from verifier.cli import (
+    graph_cmds,
+    loop_cmds,
+    planner_cmds,
+    project_cmds,
+    resolver_cmds,
+    runner_cmds,
+    service_cmds,
+    submit_cmds,
+    writer_cmds,
+)
 from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, cli, exit_code_of
 
-COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, writer_cmds, loop_cmds)
+COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, writer_cmds, loop_cmds,
+                   planner_cmds, runner_cmds)
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import click
 from pydantic import BaseModel
 
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
-from verifier.errors import ConflictError, FormatError, NotFound
+from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
 from verifier.formats.entries import (
     HoldEntry,
@@ -37,9 +38,11 @@ from verifier.pipeline.baseline import SealRecord
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
 from verifier.pipeline.project import add_leaf, init_project
+from verifier.roles.leafgate import input_problems
 from verifier.roles.records import ResolutionRecord
 from verifier.seal.sealing import SealedBaseline
-from verifier.store.home import Settings
+from verifier.store.home import Home, Settings
+from verifier.store.identities import Actor
 
 _DURATION_UNITS = {"m": 60, "h": 3600, "d": 86400}
 
@@ -103,14 +106,15 @@ def leaf_group() -> None:
 @click.option("--base", help="Base revision (default: the current tip).")
 @click.option("--expires-in", default="24h", show_default=True, help="Lifetime, like 90m, 24h, 7d.")
 @click.option("--title")
-@click.option("--by", "created_by", default="planner", show_default=True)
 def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, hypothesis_id: str | None,
              revision: int | None, gap: str | None, object_path: str | None, finding_ids: tuple[str, ...],
-             base: str | None,
-             expires_in: str, title: str | None, created_by: str) -> None:
-    """Write leaves/<id>.yaml as a verifier commit (the Planner's path until it exists)."""
+             base: str | None, expires_in: str, title: str | None) -> None:
+    """Write leaves/<id>.yaml as a verifier commit: a person's tool (RW_TOKEN of a person).
+
+    Every input must exist at the base revision, and a hypothesis must not be loose."""
     home = home_from_env()
     now = now_from_env()
+    person = person_from_env(home)
     try:
         repo = home.project(slug)
         base_revision = str(repo.commit(base).id) if base else repo.tip()
@@ -121,18 +125,33 @@ def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, h
             chosen["finding_ids"] = list(finding_ids)
         body = {
             "kind": kind, "title": title, "inputs": chosen,
-            "base_revision": base_revision, "check": kind, "created_at": now, "created_by": created_by,
+            "base_revision": base_revision, "check": kind, "created_at": now, "created_by": person.handle,
             "expires_at": now + parse_duration(expires_in),
             "may_write": [rule.model_dump() for rule in default_write_rules(kind)],  # type: ignore[arg-type]
         }
         digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
         contract = LeafContract.model_validate({**body, "leaf_id": leaf_id or f"{kind}-{digest[:10]}"})
-        add_leaf(home, slug, contract, now=now, actor=created_by)
+        problems = input_problems(repo.view(base_revision), contract)
+        if problems:
+            raise FormatError("refused: " + "; ".join(problems), f"leaf {contract.leaf_id}")
+        add_leaf(home, slug, contract, now=now, actor=person.handle, actor_type="human")
     except (NotFound, FormatError, ConflictError) as exc:
         fail(exc)
     except ValueError as exc:
         raise RwError(f"invalid leaf: {exc}") from exc
     click.echo(contract.leaf_id)
+
+
+def person_from_env(home: Home) -> Actor:
+    """The person RW_TOKEN names; an agent's token, or none, is an authentication error."""
+    try:
+        actor = home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
+    except AuthError as exc:
+        fail(exc)
+    if actor.type != "human":
+        fail(AuthError(f"{actor.handle} is an agent; only a person writes leaves by hand "
+                       "(register one with `rw agent add HANDLE --operator OP --human`)"))
+    return actor
 
 
 @leaf_group.command("show")

@@ -39,11 +39,19 @@ class InitEntry(_Entry):
 
 
 class LeafEntry(_Entry):
-    """A leaf contract written (the Planner) or rewritten (the outage extension)."""
+    """A leaf contract written (the Planner, or a person's `rw leaf add`) or rewritten (the outage extension)."""
 
     action: Literal["leaf"] = "leaf"
     outcome: Literal["accepted"] = "accepted"
-    actor_type: Literal["planner", "verifier"]
+    actor_type: Literal["planner", "verifier", "human"]
+
+
+class PlanEntry(_Entry):
+    """A Planner wake: its plan (the contribution) and its new leaves, in one landing."""
+
+    action: Literal["plan"] = "plan"
+    outcome: Literal["accepted", "held"] = "accepted"
+    actor_type: Literal["planner"] = "planner"
 
 
 class SubmitEntry(_Entry):
@@ -86,4 +94,4 @@ class RepairEntry(_Entry):
     reason_code: Literal["repair"] = "repair"
 
 
-LedgerEntry = InitEntry | LeafEntry | SubmitEntry | HoldEntry | RevertEntry | ResolveEntry | RepairEntry
+LedgerEntry = InitEntry | LeafEntry | PlanEntry | SubmitEntry | HoldEntry | RevertEntry | ResolveEntry | RepairEntry

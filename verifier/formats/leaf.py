@@ -63,6 +63,9 @@ class LeafContract(Strict):
     created_by: Handle
     expires_at: Timestamp
     plan_id: str | None = None
+    # A warm leaf (design §9.1): an extract leaf on a source known to yield findings, sized to
+    # finish in under a minute, that a newcomer's agent can claim without knowing its id.
+    warm: bool | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> LeafContract:

@@ -18,7 +18,7 @@ from verifier.errors import FormatError
 from verifier.formats.base import CommitId, Sha256Hex, Strict, Timestamp, iso
 
 Outcome = Literal["accepted", "held", "rejected", "crash"]
-Action = Literal["init", "leaf", "submit", "human", "hold", "revert", "resolve", "repair"]
+Action = Literal["init", "leaf", "submit", "human", "hold", "revert", "resolve", "repair", "plan"]
 ActorType = Literal["agent", "human", "verifier", "resolver", "planner"]
 ROWS_PER_SEGMENT = 256
 GENESIS_PREV = "0" * 64

@@ -35,6 +35,7 @@ class SourceRecord(Strict):
     title: Text | None = None
     status: SourceStatus = "staged"
     leaf_id: str | None = None
+    warm: bool | None = None  # a steward's mark: known to yield findings, good for a first-minute leaf
 
 
 def parse_source(data: bytes | str, where: str) -> SourceRecord:

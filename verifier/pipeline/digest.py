@@ -22,6 +22,7 @@ from verifier.store.home import Home
 
 NEWEST = 5
 RECENT_ROWS = 200
+MOVE_KINDS = ("extract", "skeptic", "link", "human", "review")  # accepted rows the digest shows as moves
 
 
 def _reports(view: GitTree, use: dict[str, Any]) -> list[dict[str, Any]]:
@@ -76,7 +77,7 @@ def _moves(view: GitTree) -> list[dict[str, Any]]:
     rows = [row for _, row in read_chain(view)][-RECENT_ROWS:]
     moves = [{"seq": row.seq, "at": iso(row.at), "action": row.action, "kind": row.kind, "actor": row.actor,
               "description": row.description}
-             for row in rows if row.outcome == "accepted" and row.kind in ("skeptic", "link", "human", "review")]
+             for row in rows if row.outcome == "accepted" and row.kind in MOVE_KINDS]
     return list(reversed(moves))[:NEWEST * 2]
 
 
@@ -117,7 +118,14 @@ def digest_of(view: GitTree, slug: str, now: datetime) -> dict[str, Any]:
         "project": slug, "question": project.question, "at": iso(now),
         "reports": _reports(view, use), "hypotheses": cards, "moves": _moves(view),
         "open_gaps": gaps + _scout_requests(view), "open_leaves": _open_leaves(view, now),
+        "corpus": _corpus(view),
     }
+
+
+def _corpus(view: GitTree) -> dict[str, int]:
+    """How many findings and sources the project holds (counted by path: nothing is parsed)."""
+    return {"findings": sum(1 for path in view.walk("findings") if path.endswith(".yaml")),
+            "sources": sum(1 for path in view.walk("sources") if path.endswith(".yaml"))}
 
 
 def digest(home: Home, slug: str, now: datetime) -> dict[str, Any]:

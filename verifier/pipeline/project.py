@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from verifier.errors import ConflictError, FormatError
 from verifier.formats.base import check_slug
@@ -67,7 +68,8 @@ def init_project(home: Home, slug: str, *, now: datetime, template: Path | None 
                            bookkeeping=dict(files))
 
 
-def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str) -> Landed:
+def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str,
+             actor_type: Literal["planner", "verifier", "human"] = "planner") -> Landed:
     """Write leaves/<leaf_id>.yaml as a verifier commit (the Planner's path until it exists)."""
     for rule in contract.may_write:
         if is_verifier_only(rule.path.replace("*", "x")) or rule.path.startswith(("*", "**")):
@@ -80,6 +82,6 @@ def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, ac
             raise FormatError(f"base_revision {contract.base_revision} is not on the branch")
         body = contract.model_dump(mode="json", exclude_none=True)
         return writer.land(LeafEntry(at=now, leaf_id=contract.leaf_id, kind=contract.kind, actor=actor,
-                                     actor_type="planner",
+                                     actor_type=actor_type,
                                      description=f"leaf {contract.leaf_id} ({contract.kind}) written"),
                            bookkeeping={leaf_path(contract.leaf_id): dump_yaml(body)})

@@ -182,7 +182,7 @@ def _check_bookkeeping(row: LedgerRow, changes: dict[str, bytes | None], sha: st
     for path in changes:
         if path.split("/", 1)[0] in _BOOKKEEPING:
             continue
-        if path.startswith(f"{LEAVES_DIR}/") and (path.endswith(".result.json") or row.action == "leaf"):
+        if path.startswith(f"{LEAVES_DIR}/") and (path.endswith(".result.json") or row.action in ("leaf", "plan")):
             continue
         report.differences.append(f"commit {sha[:12]} (ledger row {row.seq}) changes {path}, "
                                   "which only a contribution commit may change")

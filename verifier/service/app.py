@@ -35,6 +35,7 @@ from verifier.service.core import Service, clock
 from verifier.service.errors import ApiError, error_response
 from verifier.service.outage import Heartbeat
 from verifier.service.routes import ROUTES
+from verifier.service.warm import WARM_ROUTES
 
 access_log = logging.getLogger("rw.access")
 log = logging.getLogger("rw.service")
@@ -129,7 +130,7 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
             with contextlib.suppress(Exception):
                 heartbeat.beat(clock(), stopped=True)
 
-    app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers={
+    app = Starlette(routes=[*WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
         ApiError: api_error, HTTPException: http_error, Exception: internal_error})
     return Guard(app, config)
 

@@ -38,6 +38,7 @@ class BoardLeaf:
             "base_revision": contract.base_revision, "expires_at": iso(contract.expires_at), "state": self.state,
             "claimed_by": self.claim.agent if self.claim else None,
             "claim_expires_at": iso(self.claim.expires_at) if self.claim else None,
+            "warm": bool(contract.warm),  # a warm leaf (design §9.1): claim one with POST .../leaves/warm/claim
         }
 
 

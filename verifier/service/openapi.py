@@ -114,9 +114,11 @@ def _schemas() -> dict[str, Any]:
         "leaf_id": {"type": "string"}, "kind": {"type": "string"}, "title": NULLABLE_STRING,
         "inputs": {"type": "object"}, "base_revision": {"type": "string"}, "expires_at": {"type": "string"},
         "state": {"type": "string", "enum": ["open", "claimed", "expired", "accepted", "held"]},
-        "claimed_by": NULLABLE_STRING, "claim_expires_at": NULLABLE_STRING,
+        "claimed_by": NULLABLE_STRING, "claim_expires_at": NULLABLE_STRING, "warm": {"type": "boolean"},
     }
     schemas["BoardLeaf"] = _object(board_leaf)
+    schemas["WarmClaim"] = _object({"project": {"type": "string"}, "claim": _ref("Claim"), "leaf": _ref("BoardLeaf"),
+                                    "contract": {"type": "object"}})
     schemas["Board"] = _object({"project": {"type": "string"}, "tip": {"type": "string"}, "at": {"type": "string"},
                                 "leaves": {"type": "array", "items": _ref("BoardLeaf")}})
     schemas["LeafDetail"] = _object({**board_leaf, "project": {"type": "string"}, "contract": {"type": "object"}})
@@ -181,6 +183,11 @@ def _document() -> str:
             slug, _query("state", {"type": "string", "enum": ["open", "claimed", "expired", "accepted", "held",
                                                                "all"]}, "which leaves (default open)")],
             operation_id="listLeaves")},
+        "/projects/{slug}/leaves/warm/claim": {"post": _operation(
+            "Claim a warm leaf (design 9.1) without knowing its id; the Planner tops the pool up", {
+                "200": _ok("your claim on a warm leaf (the same one again while you hold it)", _ref("WarmClaim")),
+                "404": _error("no such project, or no open warm leaf right now (no_warm_leaf)"), **body_errors},
+            auth=True, tag="act", parameters=[slug], body=claim_body, operation_id="claimWarmLeaf")},
         "/projects/{slug}/leaves/{leaf_id}": {"get": _operation("One leaf: contract, state, claim", {
             "200": _ok("the leaf", _ref("LeafDetail")), **not_found}, parameters=[slug, leaf],
             operation_id="getLeaf")},

@@ -45,6 +45,7 @@ class Settings(Strict):
     # leaves of a kind (kinds not named: 20; 0 never), and the platform-run validation worker.
     maintainer_every: dict[str, int] = Field(default_factory=dict)
     validation_worker: list[str] | None = None
+    warm_pool: int = Field(default=3, ge=0, le=50)  # warm extract leaves the Planner keeps open (§9.1)
 
 
 @dataclass(frozen=True)

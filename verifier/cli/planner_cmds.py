@@ -1,0 +1,115 @@
+"""Commands of the Planner: `rw planner wake SLUG` (one wake) and `rw import SLUG FILE` (hypotheses from a list)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from verifier.agentkit.workspace import clone, make_patch, write_files
+from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env
+from verifier.cli.resolver_cmds import _moment
+from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
+from verifier.formats.layout import PROJECT_FILE, hypothesis_path
+from verifier.formats.project import parse_project
+from verifier.model.adapter import backend_from_config
+from verifier.pipeline.project import TEMPLATE, init_project
+from verifier.pipeline.submit import Submission, Verdict, submit
+from verifier.roles.importing import Imported, hypothesis_file, next_ids, parse_import, with_hypotheses
+from verifier.roles.planner import local_commons, wake
+from verifier.store.fetcher import OfflineFetcher
+from verifier.store.home import Home
+
+
+@cli.group("planner")
+def planner_group() -> None:
+    """The Planner: turns a project's state into a plan and leaves (docs/planner.md)."""
+
+
+@planner_group.command("wake")
+@click.argument("slug")
+@click.option("--now", "now_text", help="The reference date or time (default: RW_NOW or the clock).")
+@click.option("--force", is_flag=True, help="Wake even if loop_cadence has not passed since the last wake.")
+@click.option("--warm-only", is_flag=True, help="Only top up the warm-leaf pool.")
+@click.option("--json", "as_json", is_flag=True)
+def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_json: bool) -> None:
+    """Wake SLUG's Planner once: land a plan and its leaves, post them as Commons tasks."""
+    home = home_from_env()
+    now = _moment(now_text)
+    try:
+        model = backend_from_config(home.settings.model, base=home.root) if home.settings.model else None
+        result = wake(home, slug, now, commons=local_commons(home), force=force, warm_only=warm_only, model=model)
+    except (NotFound, FormatError, ConflictError, LedgerIntegrityError) as exc:
+        fail(exc)
+    value = result.to_json()
+    if result.skipped:
+        text = f"{slug}: {result.skipped}"
+    elif result.landed is None:
+        text = f"{slug}: nothing new to plan ({len(value['refused'])} candidates overlap open leaves)"  # type: ignore[arg-type]
+    else:
+        plan_ = result.plan
+        assert plan_ is not None
+        lines = [f"{slug}: plan {plan_.plan_id}{' (held)' if plan_.held else ''}, {len(plan_.leaves)} leaves, "
+                 f"{len(plan_.questions)} questions, ledger #{result.landed.row.seq}"]
+        lines += [f"  {c.leaf_id}  {c.kind}{' warm' if c.warm else ''}  {c.title}" for c in plan_.leaves]
+        text = "\n".join(lines)
+    emit(value, as_json, text)
+
+
+@cli.command("import")
+@click.argument("slug")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_cmd(slug: str, source: Path) -> None:
+    """Add loose hypotheses to SLUG from a list (one statement a line), a YAML or a CSV file.
+
+    A new SLUG is created from the built-in template with them; an existing project gets them as
+    a person's edit through the verifier (RW_TOKEN of a person). docs/planner.md has the formats."""
+    home = home_from_env()
+    now = now_from_env()
+    try:
+        items = parse_import(source.read_bytes(), source.name)
+        if slug not in home.projects():
+            _create_with(home, slug, items, now)
+            click.echo(f"created project {slug} with {len(items)} imported hypotheses")
+            return
+        verdict = _import_as_edit(home, slug, items, now)
+    except (AuthError, NotFound, FormatError, ConflictError) as exc:
+        fail(exc)
+    click.echo(verdict.line())
+    raise SystemExit(0 if verdict.outcome in ("accepted", "held") else EXIT_REJECTED)
+
+
+def _files_for(project_md: bytes, existing: list[str], items: list[Imported]) -> dict[str, bytes]:
+    ids = next_ids(existing, len(items))
+    files = {hypothesis_path(h): hypothesis_file(h, item) for h, item in zip(ids, items, strict=True)}
+    files[PROJECT_FILE] = with_hypotheses(project_md, [*existing, *ids])
+    return files
+
+
+def _create_with(home: Home, slug: str, items: list[Imported], now: datetime) -> None:
+    with tempfile.TemporaryDirectory(prefix="rw-import-") as scratch:
+        folder = Path(scratch) / "template"
+        shutil.copytree(TEMPLATE, folder)
+        files = _files_for((folder / PROJECT_FILE).read_bytes(), [], items)
+        for relative, data in files.items():
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_bytes(data)
+        init_project(home, slug, now=now, template=folder)
+
+
+def _import_as_edit(home: Home, slug: str, items: list[Imported], now: datetime) -> Verdict:
+    repo = home.project(slug)
+    tip = repo.tip()
+    view = repo.view(tip)
+    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    files = _files_for(view.read(PROJECT_FILE) or b"", project.hypotheses, items)
+    with tempfile.TemporaryDirectory(prefix="rw-import-") as scratch:
+        checkout = clone(repo.path, Path(scratch) / "clone", revision=tip)
+        write_files(checkout, files)
+        patch = make_patch(checkout)
+    token = os.environ.get("RW_TOKEN", "")
+    return submit(home, Submission(slug, None, patch, {}, token), now=now, fetcher=OfflineFetcher())

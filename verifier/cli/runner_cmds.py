@@ -1,0 +1,64 @@
+"""`rw runner`: wake every project's Planner on its cadence and run worker agents (docs/planner.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import click
+
+from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env
+from verifier.errors import AuthError
+from verifier.roles.planner import local_commons
+from verifier.roles.planning import cadence
+from verifier.roles.runner import WorkerConfig, tick
+
+TOKEN_ENV = "RW_WORKER_TOKEN"  # noqa: S105 - the name of a variable, not a token
+DURATION = re.compile(r"^[1-9][0-9]{0,5}[smhd]$")
+
+
+def parse_duration(text: str, option: str) -> float:
+    if not DURATION.match(text):
+        raise RwError(f"{option} {text!r}: expected a number and s, m, h or d, like 90s or 15m")
+    return cadence(text).total_seconds()
+
+
+@cli.command("runner")
+@click.option("--project", "projects", multiple=True, help="Only these projects (repeatable; default: all).")
+@click.option("--once", is_flag=True, help="One pass, then exit (for a systemd timer or cron).")
+@click.option("--every", default="1m", show_default=True, help="Pause between passes when looping.")
+@click.option("--worker-command", help="Run this per claimed leaf (RW_LEAF, RW_PROJECT, RW_SERVER, RW_TOKEN set). "
+                                       f"The worker agent's token comes from ${TOKEN_ENV}.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(0, 64), help="Workers at once.")
+@click.option("--limit", "limit_text", default="15m", show_default=True, help="Wall-clock limit per worker.")
+@click.option("--server", help="The service URL the workers submit to (claims go through it too).")
+@click.option("--json", "as_json", is_flag=True)
+def runner_cmd(projects: tuple[str, ...], once: bool, every: str, worker_command: str | None, workers: int,
+               limit_text: str, server: str | None, as_json: bool) -> None:
+    """Wake each project's Planner when its loop_cadence is due; optionally run worker agents."""
+    home = home_from_env()
+    commons = local_commons(home)
+    config = None
+    if worker_command:
+        token = os.environ.get(TOKEN_ENV, "")
+        if not token:
+            raise RwError(f"--worker-command needs the worker agent's token in ${TOKEN_ENV}")
+        config = WorkerConfig(worker_command, token, workers, parse_duration(limit_text, "--limit"), server)
+    pause = parse_duration(every, "--every")
+    while True:
+        slugs = list(projects) or home.projects()
+        try:
+            report = tick(home, slugs, now_from_env(), commons, config)
+        except AuthError as exc:
+            fail(exc)
+        runs = [{"project": r.slug, "leaf_id": r.leaf_id, "exit_code": r.exit_code, "seconds": round(r.seconds, 1),
+                 "log": str(r.log)} for r in report.runs]
+        lines = [f"{slug}: {what}" for slug, what in report.woke.items()]
+        lines += [f"{r['project']}/{r['leaf_id']}: " + ("stopped at the limit" if r["exit_code"] is None
+                                                        else f"exit {r['exit_code']}") + f" ({r['log']})"
+                  for r in runs]
+        emit({"woke": report.woke, "runs": runs}, as_json, "\n".join(lines) or "no projects")
+        if once:
+            return
+        time.sleep(pause)

@@ -1,0 +1,202 @@
+"""The Planner's shell (design §5.1): read the project, decide (`planning`), land, tell Commons.
+
+`wake` reads the tip through `planstate.read_state`, asks the pure rules for a plan, and lands
+the plan file and its new leaf contracts as ONE landing (`land_plan`, the only function here
+that writes the repository): a contribution commit by `planner` holding plans/<id>.md (or
+queue/plans/plans/<id>.md when PROJECT.md holds plans), then the verifier's ledger commit with
+leaves/<id>.yaml for each leaf, the rescored plan and one `plan` ledger row. Only then are the
+leaves posted as Commons tasks (the contract as the body, idempotent per leaf) and the steward
+asked about loose hypotheses (idempotent per hypothesis revision: once, not every wake).
+
+If the branch moved while the Planner was deciding, the landing is refused and the wake starts
+over from the new tip, so a plan is always decided on the state it lands on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from verifier.commons.adapter import Commons, OutgoingMessage
+from verifier.commons.db import Database
+from verifier.commons.local import LocalCommons
+from verifier.errors import ConflictError, NotFound
+from verifier.formats.base import iso
+from verifier.formats.entries import PlanEntry
+from verifier.formats.layout import leaf_path, plan_path
+from verifier.formats.leaf import LeafContract
+from verifier.formats.yamlout import dump_yaml
+from verifier.model.adapter import Backend
+from verifier.pipeline.landing import Contribution, Landed
+from verifier.pipeline.scores import apply_writes
+from verifier.pipeline.writer import ProjectWriter
+from verifier.roles.planjudge import judge
+from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
+from verifier.roles.planstate import LEAVES_BLOCK, held_plan_path, read_state
+from verifier.scoring.use import ScoreBook
+from verifier.store.gitrepo import Person, agent_email
+from verifier.store.home import Home
+
+COMMONS_FILE = "commons.sqlite3"  # the service's Commons database (verifier.service.core)
+ATTEMPTS = 3
+MAX_REFUSALS_SHOWN = 30
+
+
+class TipMoved(ConflictError):  # noqa: N818 - reads as the condition it reports
+    """The branch moved between reading the state and landing the plan."""
+
+
+@dataclass(frozen=True)
+class WakeResult:
+    slug: str
+    plan: WakePlan | None
+    landed: Landed | None
+    posted: int
+    skipped: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        plan_ = self.plan
+        return {
+            "project": self.slug, "skipped": self.skipped, "posted": self.posted,
+            "tip": self.landed.tip if self.landed else None, "seq": self.landed.row.seq if self.landed else None,
+            "plan_id": plan_.plan_id if plan_ and self.landed else None, "held": bool(plan_ and plan_.held),
+            "leaves": [{"leaf_id": c.leaf_id, "kind": c.kind, "warm": bool(c.warm), "title": c.title}
+                       for c in (plan_.leaves if plan_ else [])],
+            "refused": [{"kind": r.kind, "reason": r.reason} for r in (plan_.refused if plan_ else [])],
+            "questions": [q.body for q in (plan_.questions if plan_ else [])],
+            "decisions": plan_.decisions if plan_ else [],
+        }
+
+
+def local_commons(home: Home) -> LocalCommons:
+    """The Commons the service uses, opened from the command line."""
+    return LocalCommons(Database(home.root / COMMONS_FILE), home.identities)
+
+
+def question_key(slug: str, hypothesis_id: str, revision: int) -> str:
+    return f"{slug}:planner:activation:{hypothesis_id}:{revision}"
+
+
+def task_key(slug: str, leaf_id: str) -> str:
+    return f"{slug}:planner:task:{leaf_id}"
+
+
+def settings_of(home: Home) -> Settings:
+    return Settings(warm_pool=home.settings.warm_pool)
+
+
+def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool = False,
+         warm_only: bool = False, settings: Settings | None = None, model: Backend | None = None) -> WakeResult:
+    """One wake of the project's Planner: plan, land, post. Not due (loop_cadence) unless forced.
+    With `model`, the plan's judgement calls are asked of it (`planjudge`)."""
+    repo = home.project(slug)
+    chosen = settings or settings_of(home)
+    for _attempt in range(ATTEMPTS):
+        tip = repo.tip()
+        if tip is None:
+            raise NotFound(f"project {slug} has no commits")
+        read = read_state(repo.view(tip), slug, tip, now, settings=chosen,
+                          asked=lambda h, r: commons.message(question_key(slug, h, r)) is not None,
+                          claimed=frozenset(commons.claims(slug, now=now)))
+        if not (force or warm_only or due(read.last_wake, read.project.loop_cadence, now)):
+            return WakeResult(slug, None, None, 0, skipped=f"not due: last wake {iso(read.last_wake)} "
+                                                           f"(loop_cadence {read.project.loop_cadence})"
+                              if read.last_wake else "not due")
+        result = judge(read.state, now, model) if model is not None and not warm_only else \
+            plan(read.state, now, warm_only=warm_only)
+        if result.empty:
+            return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now,
+                                                             repo.view(tip).read))
+        try:
+            landed = land_plan(home, slug, tip=tip, now=now, wake_plan=result)
+        except TipMoved:
+            continue
+        posted = post_tasks(commons, slug, [*read.open_leaves.values(), *result.postable()], now,
+                            repo.view(landed.tip).read)
+        posted += post_questions(commons, slug, result, now)
+        return WakeResult(slug, result, landed, posted)
+    raise ConflictError(f"project {slug} kept moving while the Planner planned; wake it again")
+
+
+def render_plan(wake_plan: WakePlan, now: datetime) -> bytes:
+    """plans/<id>.md: the Plan format's front matter, then the plan in words. A held plan also
+    carries its leaf contracts, written to leaves/ once a person approves it."""
+    front = {
+        "plan_id": wake_plan.plan_id, "hypotheses": wake_plan.targets,
+        "leaves": [c.leaf_id for c in wake_plan.leaves],
+        "decisions": wake_plan.decisions or ["No cross-cutting decision this wake: every rule applied as written."],
+        "author": PLANNER, "created_at": iso(now),
+    }
+    lines = [f"# {wake_plan.plan_id}", "", f"Goal: {wake_plan.goal}", "", "## Leaves", ""]
+    lines += [f"- `{c.leaf_id}` ({c.kind}{', warm' if c.warm else ''}): {c.title}"
+              for c in wake_plan.leaves] or ["- none"]
+    if wake_plan.questions:
+        lines += ["", "## Asked of the steward", ""] + [f"- {q.body}" for q in wake_plan.questions]
+    if wake_plan.refused:
+        lines += ["", "## Refused as overlapping an open leaf", ""]
+        lines += [f"- {r.kind}: {r.reason}" for r in wake_plan.refused[:MAX_REFUSALS_SHOWN]]
+        if len(wake_plan.refused) > MAX_REFUSALS_SHOWN:
+            lines.append(f"- ... and {len(wake_plan.refused) - MAX_REFUSALS_SHOWN} more")
+    if wake_plan.held:
+        block = dump_yaml({"leaves": [_contract_json(c) for c in wake_plan.waiting()]}).decode()
+        body = block.split("\n", 1)[1] if block.startswith("leaves:") else block
+        lines += ["", "## Leaves waiting for approval", "", LEAVES_BLOCK, body.rstrip("\n"), "```"]
+    return b"---\n" + dump_yaml(front) + b"---\n" + ("\n".join(lines) + "\n").encode()
+
+
+def _contract_json(contract: LeafContract) -> dict[str, object]:
+    return contract.model_dump(mode="json", exclude_none=True)
+
+
+def land_plan(home: Home, slug: str, *, tip: str, now: datetime, wake_plan: WakePlan) -> Landed:
+    """The wake's one landing through the project's writer: the plan (contribution) and its
+    leaves (bookkeeping), one ledger row. Nothing else here writes."""
+    plan_file = held_plan_path(wake_plan.plan_id) if wake_plan.held else plan_path(wake_plan.plan_id)
+    data = render_plan(wake_plan, now)
+    leaves = {leaf_path(c.leaf_id): dump_yaml(_contract_json(c)) for c in wake_plan.postable()}
+    kinds = ", ".join(sorted({c.kind for c in wake_plan.leaves})) or "no leaves"
+    with ProjectWriter.open(home, slug) as writer:
+        if writer.tip != tip:
+            raise TipMoved(f"project {slug} moved from {tip[:12]} while the Planner planned")
+        view = writer.view()
+        book = ScoreBook(view.read)
+        if not wake_plan.held:
+            apply_writes(book, view, {plan_file: data}, PLANNER)
+        contribution = Contribution(
+            writes={plan_file: data}, author=Person(PLANNER, agent_email(PLANNER)),
+            subject=f"plan: {wake_plan.plan_id}" + (" (held for approval)" if wake_plan.held else ""),
+            body=wake_plan.goal, trailers={"Plan": wake_plan.plan_id},
+        )
+        entry = PlanEntry(
+            at=now, outcome="held" if wake_plan.held else "accepted", actor=PLANNER,
+            description=f"plan {wake_plan.plan_id}: {len(wake_plan.leaves)} leaves ({kinds}), "
+                        f"{len(wake_plan.questions)} questions to the steward"
+                        + ("; held for a person's approval" if wake_plan.held else ""))
+        return writer.land(entry, contribution=contribution, bookkeeping={**leaves, **book.writes()})
+
+
+def post_tasks(commons: Commons, slug: str, contracts: list[LeafContract], now: datetime,
+               read: Callable[[str], bytes | None] | None = None) -> int:
+    """Each leaf as a Commons task on its own thread: the contract as the body (§5.3), with its
+    expiry. Idempotent per leaf, so every wake can post every open leaf again safely. `read`
+    gives leaves/<id>.yaml's bytes as they landed (the body is exactly the file)."""
+    def body(contract: LeafContract) -> str:
+        data = read(leaf_path(contract.leaf_id)) if read is not None else None
+        return (data or dump_yaml(_contract_json(contract))).decode()
+
+    messages = [OutgoingMessage(
+        task_key(slug, c.leaf_id), "task", body(c), slug, c.leaf_id, None,
+        sender=PLANNER, data={"kind": c.kind, "title": c.title, "warm": bool(c.warm), "plan_id": c.plan_id,
+                              "expires_at": iso(c.expires_at), "base_revision": c.base_revision},
+    ) for c in contracts]
+    return commons.post(messages, now=now)
+
+
+def post_questions(commons: Commons, slug: str, wake_plan: WakePlan, now: datetime) -> int:
+    """The activation gate's question to the steward, on the plan's thread, once per revision."""
+    messages = [OutgoingMessage(
+        question_key(slug, q.hypothesis_id, q.revision), "question", q.body, slug, wake_plan.plan_id, None,
+        sender=PLANNER, data={"hypothesis_id": q.hypothesis_id, "revision": q.revision, "plan_id": wake_plan.plan_id},
+    ) for q in wake_plan.questions]
+    return commons.post(messages, now=now)

@@ -1,0 +1,321 @@
+"""Reading what a Planner wake decides from: one tree view in, `planning.ProjectState` out.
+
+It reads PROJECT.md, the hypotheses in their file order, sources, findings (by path only: a
+finding's id is in its name), links, notes, reviews, leaf contracts and their results, plans
+(held ones in queue/plans/ and approved ones waiting for their leaves) and the ledger, each with
+its strict format model. It reads one tree and nothing else; Commons' answer to "was the
+steward already asked" comes in as `asked`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from verifier.checks.hypotheses import current_hypothesis
+from verifier.errors import FormatError
+from verifier.formats.document import parse_plan
+from verifier.formats.frontmatter import load_yaml
+from verifier.formats.layout import (
+    FIELD_GUIDE,
+    LEAVES_DIR,
+    PROJECT_FILE,
+    classify,
+    leaf_path,
+    leaf_result_path,
+    queue_path,
+)
+from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.formats.link import parse_link, parse_note
+from verifier.formats.project import ProjectFile, parse_project
+from verifier.formats.review import parse_review
+from verifier.formats.source import parse_source
+from verifier.pipeline.ledger import read_chain
+from verifier.roles.planning import (
+    HypothesisFacts,
+    OpenLeaf,
+    ProjectState,
+    Settings,
+    SourceFacts,
+    leaf_keys,
+)
+from verifier.roles.records import PLANNER_SCORES
+from verifier.store.gitrepo import GitTree
+
+LEAVES_BLOCK = "```yaml planner-leaves"  # the fenced block of a held plan that carries its leaves
+PLANS_QUEUE = "queue/plans/plans"
+
+
+@dataclass
+class _Leaves:
+    open: list[OpenLeaf] = field(default_factory=list)
+    contracts: dict[str, LeafContract] = field(default_factory=dict)
+    outcome: dict[str, str] = field(default_factory=dict)  # leaf id -> accepted | held
+
+    def live(self, leaf_id: str) -> bool:
+        """Open now, or landed: either way its inputs were given out."""
+        return leaf_id in self.outcome or leaf_id in self.open_ids
+
+    @property
+    def open_ids(self) -> set[str]:
+        if self._open_ids is None:
+            self._open_ids = {leaf.leaf_id for leaf in self.open}
+        return self._open_ids
+
+    _open_ids: set[str] | None = None
+
+
+@dataclass
+class _Graph:
+    linked: set[tuple[str, str]] = field(default_factory=set)  # (hypothesis, finding)
+    challenged: set[tuple[str, int]] = field(default_factory=set)  # (hypothesis, revision)
+    has_links: set[str] = field(default_factory=set)
+    link_paths: list[str] = field(default_factory=list)
+    scout_requests: list[tuple[str | None, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Read:
+    state: ProjectState
+    project: ProjectFile
+    last_wake: datetime | None
+    open_leaves: dict[str, LeafContract]  # open leaves (re-posted to Commons on every wake)
+
+
+def _leaves(view: GitTree, now: datetime, claimed: frozenset[str]) -> _Leaves:
+    """Every contract; open ones hold their keys. A claimed warm leaf has been taken: it still
+    holds its source, but no longer counts in the warm pool."""
+    found = _Leaves()
+    for name in view.list_dir(LEAVES_DIR):
+        if not name.endswith(".yaml"):
+            continue
+        leaf_id = name[:-5]
+        try:
+            contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
+        except FormatError:
+            continue
+        found.contracts[leaf_id] = contract
+        result = view.read(leaf_result_path(leaf_id))
+        if result is not None:
+            found.outcome[leaf_id] = str(json.loads(result).get("outcome"))
+        elif now < contract.expires_at:
+            warm = bool(contract.warm) and leaf_id not in claimed
+            found.open.append(OpenLeaf(leaf_id, contract.kind, leaf_keys(contract), warm))
+    return found
+
+
+def _graph(view: GitTree) -> _Graph:
+    graph = _Graph()
+    for path in sorted(view.walk("links")):
+        try:
+            link = parse_link(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        graph.link_paths.append(path)
+        graph.linked.add((link.hypothesis_id, link.finding_id))
+        graph.has_links.add(link.hypothesis_id)
+        if link.stance == "contradicts":
+            graph.challenged.add((link.hypothesis_id, link.hypothesis_revision))
+    for path in sorted(view.walk("notes")):
+        try:
+            note = parse_note(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        graph.challenged.add((note.hypothesis_id, note.hypothesis_revision))
+        graph.scout_requests += [(note.hypothesis_id, request.gap) for request in note.scout_requests]
+    return graph
+
+
+def _reviewed(view: GitTree) -> set[str]:
+    reviewed = set()
+    for path in view.walk("reviews"):
+        try:
+            reviewed.add(parse_review(view.read(path) or b"", path).object_path)
+        except FormatError:
+            continue
+    return reviewed
+
+
+def _held_leaves(data: bytes, where: str) -> list[LeafContract]:
+    """The leaf contracts a held plan carries in its fenced block."""
+    text = data.decode("utf-8", "replace")
+    if LEAVES_BLOCK not in text:
+        return []
+    block = text.split(LEAVES_BLOCK, 1)[1].split("```", 1)[0]
+    value = load_yaml(block, where)
+    return [LeafContract.model_validate(item) for item in value or []]
+
+
+def _plans(view: GitTree, existing: dict[str, LeafContract]) -> tuple[list[OpenLeaf], list[LeafContract]]:
+    """Leaves waiting in held plans (their keys are reserved) and leaves of approved plans that
+    are not written yet (released on this wake)."""
+    reserved: list[OpenLeaf] = []
+    released: list[LeafContract] = []
+    for name in sorted(view.list_dir(PLANS_QUEUE)):
+        path = f"{PLANS_QUEUE}/{name}"
+        try:
+            reserved += [OpenLeaf(c.leaf_id, c.kind, leaf_keys(c), bool(c.warm))
+                         for c in _held_leaves(view.read(path) or b"", path)]
+        except (FormatError, ValueError):
+            continue
+    for name in sorted(view.list_dir("plans")):
+        path = f"plans/{name}"
+        data = view.read(path) or b""
+        if LEAVES_BLOCK.encode() not in data:
+            continue  # a plan that was never held: its leaves were written when it landed
+        try:
+            parse_plan(data, path)
+            released += [c for c in _held_leaves(data, path) if c.leaf_id not in existing]
+        except (FormatError, ValueError):
+            continue
+    return reserved, released
+
+
+def _sources(view: GitTree, leaves: _Leaves, failures: dict[str, int]) -> list[SourceFacts]:
+    extracted = {c.inputs.source_id for leaf_id, c in leaves.contracts.items()
+                 if c.kind == "extract" and leaves.outcome.get(leaf_id) == "accepted"}
+    sources = []
+    for path in sorted(view.walk("sources")):
+        kind = classify(path)
+        if kind is None or kind.type != "source":
+            continue
+        try:
+            record = parse_source(view.read(path) or b"", path)
+        except FormatError:
+            continue
+        sources.append(SourceFacts(record.source_id, record.status, record.size, bool(record.warm),
+                                   record.source_id in extracted, failures.get(record.source_id, 0)))
+    return sources
+
+
+def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> tuple[dict[str, int], dict[tuple[str, str], int],
+                                                                          datetime | None]:
+    """Rejected extract attempts per source, rejections per (kind, reason) since the last accepted
+    guide leaf, and when the Planner last woke."""
+    failures: dict[str, int] = {}
+    rejections: dict[tuple[str, str], int] = {}
+    last_wake = None
+    for _line, row in read_chain(view):
+        if row.action == "plan":
+            last_wake = row.at
+        if row.action != "submit":
+            continue
+        if row.kind == "guide" and row.outcome == "accepted":
+            rejections.clear()
+        if row.outcome != "rejected" or row.kind is None:
+            continue
+        reason = (row.kind, row.reason_code or "rejected")
+        rejections[reason] = rejections.get(reason, 0) + 1
+        contract = contracts.get(row.leaf_id or "")
+        if row.kind == "extract" and contract is not None and contract.inputs.source_id:
+            failures[contract.inputs.source_id] = failures.get(contract.inputs.source_id, 0) + 1
+    return failures, rejections, last_wake
+
+
+def _hypotheses(view: GitTree, project: ProjectFile, graph: _Graph) -> list[HypothesisFacts]:
+    facts = []
+    for hypothesis_id in project.hypotheses:
+        hypothesis = current_hypothesis(view, hypothesis_id)
+        if hypothesis is None:
+            continue
+        facts.append(HypothesisFacts(hypothesis_id, hypothesis.revision, hypothesis.status,
+                                     hypothesis.resolution is not None,
+                                     (hypothesis_id, hypothesis.revision) in graph.challenged))
+    return facts
+
+
+def finding_ids(view: GitTree) -> list[str]:
+    """Accepted findings, by id (from their paths: nothing to parse)."""
+    return sorted(path.rsplit("/", 1)[1][:-5] for path in view.walk("findings") if path.endswith(".yaml"))
+
+
+def _filing(findings: list[str], hypotheses: list[HypothesisFacts], leaves: _Leaves, graph: _Graph,
+            cap: int) -> dict[str, list[str]]:
+    """Accepted findings not yet filed against each ready hypothesis: no link joins them and no
+    link leaf (open, or one that landed) was given them. At most `cap` per hypothesis: more than
+    one wake can use is not worth listing."""
+    given: set[tuple[str, str]] = set()
+    for leaf_id, contract in leaves.contracts.items():
+        if contract.kind == "link" and leaves.live(leaf_id):
+            given.update((contract.inputs.hypothesis_id or "", f) for f in contract.inputs.finding_ids)
+    unfiled: dict[str, list[str]] = {}
+    for hypothesis in hypotheses:
+        if not hypothesis.ready or hypothesis.status == "resolved":
+            continue
+        hid, free = hypothesis.hypothesis_id, []
+        for finding in findings:
+            if (hid, finding) not in graph.linked and (hid, finding) not in given:
+                free.append(finding)
+                if len(free) >= cap:
+                    break
+        unfiled[hid] = free
+    return unfiled
+
+
+def _unreviewed(view: GitTree, leaves: _Leaves, graph: _Graph, cap: int) -> list[str]:
+    reviewed = _reviewed(view)
+    under_review = {c.inputs.object_path for leaf_id, c in leaves.contracts.items()
+                    if c.kind == "review" and leaves.live(leaf_id)}
+    out: list[str] = []
+    for path in [*sorted(view.walk("findings")), *graph.link_paths]:
+        if path not in reviewed and path not in under_review:
+            out.append(path)
+            if len(out) >= cap:
+                break
+    return out
+
+
+def _gaps(view: GitTree, hypotheses: list[HypothesisFacts], sources: list[SourceFacts],
+          graph: _Graph) -> list[tuple[str | None, str]]:
+    """Scout requests from skeptic notes; and, once every included source has been extracted, a
+    gap for each ready hypothesis with no evidence at all."""
+    gaps = list(graph.scout_requests)
+    if all(s.extracted or s.status != "included" for s in sources):
+        for hypothesis in hypotheses:
+            if hypothesis.ready and hypothesis.hypothesis_id not in graph.has_links:
+                found = current_hypothesis(view, hypothesis.hypothesis_id)
+                statement = found.statement if found is not None else hypothesis.hypothesis_id
+                gaps.append((hypothesis.hypothesis_id, f"sources bearing on {hypothesis.hypothesis_id}: "
+                                                       f"{statement[:300]}"))
+    return gaps
+
+
+def _unresolved_count(view: GitTree) -> int:
+    data = view.read(PLANNER_SCORES)
+    try:
+        return int(json.loads(data).get("unresolved_count", 0)) if data else 0
+    except (ValueError, AttributeError):
+        return 0
+
+
+def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: Settings,
+               asked: Callable[[str, int], bool], claimed: frozenset[str] = frozenset()) -> Read:
+    """The state a wake decides from. `asked(H, revision)` says whether Commons already holds the
+    steward's question about that hypothesis revision."""
+    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    leaves = _leaves(view, now, claimed)
+    reserved, released = _plans(view, leaves.contracts)
+    failures, rejections, last_wake = _ledger(view, leaves.contracts)
+    graph = _graph(view)
+    hypotheses = _hypotheses(view, project, graph)
+    sources = _sources(view, leaves, failures)
+    cap = project.budget_per_loop.leaves_max * settings.link_batch
+    findings = finding_ids(view)
+    state = ProjectState(
+        slug=slug, tip=tip, steward=project.steward, hold_plans="plans" in project.holds,
+        leaves_max=project.budget_per_loop.leaves_max, hypotheses=hypotheses, sources=sources,
+        open_leaves=leaves.open + reserved, unfiled=_filing(findings, hypotheses, leaves, graph, cap),
+        unreviewed=_unreviewed(view, leaves, graph, project.budget_per_loop.leaves_max),
+        gaps=_gaps(view, hypotheses, sources, graph), rejections=rejections, findings=len(findings),
+        field_guide=(view.read(FIELD_GUIDE) or b"").decode("utf-8", "replace"),
+        asked=frozenset(f"{h.hypothesis_id}:{h.revision}" for h in hypotheses
+                        if not h.ready and asked(h.hypothesis_id, h.revision)),
+        released=released, settings=settings, unresolved_count=_unresolved_count(view),
+    )
+    return Read(state, project, last_wake, {i: c for i, c in leaves.contracts.items() if i in leaves.open_ids})
+
+
+def held_plan_path(plan_id: str) -> str:
+    return queue_path("plans", f"plans/{plan_id}.md")
