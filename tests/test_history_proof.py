@@ -48,11 +48,11 @@ def test_a_planted_commit_is_named_and_refuses_writes_until_repair(world: World)
 
     with pytest.raises(HistoryBrokenError, match="rw repair"):
         world.leaf("extract-1")
-    submission_refused = rw(world.home.root, "leaf", "add", SLUG, "--kind", "guide")
+    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    submission_refused = rw(world.home.root, "leaf", "add", SLUG, "--kind", "guide", token=person)
     assert submission_refused.returncode == 7 and "rw repair" in submission_refused.stderr
     assert "Traceback" not in submission_refused.stderr
 
-    person = world.home.identities.add("stew", "stew-op", "human", NOW)
     fixed = rw(world.home.root, "repair", SLUG, "--to", anchored, "--reason", "a planted commit", token=person)
     assert fixed.returncode == 0, fixed.stderr
     rows = [row for _, row in read_chain(world.repo.view(world.tip()))]
