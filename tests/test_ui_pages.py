@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -38,8 +39,8 @@ def page(project: UiProject, path: str) -> str:
     return found[0].decode()
 
 
-def model(project: UiProject, path: str) -> dict[str, object]:
-    value: dict[str, object] = json.loads(page(project, path.replace(".html", ".json")))
+def model(project: UiProject, path: str) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(page(project, path.replace(".html", ".json")))
     return value
 
 
@@ -61,9 +62,9 @@ def test_the_findings_list_filters_by_source_operator_and_hypothesis(project: Ui
     assert every["total"] == 5 and every["pages"] == 1
     by_h1 = model(project, "findings/hypothesis/H1/1.html")
     assert by_h1["total"] == 4
-    assert {link["hypothesis_id"] for e in by_h1["entries"] for link in e["links"]} == {"H1"}  # type: ignore[attr-defined]
+    assert {link["hypothesis_id"] for e in by_h1["entries"] for link in e["links"]} == {"H1"}
     hostile = model(project, f"findings/source/{project.hostile_source}/1.html")
-    assert [e["finding_id"] for e in hostile["entries"]] == [project.hostile_finding]  # type: ignore[attr-defined]
+    assert [e["finding_id"] for e in hostile["entries"]] == [project.hostile_finding]
     assert model(project, "findings/operator/op-a/1.html")["total"] == 4
     assert model(project, "findings/operator/ericxtang/1.html")["total"] == 1
     repo = project.world.repo
@@ -75,7 +76,7 @@ def test_the_findings_list_filters_by_source_operator_and_hypothesis(project: Ui
 
 def test_each_excerpt_is_shown_in_its_place_in_the_source_text(project: UiProject) -> None:
     entries = model(project, f"findings/source/{project.hostile_source}/1.html")["entries"]
-    place = entries[0]["place"]  # type: ignore[index]
+    place = entries[0]["place"]
     assert place["placed"] and place["before"].endswith("pasted this into the note: ")
     assert place["after"].startswith(" and then wrote")
     text = page(project, f"findings/source/{project.hostile_source}/1.html")
@@ -101,8 +102,8 @@ def test_a_baseline_shows_only_after_resolution(world: World) -> None:
 
 def test_cards_follow_project_order_with_links_and_health(project: UiProject) -> None:
     cards = model(project, "hypotheses.html")["cards"]
-    assert [c["hypothesis_id"] for c in cards] == ["H1", "H2", "H3"]  # type: ignore[index]
-    h1 = cards[0]  # type: ignore[index]
+    assert [c["hypothesis_id"] for c in cards] == ["H1", "H2", "H3"]
+    h1 = cards[0]
     assert len(h1["supports"]) == 2 and len(h1["contradicts"]) == 2
     assert h1["evidence_health"] > 0 and h1["criterion"] and h1["check_date"] == "2027-06-30"
     assert all(link["finding"]["excerpt"] for link in h1["supports"])
@@ -110,19 +111,19 @@ def test_cards_follow_project_order_with_links_and_health(project: UiProject) ->
 
 def test_the_ledger_groups_rejections_and_never_shows_a_trace(project: UiProject) -> None:
     ledger = model(project, "ledger/1.html")
-    codes = {r["code"]: r["count"] for r in ledger["rejections"]}  # type: ignore[attr-defined]
+    codes = {r["code"]: r["count"] for r in ledger["rejections"]}
     assert codes == {"outside_write_set": 1}, codes  # the fixture's one rejected submission
     rows = ledger["rows"]
-    assert rows[0]["seq"] > rows[-1]["seq"]  # type: ignore[index]
-    assert all("trace_id" not in row and row["verifier_version"] for row in rows)  # type: ignore[union-attr]
+    assert rows[0]["seq"] > rows[-1]["seq"]
+    assert all("trace_id" not in row and row["verifier_version"] for row in rows)
     text = page(project, "ledger/1.html")
     assert "trc_" not in text and 'class="commit"' in text
 
 
 def test_the_hold_queue_shows_the_object_in_full_and_how_to_decide(project: UiProject) -> None:
     holds = model(project, "holds.html")["entries"]
-    assert [h["object_id"] for h in holds] == [project.held_link]  # type: ignore[index]
-    held = holds[0]  # type: ignore[index]
+    assert [h["object_id"] for h in holds] == [project.held_link]
+    held = holds[0]
     assert "Held for a person" in held["files"][0]["text"]
     assert "evidence" in held["effect"] and held["approve"].startswith("RW_TOKEN=<person> rw hold approve")
 
@@ -130,8 +131,8 @@ def test_the_hold_queue_shows_the_object_in_full_and_how_to_decide(project: UiPr
 def test_an_operator_page_charts_use_over_time_and_acceptance_by_kind(project: UiProject) -> None:
     who = model(project, "who/op-b.html")
     assert who["is_operator"] and who["accepted_total"] >= 2
-    assert {k["kind"] for k in who["by_kind"]} >= {"link", "review"}  # type: ignore[attr-defined]
-    assert len(who["use_over_time"]) >= 2  # type: ignore[arg-type]
+    assert {k["kind"] for k in who["by_kind"]} >= {"link", "review"}
+    assert len(who["use_over_time"]) >= 2
     text = page(project, "who/op-b.html")
     assert "<polyline" in text and "<rect" in text
 
