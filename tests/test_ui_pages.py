@@ -146,3 +146,18 @@ def test_rw_ui_build_writes_the_static_site(project: UiProject, tmp_path: Path) 
     assert (out / P / "hypotheses" / "H1.html").read_bytes() == site(project)[P + "hypotheses/H1.html"]
     missing = CliRunner().invoke(cli, ["ui", "build", "no-such", "--out", str(out)], env=env)
     assert missing.exit_code == 2 and "no-such" in missing.output
+
+
+def test_a_commit_page_shows_what_the_ledger_names_and_nothing_else(project: UiProject) -> None:
+    ledger = model(project, "ledger/1.html")
+    row = next(r for r in ledger["rows"]
+               if r["outcome"] == "accepted" and r["action"] == "submit" and r["kind"] == "link")
+    commit = model(project, f"commits/{row['commit']}.html")
+    assert commit["commit"] == row["commit"] and [r["seq"] for r in commit["rows"]] == [row["seq"]]
+    assert any(path.startswith("links/") for path in commit["changed"]) and "Operator:" in commit["message"]
+    assert f'commits/{row["commit"]}.html' in page(project, "ledger/1.html")
+    repo = project.world.repo
+    reader = open_reader(repo, SLUG, AFTER_H1)
+    tip = repo.tip()
+    assert tip is not None  # the tip's own ledger commit is on the branch but named by no row
+    assert project_page(reader, repo, P + f"commits/{tip}.html") is None

@@ -322,3 +322,14 @@ def people(reader: ProjectReader) -> list[str]:
     """Every operator and agent named in the ledger or the scores (for the static site)."""
     names = {row.operator for row in reader.rows if row.operator} | {row.actor for row in reader.rows}
     return sorted(names | set(reader.use.get("operators", {})))
+
+
+# --- a commit ----------------------------------------------------------------------------------
+
+
+def commit_page(reader: ProjectReader, facts: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A commit the ledger names: its message, author, time and the paths it changed."""
+    if facts is None:
+        return None
+    rows = [row_view(row) for row in reader.rows if row.commit == facts["commit"]]
+    return {"title": f"{reader.slug}: commit {facts['commit'][:12]}", "slug": reader.slug, **facts, "rows": rows}

@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from verifier.ui import pages
 from verifier.ui.readmodel import ProjectReader
 
-History = Callable[[], list[tuple[str, dict[str, Any]]]]
+_COMMIT = re.compile(r"^[0-9a-f]{40}\.html$")
+
+
+@dataclass(frozen=True)
+class Lookups:
+    """What a page may need from outside the tip's tree, passed in by the edge."""
+
+    history: Callable[[], list[tuple[str, dict[str, Any]]]]  # (time, scores/use.json), oldest first
+    commit: Callable[[str], dict[str, Any] | None]  # a commit's message, author and changed paths
+
+
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _NUMBER = re.compile(r"^[1-9][0-9]{0,8}$")
 
@@ -29,7 +40,7 @@ def _findings(reader: ProjectReader, parts: list[str]) -> dict[str, Any] | None:
     return pages.findings_page(reader, facet, value, page)
 
 
-def page_model(reader: ProjectReader, rel: str, history: History) -> tuple[str, dict[str, Any]] | None:
+def page_model(reader: ProjectReader, rel: str, lookups: Lookups) -> tuple[str, dict[str, Any]] | None:
     """(template, view-model) of the project page at `rel` (the path after p/<slug>/), or None."""
     parts = rel.split("/") if rel else ["index.html"]
     if any(not _SEGMENT.match(part) for part in parts):
@@ -51,7 +62,12 @@ def page_model(reader: ProjectReader, rel: str, history: History) -> tuple[str, 
     elif head == "ledger" and len(rest) == 1 and (number := _numbered(rest[0])) is not None:
         found = ("ledger.html", pages.ledger_page(reader, number))
     elif head == "who" and len(rest) == 1 and rest[0].endswith(".html"):
-        found = ("who.html", pages.who_page(reader, rest[0].removesuffix(".html"), history()))
+        found = ("who.html", pages.who_page(reader, rest[0].removesuffix(".html"), lookups.history()))
+    elif head == "commits" and len(rest) == 1 and _COMMIT.match(rest[0]):
+        sha = rest[0][:40]
+        # Only commits the ledger names: anything else in the object store was never handed out.
+        named = any(row.commit == sha for row in reader.rows)
+        found = ("commit.html", pages.commit_page(reader, lookups.commit(sha) if named else None))
     if found is None or found[1] is None:
         return None
     return found[0], found[1]
@@ -75,4 +91,5 @@ def project_paths(reader: ProjectReader) -> list[str]:
     paths += _findings_paths(reader)
     paths += [f"ledger/{n}.html" for n in range(1, pages.pages_count(len(reader.rows), pages.ROWS_PER_PAGE) + 1)]
     paths += [f"who/{pages.key_of(name)}.html" for name in pages.people(reader)]
+    paths += [f"commits/{commit}.html" for commit in sorted({row.commit for row in reader.rows if row.commit})]
     return paths

@@ -24,9 +24,10 @@ from verifier.text.extract import extract_text
 from verifier.ui import pages
 from verifier.ui.readmodel import ProjectReader, TextOf
 from verifier.ui.render import model_json, render, static_file
-from verifier.ui.router import page_model, project_paths
+from verifier.ui.router import Lookups, page_model, project_paths
 
 HISTORY_POINTS = 60
+CHANGED_PATHS_SHOWN = 500
 Deriver = Callable[[str, bytes, str], str]  # (blob id, bytes, media type) -> derived text
 
 
@@ -90,6 +91,33 @@ def use_history(repo: ProjectRepo, tip: str, limit: int = HISTORY_POINTS) -> lis
     return out
 
 
+def commit_facts(repo: ProjectRepo, sha: str) -> dict[str, Any] | None:
+    """A commit's message, author, time and changed paths (against its first parent)."""
+    if not repo.has_object(sha):
+        return None
+    commit = repo.repo[sha]
+    if not isinstance(commit, pygit2.Commit):
+        return None
+    parent = commit.parents[0].tree if commit.parents else None
+    diff = commit.tree.diff_to_tree(parent, swap=True) if parent is not None else commit.tree.diff_to_tree(swap=True)
+    changed = sorted(delta.new_file.path for delta in diff.deltas)
+    return {"commit": str(commit.id), "message": commit.message, "author": commit.author.name,
+            "at": iso(datetime.fromtimestamp(commit.commit_time, UTC)),
+            "parents": [str(p) for p in commit.parent_ids], "changed": changed[:CHANGED_PATHS_SHOWN],
+            "changed_total": len(changed)}
+
+
+def lookups(repo: ProjectRepo, tip: str | None) -> Lookups:
+    history: list[list[tuple[str, dict[str, Any]]]] = []
+
+    def once() -> list[tuple[str, dict[str, Any]]]:
+        if not history:
+            history.append(use_history(repo, tip) if tip else [])
+        return history[0]
+
+    return Lookups(history=once, commit=lambda sha: commit_facts(repo, sha))
+
+
 def _as(path: str, template: str, model: dict[str, Any]) -> tuple[bytes, str]:
     if path.endswith(".json"):
         return model_json(model), "application/json"
@@ -103,8 +131,7 @@ def project_page(reader: ProjectReader, repo: ProjectRepo, path: str) -> tuple[b
         return None
     rel = path[len(prefix):]
     html = rel[:-5] + ".html" if rel.endswith(".json") else rel
-    tip = reader.commit
-    found = page_model(reader, html, lambda: use_history(repo, tip) if tip else [])
+    found = page_model(reader, html, lookups(repo, reader.commit))
     if found is None:
         return None
     return _as(path, *found)
@@ -123,16 +150,10 @@ def projects_page(home: Home, now: datetime, path: str = "index.html",
 
 def project_files(reader: ProjectReader, repo: ProjectRepo) -> dict[str, bytes]:
     """Every page of one project as HTML and JSON, by path from the site root."""
-    history: list[list[tuple[str, dict[str, Any]]]] = []
-
-    def once() -> list[tuple[str, dict[str, Any]]]:
-        if not history:
-            history.append(use_history(repo, reader.commit) if reader.commit else [])
-        return history[0]
-
+    shared = lookups(repo, reader.commit)
     files = {}
     for rel in project_paths(reader):
-        found = page_model(reader, rel, once)
+        found = page_model(reader, rel, shared)
         if found is None:
             continue
         path = f"p/{reader.slug}/{rel}"
