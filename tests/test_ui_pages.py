@@ -17,7 +17,7 @@ from verifier.cli.main import COMMAND_MODULES
 from verifier.ui.site import build_site, open_reader, project_page
 
 from .conftest import SLUG, World
-from .support_ui import AFTER_H1, HOSTILE, UiProject, resolve, ui_project
+from .support_ui import AFTER_H1, HOSTILE, UiProject, edit, resolve, ui_project
 
 assert COMMAND_MODULES  # the commands register on import
 P = f"p/{SLUG}/"
@@ -161,3 +161,16 @@ def test_a_commit_page_shows_what_the_ledger_names_and_nothing_else(project: UiP
     tip = repo.tip()
     assert tip is not None  # the tip's own ledger commit is on the branch but named by no row
     assert project_page(reader, repo, P + f"commits/{tip}.html") is None
+
+
+def test_a_held_verdict_is_in_the_hold_queue_and_its_baseline_is_not_shown(world: World) -> None:
+    project = ui_project(world, resolved=False)
+    scenario = project.scenario
+    text = (scenario.read("PROJECT.md") or b"").decode().replace("holds: [ links ]", "holds: [ links, verdicts ]")
+    assert world.submit(edit(world, scenario.steward_token, {"PROJECT.md": text.encode()})).outcome == "accepted"
+    assert resolve(scenario) == ["H1 queued"]
+    files = site(project)
+    verdicts = json.loads(files[P + "holds.json"])["verdicts"]
+    assert [(v["hypothesis_id"], v["verdict"]) for v in verdicts] == [("H1", "true")]
+    assert "rw verdict approve world-model-eval H1" in files[P + "holds.html"].decode()
+    assert json.loads(files[P + "hypotheses/H1.json"])["cards"][0]["resolution"] is None

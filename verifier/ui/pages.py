@@ -19,6 +19,7 @@ from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import Link
 from verifier.pipeline.digest import digest_of
+from verifier.roles.records import ResolutionRecord
 from verifier.ui.readmodel import HeldItem, ProjectReader
 
 FINDINGS_PER_PAGE = 50
@@ -278,7 +279,20 @@ def holds_page(reader: ProjectReader) -> dict[str, Any]:
                       "files": files, "effect": _effect(item),
                       "approve": f'RW_TOKEN=<person> rw hold approve {reader.slug} {held.object_id} --reason "..."',
                       "reject": f'RW_TOKEN=<person> rw hold reject {reader.slug} {held.object_id} --reason "..."'})
-    return {"title": f"{reader.slug}: holds", "slug": reader.slug, "entries": items}
+    return {"title": f"{reader.slug}: holds", "slug": reader.slug, "entries": items,
+            "verdicts": [_proposal(reader.slug, record) for record in reader.proposals]}
+
+
+def _proposal(slug: str, record: ResolutionRecord) -> dict[str, Any]:
+    proposal = record.proposal
+    h = record.hypothesis_id
+    return {"hypothesis_id": h, "revision": record.revision, "check_date": record.check_date.isoformat(),
+            "corpus_verdict": record.corpus_verdict, "supports": record.balance.supports,
+            "contradicts": record.balance.contradicts, "links": len(record.links),
+            "verdict": proposal.verdict if proposal else None, "confidence": proposal.confidence if proposal else None,
+            "rationale": proposal.rationale if proposal else None, "model": proposal.model if proposal else None,
+            "approve": f'RW_TOKEN=<person> rw verdict approve {slug} {h} --reason "..."',
+            "set": f'RW_TOKEN=<person> rw verdict set {slug} {h} true|false|unresolved --confidence 0.N --reason "..."'}
 
 
 # --- an agent's or an operator's page ----------------------------------------------------------

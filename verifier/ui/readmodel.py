@@ -32,7 +32,14 @@ from verifier.formats.source import SourceRecord, parse_source
 from verifier.pipeline.baseline import opened_path
 from verifier.pipeline.holds import HeldObject, held_objects
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.records import DELTAS_DIR, RESOLUTION_SCORES, ResolutionRecord, read_records
+from verifier.roles.records import (
+    DELTAS_DIR,
+    PROPOSALS_DIR,
+    RESOLUTION_SCORES,
+    ResolutionRecord,
+    parse_record,
+    read_records,
+)
 from verifier.scoring.use import ScoreBook
 from verifier.store.gitrepo import GitTree
 
@@ -188,6 +195,19 @@ class ProjectReader:
             files = {path: self.view.read(f"{QUEUE_DIR}/{held.hold}/{path}") or b"" for path in held.paths}
             items.append(HeldItem(held, files))
         return items
+
+    @cached_property
+    def proposals(self) -> list[ResolutionRecord]:
+        """Verdicts waiting for a person (the `verdicts` hold): records without a decision."""
+        out = []
+        for name in sorted(self.view.list_dir(PROPOSALS_DIR)):
+            path = f"{PROPOSALS_DIR}/{name}"
+            if name.endswith(".json"):
+                try:
+                    out.append(parse_record(self.view.read(path) or b"", path))
+                except FormatError:
+                    continue
+        return out
 
     @cached_property
     def reports(self) -> list[tuple[Report, str]]:
