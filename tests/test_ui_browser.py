@@ -77,6 +77,10 @@ def test_every_page_in_a_real_browser(served: tuple[UiProject, service_harness.S
         assert count(driver, "tr.row") >= 20 and count(driver, "tr.rejected") == 1
         assert "outside_write_set" in driver.find_element(By.ID, "rejections").text
         shoot(driver, shots, "ledger")
+        driver.find_element(By.CSS_SELECTOR, "tr.accepted a.commit").click()
+        assert "/commits/" in driver.current_url and "Changed paths" in driver.page_source
+        shoot(driver, shots, "commit")
+        driver.back()
         driver.find_element(By.ID, "nav-holds").click()
         held = driver.find_element(By.ID, f"held-{project.held_link}")
         assert "rw hold approve" in held.text and "Held for a person" in held.text
@@ -85,7 +89,7 @@ def test_every_page_in_a_real_browser(served: tuple[UiProject, service_harness.S
         driver.find_element(By.CSS_SELECTOR, "#leaders a[href$='who/op-b.html']").click()
         assert count(driver, "#use-over-time svg polyline") == 1 and count(driver, "#by-kind svg rect") >= 4
         shoot(driver, shots, "operator")
-    assert len(list(shots.glob("*.png"))) == 9
+    assert len(list(shots.glob("*.png"))) == 10
 
 
 def test_a_hostile_excerpt_renders_as_text_and_runs_no_script(served: tuple[UiProject, service_harness.Server],

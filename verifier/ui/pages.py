@@ -163,10 +163,8 @@ def matching(reader: ProjectReader, facet: str, value: str) -> list[str]:
     if facet == "operator":
         return [f for f in ids if key_of(reader.operator_of(f)) == value]
     if facet == "source":
-        # A cheap byte test first; the parsed finding confirms it.
-        needle = value.encode()
-        candidates = [f for f in ids if needle in reader.finding_bytes(f)]
-        return [f for f in candidates if (found := reader.finding(f)) is not None and found.source_id == value]
+        sources = reader.source_of_finding
+        return [f for f in ids if sources.get(f) == value]
     return ids
 
 
@@ -215,7 +213,8 @@ def findings_page(reader: ProjectReader, facet: str, value: str, page: int) -> d
     if not 1 <= page <= count:
         return None
     window = ids[(page - 1) * FINDINGS_PER_PAGE:page * FINDINGS_PER_PAGE]
-    items = [item for item in (_finding_item(reader, f) for f in window) if item is not None]
+    items = [item for item in (_finding_item(reader, f) for f in window) if item is not None
+             and (facet != "source" or item["source"]["source_id"] == value)]
     return {"title": f"{reader.slug}: findings", "slug": reader.slug, "facet": facet, "value": value,
             "page": page, "pages": count, "total": len(ids), "entries": items, "facets": findings_facets(reader)}
 

@@ -13,6 +13,7 @@ resolution record says it was opened at resolution.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +45,8 @@ from verifier.scoring.use import ScoreBook
 from verifier.store.gitrepo import GitTree
 
 UNKNOWN = "unknown"
+# Findings are written by the verifier's own YAML dumper: the top-level key starts its line.
+_SOURCE_LINE = re.compile(rb"^source_id: (src_[0-9a-f]{16})$", re.MULTILINE)
 TextOf = Callable[[str], str | None]
 
 
@@ -139,8 +142,16 @@ class ProjectReader:
         self._findings[finding_id] = found
         return found
 
-    def finding_bytes(self, finding_id: str) -> bytes:
-        return self.view.read(finding_path(finding_id)) or b""
+    @cached_property
+    def source_of_finding(self) -> dict[str, str]:
+        """finding id -> the source id its file names, from one pass over the bytes (no parse);
+        the findings a page shows are parsed, and a page keeps only those that agree."""
+        out = {}
+        for finding_id in self.finding_ids:
+            match = _SOURCE_LINE.search(self.view.read(finding_path(finding_id)) or b"")
+            if match:
+                out[finding_id] = match.group(1).decode()
+        return out
 
     @cached_property
     def sources(self) -> dict[str, SourceRecord]:
