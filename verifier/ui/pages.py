@@ -156,6 +156,14 @@ def hypothesis_page(reader: ProjectReader, hypothesis_id: str) -> dict[str, Any]
 
 
 def matching(reader: ProjectReader, facet: str, value: str) -> list[str]:
+    """The ids of the findings a filter keeps, in id order (once per reader and filter)."""
+    key = ("matching", facet, value)
+    if key not in reader.memo:
+        reader.memo[key] = _matching(reader, facet, value)
+    return reader.memo[key]
+
+
+def _matching(reader: ProjectReader, facet: str, value: str) -> list[str]:
     ids = reader.finding_ids
     if facet == "hypothesis":
         linked = {link.finding_id for link in reader.links if link.hypothesis_id == value}

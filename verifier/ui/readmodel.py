@@ -66,6 +66,8 @@ class ProjectReader:
         self.text_of = text_of
         self.commit = commit
         self._findings: dict[str, Finding | None] = {}
+        # Derived lists the pages compute once per reader (e.g. a filter's matching findings).
+        self.memo: dict[tuple[str, ...], list[str]] = {}
 
     def _json(self, path: str) -> Any:
         data = self.view.read(path)
