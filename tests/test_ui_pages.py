@@ -125,7 +125,8 @@ def test_the_hold_queue_shows_the_object_in_full_and_how_to_decide(project: UiPr
     assert [h["object_id"] for h in holds] == [project.held_link]
     held = holds[0]
     assert "Held for a person" in held["files"][0]["text"]
-    assert "evidence" in held["effect"] and held["approve"].startswith("RW_TOKEN=<person> rw hold approve")
+    assert f"context link from {project.hostile_finding} to H3 (revision 1) to the evidence" in held["effect"]
+    assert held["approve"].startswith("RW_TOKEN=<person> rw hold approve")
 
 
 def test_an_operator_page_charts_use_over_time_and_acceptance_by_kind(project: UiProject) -> None:

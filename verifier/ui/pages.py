@@ -13,11 +13,12 @@ import re
 from collections import Counter
 from typing import Any
 
+from verifier.errors import FormatError
 from verifier.formats.base import iso
 from verifier.formats.finding import Finding
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.ledger import LedgerRow
-from verifier.formats.link import Link
+from verifier.formats.link import Link, parse_link
 from verifier.pipeline.digest import digest_of
 from verifier.roles.records import ResolutionRecord
 from verifier.ui.readmodel import HeldItem, ProjectReader
@@ -271,7 +272,13 @@ def _effect(item: HeldItem) -> str:
     if held.type == "source":
         return f"Approving includes this source in the corpus (status: included): {moves}."
     if held.type == "link":
-        return f"Approving adds this link to the evidence and scores it: {moves}."
+        try:
+            link = parse_link(next(iter(item.files.values()), b""), held.paths[0])
+        except FormatError:
+            return f"Approving adds this link to the evidence and scores it: {moves}."
+        return (f"Approving adds a {link.stance} link from {link.finding_id} to {link.hypothesis_id} "
+                f"(revision {link.hypothesis_revision}) to the evidence; it is scored, and "
+                f"{link.hypothesis_id}'s evidence health moves by its weight: {moves}.")
     return f"Approving moves it into the corpus: {moves}."
 
 
