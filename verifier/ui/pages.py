@@ -201,7 +201,7 @@ def _finding_item(reader: ProjectReader, finding_id: str) -> dict[str, Any] | No
                        "url": source.url if source else None},
             "place": in_place(reader.text_of(finding.source_id), finding),
             "links": [{"link_id": link.link_id, "hypothesis_id": link.hypothesis_id, "stance": link.stance}
-                      for link in reader.links_by_finding.get(finding_id, [])]}
+                      for link in reader.links_of(finding_id)]}
 
 
 def findings_facets(reader: ProjectReader) -> dict[str, list[dict[str, str]]]:

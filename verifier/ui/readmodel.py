@@ -47,6 +47,7 @@ from verifier.store.gitrepo import GitTree
 UNKNOWN = "unknown"
 # Findings are written by the verifier's own YAML dumper: the top-level key starts its line.
 _SOURCE_LINE = re.compile(rb"^source_id: (src_[0-9a-f]{16})$", re.MULTILINE)
+_FINDING_LINE = re.compile(rb"^finding_id: (fnd_[0-9a-f]{16})$", re.MULTILINE)
 TextOf = Callable[[str], str | None]
 
 
@@ -121,11 +122,26 @@ class ProjectReader:
         return sorted(links, key=lambda link: link.link_id)
 
     @cached_property
-    def links_by_finding(self) -> dict[str, list[Link]]:
-        out: dict[str, list[Link]] = {}
-        for link in self.links:
-            out.setdefault(link.finding_id, []).append(link)
+    def _link_paths_by_finding(self) -> dict[str, list[str]]:
+        """finding id -> paths of the links naming it, from one pass over the bytes (no parse)."""
+        out: dict[str, list[str]] = {}
+        for path in self.view.walk("links"):
+            match = _FINDING_LINE.search(self.view.read(path) or b"")
+            if match:
+                out.setdefault(match.group(1).decode(), []).append(path)
         return out
+
+    def links_of(self, finding_id: str) -> list[Link]:
+        """The links to one finding, parsed and confirmed, by link id."""
+        links = []
+        for path in self._link_paths_by_finding.get(finding_id, []):
+            try:
+                link = parse_link(self.view.read(path) or b"", path)
+            except FormatError:
+                continue
+            if link.finding_id == finding_id:
+                links.append(link)
+        return sorted(links, key=lambda link: link.link_id)
 
     @cached_property
     def finding_ids(self) -> list[str]:
