@@ -328,9 +328,7 @@ def acceptance_by_kind(rows: list[LedgerRow]) -> list[dict[str, Any]]:
 def who_page(reader: ProjectReader, key: str, history: list[tuple[str, dict[str, Any]]]) -> dict[str, Any] | None:
     """An operator's or an agent's rows (`key` is `key_of` their name), with use score over time
     from `history` (time, use summary) pairs, oldest first."""
-    names = {row.operator for row in reader.rows if row.operator} | {row.actor for row in reader.rows}
-    names |= set(reader.use.get("operators", {}))
-    name = next((n for n in sorted(names) if key_of(n) == key), None)
+    name = next((n for n in people(reader) if key_of(n) == key), None)
     if name is None:
         return None
     rows = [row for row in reader.rows if name in (row.operator, row.actor)]
