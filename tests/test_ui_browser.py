@@ -120,8 +120,12 @@ def test_ui_responses_forbid_inline_script_and_serve_their_json(
     with urllib.request.urlopen(server.url + f"/p/{SLUG}/findings/all/all/1.json", timeout=30) as reply:
         assert reply.headers["content-type"].startswith("application/json")
         assert json.loads(reply.read())["total"] == 5
-    try:
-        urllib.request.urlopen(server.url + f"/p/{SLUG}/findings/all/all/9.html", timeout=30)
-        raise AssertionError("a missing page answered")
-    except urllib.error.HTTPError as exc:
-        assert exc.code == 404
+    with urllib.request.urlopen(server.url + f"/p/{SLUG}", timeout=30) as reply:  # redirected to the project page
+        assert reply.url.endswith(f"/p/{SLUG}/index.html") and b"Use score leaders" in reply.read()
+    for missing in (f"/p/{SLUG}/findings/all/all/9.html", "/p/no-such-project/index.html", "/static/../x",
+                    f"/p/{SLUG}/who/..%2F..%2Fetc.html"):
+        try:
+            urllib.request.urlopen(server.url + missing, timeout=30)
+            raise AssertionError(f"{missing} answered")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 404, missing
