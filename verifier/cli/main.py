@@ -15,12 +15,13 @@ from verifier.cli import (
     runner_cmds,
     service_cmds,
     submit_cmds,
+    ui_cmds,
     writer_cmds,
 )
 from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, cli, exit_code_of
 
 COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, writer_cmds, loop_cmds,
-                   planner_cmds, runner_cmds)
+                   planner_cmds, runner_cmds, ui_cmds)
 
 
 def main() -> None:

@@ -16,9 +16,10 @@ What an agent (or a person, who must not be anchored either) can see, each under
     leaf:<leaf_id>            what `rw leaf show --json` hands an agent, for every leaf
     digest                    `rw digest`
     log:<name>                the files under $RW_HOME/logs/ (the Resolver's daily log)
-    <anything>                what the caller adds (`extra`): Commons task bodies and messages,
-                              UI JSON. There is no UI in this repository yet; Commons task bodies
-                              are made from the leaf files searched above.
+    ui:<path>                 every page of the UI (`verifier.ui`, `rw serve` under `/` and
+                              `rw ui build`) and the JSON view-model of each, as served
+    <anything>                what the caller adds (`extra`): Commons task bodies and messages.
+                              Commons task bodies are made from the leaf files searched above.
 
 Each sealed baseline is searched for in every spelling `verifier.seal.leaks` knows (plaintext,
 canary, answer hash, ciphertext; raw, JSON-escaped, percent-encoded, hex, base64 at three
@@ -52,6 +53,7 @@ from verifier.seal.leaks import Leak, find_leaks, labelled_needles
 from verifier.seal.sealing import Baseline, SealedBaseline, SealError, baseline_context, unseal
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
+from verifier.ui.site import ui_payloads
 
 LOGS_DIR = "logs"
 ANSWER = "answer_sha256"
@@ -165,6 +167,7 @@ def agent_visible_payloads(repo: ProjectRepo, slug: str, *, now: datetime, logs:
         payloads[f"ledger:{row.seq}"] = line + rendered.encode("utf-8")
     payloads.update(_leaf_payloads(view))
     payloads["digest"] = _json(digest_of(view, slug, now))
+    payloads.update(ui_payloads(repo, slug, now))
     if logs is not None and logs.is_dir():
         for log in sorted(logs.rglob("*")):
             if log.is_file():

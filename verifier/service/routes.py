@@ -21,6 +21,7 @@ from verifier.service.errors import SECURITY_HEADERS, ApiError
 from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.openapi import openapi_document
 from verifier.store.identities import Actor
+from verifier.ui.web import UI_ROUTES
 
 BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "all")
 
@@ -171,4 +172,5 @@ ROUTES = [
     Route("/projects/{slug}/digest", digest, methods=["GET"]),
     Route("/submissions/{submission_id}", outcome, methods=["GET"]),
     Route("/messages", inbox, methods=["GET"]),
+    *UI_ROUTES,
 ]
