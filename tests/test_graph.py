@@ -116,7 +116,7 @@ def test_link_must_point_at_existing_objects(world: World, finding: str | None, 
     assert code in [r.code for r in verdict.rejections], verdict.line()
 
 
-def test_review_leaf_and_payload_isolation(world: World) -> None:
+def test_review_leaf_and_payload_isolation(world: World, second_agent) -> None:  # type: ignore[no-untyped-def]
     world.leaf("extract-1")
     author = world.submit(world.extract("extract-1"))
     assert author.trace_id is not None
@@ -132,15 +132,15 @@ def test_review_leaf_and_payload_isolation(world: World) -> None:
     path, data = review_file(object_path=finding_path(target_id), object_id=target_id, decision="amend",
                              reason="The limitation understates the sample bias.", leaf_id="review-1",
                              amendment={"limitation": "Eleven self-selected teams."})
-    assert world.submit(world.creation("review-1", {path: data})).outcome == "accepted"
+    assert world.submit(world.creation("review-1", {path: data}, agent=second_agent())).outcome == "accepted"
 
 
-def test_review_needs_reason_and_right_amendment(world: World) -> None:
+def test_review_needs_reason_and_right_amendment(world: World, second_agent) -> None:  # type: ignore[no-untyped-def]
     target_id = landed_findings(world)[0]
     world.leaf("review-1", "review", source_id=None, object_path=finding_path(target_id))
     path, data = review_file(object_path=finding_path(target_id), object_id=target_id, decision="amend",
                              reason="Stance is wrong.", leaf_id="review-1", amendment={"stance": "supports"})
-    verdict = world.submit(world.creation("review-1", {path: data}))
+    verdict = world.submit(world.creation("review-1", {path: data}, agent=second_agent()))
     assert verdict.rejections[0].code == "bad_amendment"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from verifier.checks.dependants import cascade, withdrawn_note
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.scores import apply_writes
@@ -46,17 +47,23 @@ def revert(home: Home, slug: str, actor: Actor, commit: str, *, reason: str, now
         if moved:
             raise ConflictError(f"cannot revert {target_id[:12]} cleanly: {', '.join(moved[:5])} changed since; "
                                 "revert the later commits first")
-        writes = {path: before.read(path) for path in paths}
+        writes: dict[str, bytes | None] = {path: before.read(path) for path in paths}
+        resting = cascade(now_view, writes)  # what rests on the withdrawn objects goes with them
+        if resting.blockers:
+            raise ConflictError(f"cannot revert {target_id[:12]}: documents cite what it withdraws: "
+                                f"{'; '.join(resting.blockers[:10])}; edit or revert them first")
+        writes.update(resting.withdrawn)
         book = ScoreBook(now_view.read)
         apply_writes(book, now_view, writes, actor.operator)
         subject = target.message.strip().splitlines()[0] if target.message.strip() else target_id
         contribution = Contribution(
             writes=writes, author=Person(actor.handle, agent_email(actor.handle)),
             subject=f'Revert "{subject}"'[:200],
-            body=f"This reverts commit {target_id}.\n\nReason: {reason.strip()}",
+            body=f"This reverts commit {target_id}.\n\nReason: {reason.strip()}" + withdrawn_note(resting),
             trailers={"Operator": actor.operator, "Reverts": target_id},
         )
         return land(home, slug, repo, tip=tip, now=now, contribution=contribution, bookkeeping=book.writes(),
                     row_fields={"at": now, "action": "revert", "outcome": "accepted", "actor": actor.handle,
                                 "actor_type": actor.type, "operator": actor.operator, "reason_code": "revert",
-                                "description": f"reverted {target_id}: {reason.strip()}"})
+                                "description": f"reverted {target_id}: {reason.strip()}"
+                                               + withdrawn_note(resting, line=True)})

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from verifier.checks.amend import amendment_writes
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
@@ -285,6 +286,7 @@ def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dic
     if queued:
         # Never overwrite what already waits for a person: the first submission keeps its place.
         raise _reject("duplicate_id", f"{queued[0]} is already held in the queue, waiting for a person", queued[0])
+    routed.update(amendment_writes(tip_view, routed))  # an accepted amend review rewrites its object
     outcome: Outcome = "held" if holds else "accepted"
     kind = leaf.kind if leaf is not None else "edit"
     trailers = {"Operator": actor.operator}

@@ -1,0 +1,138 @@
+"""What rests on an object (design §11, issue 10): the cascade a revert withdraws with it.
+
+The evidence graph's edges point one way: a finding quotes a source, a link joins a finding to a
+hypothesis, a review judges a finding or a link, a plan or a report cites findings and links.
+When a revert withdraws objects, everything that rests on them goes too, in the same landing:
+findings of a withdrawn source, links of a withdrawn finding (or hypothesis), reviews of a
+withdrawn finding or link, and the held copies of those in queue/, repeated until nothing new
+rests on what goes. Plans and reports are people's (or the Planner's) prose: the verifier does not
+rewrite them, so a revert that would pull an object a document cites is refused with the list
+(edit or revert the document first). See docs/adr/0008-graph-meaning.md.
+
+Pure: it reads a TreeView and returns the extra deletions and the blockers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from verifier.checks.view import TreeView
+from verifier.errors import FormatError
+from verifier.formats.document import parse_plan, parse_report
+from verifier.formats.finding import parse_finding
+from verifier.formats.layout import QUEUE_DIR, classify
+from verifier.formats.link import parse_link
+from verifier.formats.review import parse_review
+
+# Where each dependent type lives, and the held copies' folders (queue/<hold>/<type folder>).
+_ROOTS = ("findings", "links", "reviews")
+_DOCUMENT_ROOTS = ("plans", "reports")
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """The deletions a withdrawal drags along, and the documents that block it."""
+
+    withdrawn: dict[str, None] = field(default_factory=dict)  # path -> None, beyond the revert's own
+    blockers: list[str] = field(default_factory=list)  # "reports/r.md cites fnd_..." lines
+
+    @property
+    def object_ids(self) -> list[str]:
+        ids = []
+        for path in sorted(self.withdrawn):
+            kind = classify(path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path)
+            if kind is not None:
+                ids.append(kind.object_id)
+        return sorted(set(ids))
+
+
+def _walk(tree: TreeView, root: str) -> Iterator[str]:
+    for name in tree.list_dir(root):
+        path = f"{root}/{name}"
+        if tree.is_dir(path):
+            yield from _walk(tree, path)
+        else:
+            yield path
+
+
+def _candidates(tree: TreeView) -> Iterator[str]:
+    """Every finding, link and review file, in the corpus and held in the queue."""
+    for root in _ROOTS:
+        yield from _walk(tree, root)
+    for hold in tree.list_dir(QUEUE_DIR):
+        for root in _ROOTS:
+            yield from _walk(tree, f"{QUEUE_DIR}/{hold}/{root}")
+
+
+def _rests_on(path: str, data: bytes, gone_ids: set[str], gone_paths: set[str]) -> bool:
+    corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
+    kind = classify(corpus_path)
+    if kind is None:
+        return False
+    try:
+        if kind.type == "finding":
+            return parse_finding(data, path).source_id in gone_ids
+        if kind.type == "link":
+            link = parse_link(data, path)
+            return link.finding_id in gone_ids or link.hypothesis_id in gone_ids
+        if kind.type == "review":
+            review = parse_review(data, path)
+            return review.object_path in gone_paths or review.object_id in gone_ids
+    except FormatError:
+        return False  # malformed history is not evidence; nothing rests on it
+    return False
+
+
+def _gone(tree: TreeView, writes: Mapping[str, bytes | None]) -> tuple[set[str], set[str]]:
+    paths = {path for path, data in writes.items() if data is None and tree.read(path) is not None}
+    ids = {kind.object_id for kind in map(classify, paths) if kind is not None}
+    return ids, paths
+
+
+def _blockers(tree: TreeView, gone_ids: set[str]) -> list[str]:
+    found: list[str] = []
+    for root in _DOCUMENT_ROOTS:
+        for path in _walk(tree, root):
+            data = tree.read(path)
+            if data is None:
+                continue
+            try:
+                document = parse_plan(data, path)[0] if root == "plans" else parse_report(data, path)[0]
+            except FormatError:
+                continue
+            cited = sorted(set(document.cites) & gone_ids)
+            if cited:
+                found.append(f"{path} cites {', '.join(cited)}")
+    return found
+
+
+def cascade(tree: TreeView, writes: Mapping[str, bytes | None]) -> Cascade:
+    """The objects resting on what `writes` deletes from `tree` (the tree before the writes)."""
+    gone_ids, gone_paths = _gone(tree, writes)
+    if not gone_ids:
+        return Cascade()
+    withdrawn: dict[str, None] = {}
+    files = {path: tree.read(path) for path in _candidates(tree) if path not in writes}
+    while True:
+        more = [path for path, data in files.items()
+                if path not in withdrawn and data is not None and _rests_on(path, data, gone_ids, gone_paths)]
+        if not more:
+            break
+        for path in more:
+            withdrawn[path] = None
+            gone_paths.add(path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path)
+            kind = classify(path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path)
+            if kind is not None and not path.startswith(f"{QUEUE_DIR}/"):
+                gone_ids.add(kind.object_id)
+    return Cascade(dict(sorted(withdrawn.items())), _blockers(tree, gone_ids))
+
+
+def withdrawn_note(resting: Cascade, *, line: bool = False) -> str:
+    """How a revert names what it withdrew: a commit-body paragraph, or a ledger-description tail."""
+    ids = resting.object_ids
+    if not ids:
+        return ""
+    if line:
+        return f"; withdrew {len(ids)} dependent object{'s' if len(ids) != 1 else ''}: {', '.join(ids)}"
+    return "\n\nWithdrawn with it (they rested on it):\n" + "\n".join(f"- {object_id}" for object_id in ids)
