@@ -1,0 +1,126 @@
+"""The evidence graph keeps its meaning (issue 10): a revert withdraws what rests on what it
+withdraws and its revert restores all of it; reviews take effect; agents do not review their own
+objects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from verifier.agentkit.scripted import ScriptedAgent
+from verifier.errors import ConflictError
+from verifier.formats.finding import parse_finding
+from verifier.formats.layout import finding_path
+from verifier.formats.ledger import LedgerRow
+from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.replay import replay
+from verifier.pipeline.revert import revert
+from verifier.store.identities import Actor
+
+from .conftest import NOW, SLUG, World
+from .support_graph import entry, hypothesis_use, land_findings, land_link, land_review, read, report_edit, state
+
+AgentMaker = Callable[[], ScriptedAgent]
+
+
+@pytest.fixture
+def steward(world: World) -> Actor:
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
+    return world.home.identities.authenticate(token)
+
+
+def last_row(world: World) -> LedgerRow:
+    return list(read_chain(world.repo.view(world.tip())))[-1][1]
+
+
+def test_revert_of_an_extract_withdraws_its_links_reviews_and_scores(world: World, second_agent: AgentMaker,
+                                                                     steward: Actor) -> None:
+    extract, findings = land_findings(world)
+    other = second_agent()
+    linked, link = land_link(world, "link-1", findings[0], agent=other)
+    assert linked.outcome == "accepted", linked.line()
+    reviewed, review = land_review(world, "review-1", finding_path(findings[0]), "accept", agent=other)
+    assert reviewed.outcome == "accepted", reviewed.line()
+    assert hypothesis_use(world) == 1.0
+    before = state(world)
+
+    landed = revert(world.home, SLUG, steward, extract.commit or "", reason="Wrong source version.", now=NOW)
+
+    assert read(world, link) is None and read(world, review) is None
+    assert read(world, finding_path(findings[0])) is None
+    assert hypothesis_use(world) == 0.0
+    assert entry(world, findings[0])["present"] is False
+    link_id, review_id = link.rsplit("/", 1)[1][:-5], review.rsplit("/", 1)[1][:-5]
+    row = last_row(world)
+    assert row.action == "revert" and link_id in row.description and review_id in row.description
+    assert f"- {link_id}" in world.repo.repo[landed.commit].message
+    assert replay(world.repo).ok
+
+    revert(world.home, SLUG, steward, landed.commit or "", reason="The version was right.", now=NOW)
+    assert state(world) == before  # every file and every score, byte for byte
+    assert replay(world.repo).ok
+
+
+def test_revert_is_refused_while_a_report_cites_what_it_would_withdraw(world: World, steward: Actor) -> None:
+    extract, findings = land_findings(world)
+    token = world.home.identities.add("alice", "alice", "human", NOW)
+    assert world.submit(report_edit(world, token, "r-one", findings[:1])).outcome == "accepted"
+    tip = world.tip()
+    with pytest.raises(ConflictError, match=f"reports/r-one.md cites {findings[0]}"):
+        revert(world.home, SLUG, steward, extract.commit or "", reason="Wrong source.", now=NOW)
+    assert world.tip() == tip
+
+
+def test_a_reject_review_withdraws_use_and_its_revert_restores_it(world: World, second_agent: AgentMaker,
+                                                                   steward: Actor) -> None:
+    _, findings = land_findings(world)
+    linked, link = land_link(world, "link-1", findings[0], agent=second_agent())
+    assert hypothesis_use(world) == 1.0 and entry(world, findings[0])["u"] == 1.0
+    rejected, review = land_review(world, "review-1", link, "reject")  # agent-a reviews agent-b's link
+    assert rejected.outcome == "accepted", rejected.line()
+    link_id, review_id = link.rsplit("/", 1)[1][:-5], review.rsplit("/", 1)[1][:-5]
+    assert read(world, link) is not None  # the link stays in the tree and in history
+    assert entry(world, link_id)["rejected_by"] == [review_id]
+    assert hypothesis_use(world) == 0.0 and entry(world, findings[0])["u"] == 0.0
+    undone = revert(world.home, SLUG, steward, rejected.commit or "", reason="The link was sound.", now=NOW)
+    assert read(world, review) is None
+    assert hypothesis_use(world) == 1.0 and entry(world, findings[0])["u"] == 1.0
+    assert "rejected_by" not in entry(world, link_id) and entry(world, link_id)["u"] == 1.0
+    assert undone.commit and replay(world.repo).ok
+
+
+def test_an_amend_review_changes_the_object(world: World, second_agent: AgentMaker, steward: Actor) -> None:
+    _, findings = land_findings(world)
+    path = finding_path(findings[0])
+    original = read(world, path)
+    assert original is not None
+    amended, _ = land_review(world, "review-1", path, "amend", agent=second_agent(),
+                             amendment={"limitation": "Eleven self-selected teams, one quarter."})
+    assert amended.outcome == "accepted", amended.line()
+    now = parse_finding(read(world, path) or b"", path)
+    was = parse_finding(original, path)
+    assert now.limitation == "Eleven self-selected teams, one quarter."
+    assert now.model_copy(update={"limitation": was.limitation}) == was  # nothing else changed
+    assert path in world.repo.changed_paths(str(world.repo.repo[amended.commit].parents[0].id), amended.commit or "")
+    revert(world.home, SLUG, steward, amended.commit or "", reason="The limitation was fine.", now=NOW)
+    assert read(world, path) == original
+    assert replay(world.repo).ok
+
+
+def test_an_amend_of_a_link_changes_its_stance(world: World, second_agent: AgentMaker) -> None:
+    _, findings = land_findings(world)
+    _, link = land_link(world, "link-1", findings[0], agent=second_agent(), stance="contradicts")
+    amended, _ = land_review(world, "review-1", link, "amend", amendment={"stance": "context"})
+    assert amended.outcome == "accepted", amended.line()
+    assert b"stance: context" in (read(world, link) or b"")
+    assert replay(world.repo).ok
+
+
+def test_an_agent_cannot_review_its_own_object(world: World, second_agent: AgentMaker) -> None:
+    _, findings = land_findings(world)
+    own, _ = land_review(world, "review-1", finding_path(findings[0]), "accept")
+    assert [r.code for r in own.rejections] == ["own_object"]
+    # Another agent may, and so may a person of the same operator (decision 9): only the agent is barred.
+    other, _ = land_review(world, "review-2", finding_path(findings[0]), "accept", agent=second_agent())
+    assert other.outcome == "accepted", other.line()
