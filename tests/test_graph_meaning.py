@@ -76,6 +76,7 @@ def test_a_reject_review_withdraws_use_and_its_revert_restores_it(world: World, 
                                                                    steward: Actor) -> None:
     _, findings = land_findings(world)
     linked, link = land_link(world, "link-1", findings[0], agent=second_agent())
+    assert linked.outcome == "accepted", linked.line()
     assert hypothesis_use(world) == 1.0 and entry(world, findings[0])["u"] == 1.0
     rejected, review = land_review(world, "review-1", link, "reject")  # agent-a reviews agent-b's link
     assert rejected.outcome == "accepted", rejected.line()
