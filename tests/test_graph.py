@@ -26,7 +26,7 @@ from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.identities import Actor
 
-from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
+from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, ScriptedAgent, World, make_home
 from .test_patch_parse import modify
 
 
@@ -96,7 +96,8 @@ def test_skeptic_note_with_scout_requests(world: World) -> None:
     findings = landed_findings(world)
     world.leaf("skeptic-1", "skeptic", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     files = links(world, "skeptic-1", findings[:1], ["context"], kind="skeptic")
-    files.update([note_file(leaf_id="skeptic-1", hypothesis_id="H1", revision=1, none_found_after=7,
+    files.update([note_file(leaf_id="skeptic-1", hypothesis_id="H1", revision=1, none_found_after=3,
+                            sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID],
                             scout_requests=["teams that stopped paying for verification"])])
     verdict = world.submit(world.creation("skeptic-1", files))
     assert verdict.outcome == "accepted", verdict.line()

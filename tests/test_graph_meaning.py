@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from verifier.agentkit.objects import link_file, note_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.errors import ConflictError
 from verifier.formats.finding import parse_finding
@@ -18,7 +19,7 @@ from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
 from verifier.store.identities import Actor
 
-from .conftest import NOW, SLUG, World
+from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 from .support_graph import entry, hypothesis_use, land_findings, land_link, land_review, read, report_edit, state
 
 AgentMaker = Callable[[], ScriptedAgent]
@@ -125,3 +126,27 @@ def test_an_agent_cannot_review_its_own_object(world: World, second_agent: Agent
     # Another agent may, and so may a person of the same operator (decision 9): only the agent is barred.
     other, _ = land_review(world, "review-2", finding_path(findings[0]), "accept", agent=second_agent())
     assert other.outcome == "accepted", other.line()
+
+
+def test_a_link_leaf_on_a_loose_hypothesis_is_refused(world: World) -> None:
+    _, findings = land_findings(world)  # H2 of the demo project is loose: no criterion, check date or measure
+    world.leaf("link-h2", "link", source_id=None, hypothesis_id="H2", hypothesis_revision=1)
+    path, data = link_file(finding_id=findings[0], hypothesis_id="H2", revision=1, stance="contradicts",
+                           rationale="The figures point the other way.", leaf_kind="link", leaf_id="link-h2")
+    verdict = world.submit(world.creation("link-h2", {path: data}))
+    assert verdict.rejections[0].code == "loose_hypothesis", verdict.line()
+    assert read(world, path) is None
+
+
+def test_a_none_found_note_must_list_the_projects_floor_of_sources(world: World) -> None:
+    _, findings = land_findings(world)
+    world.leaf("skeptic-1", "skeptic", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
+    link_path_, link = link_file(finding_id=findings[0], hypothesis_id="H1", revision=1, stance="context",
+                                 rationale="Context only.", leaf_kind="skeptic", leaf_id="skeptic-1")
+    thin = dict([note_file(leaf_id="skeptic-1", hypothesis_id="H1", revision=1, none_found_after=1,
+                           sources_checked=[NOTE_ID])])
+    verdict = world.submit(world.creation("skeptic-1", {link_path_: link, **thin}))
+    assert [r.code for r in verdict.rejections] == ["counter_evidence_floor"], verdict.line()
+    full = dict([note_file(leaf_id="skeptic-1", hypothesis_id="H1", revision=1, none_found_after=3,
+                           sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID])])
+    assert world.submit(world.creation("skeptic-1", {link_path_: link, **full})).outcome == "accepted"

@@ -33,6 +33,21 @@ def revision_problem(tree: TreeView, hypothesis_id: str, revision: int, where: s
     return None
 
 
+def loose_problem(tree: TreeView, hypothesis_id: str | None) -> Rejection | None:
+    """Design §3.5: a loose hypothesis (no criterion, check date and measure yet) takes no agent's
+    leaf; a person activates it first. None when the hypothesis is active or resolved (or absent:
+    the revision rule names that)."""
+    if hypothesis_id is None:
+        return None
+    hypothesis = current_hypothesis(tree, hypothesis_id)
+    if hypothesis is None or hypothesis.status != "loose":
+        return None
+    return Rejection("loose_hypothesis",
+                     f"{hypothesis_id} is loose: it has no resolution criterion, check date and measure yet, so "
+                     "no agent's leaf builds on it; a person activates it first (status: active, with all three)",
+                     hypothesis_path(hypothesis_id))
+
+
 def revision_rule(old: Hypothesis | None, new: Hypothesis, where: str) -> Rejection | None:
     """Editing the statement makes a new revision (+1); anything else keeps the revision."""
     if old is None:
