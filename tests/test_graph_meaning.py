@@ -7,9 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from click.testing import CliRunner
 
 from verifier.agentkit.objects import link_file, note_file
 from verifier.agentkit.scripted import ScriptedAgent
+from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import ConflictError
 from verifier.formats.finding import parse_finding
 from verifier.formats.layout import finding_path
@@ -23,6 +26,7 @@ from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 from .support_graph import entry, hypothesis_use, land_findings, land_link, land_review, read, report_edit, state
 
 AgentMaker = Callable[[], ScriptedAgent]
+assert COMMAND_MODULES  # every command registered on `cli`
 
 
 @pytest.fixture
@@ -150,3 +154,21 @@ def test_a_none_found_note_must_list_the_projects_floor_of_sources(world: World)
     full = dict([note_file(leaf_id="skeptic-1", hypothesis_id="H1", revision=1, none_found_after=3,
                            sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID])])
     assert world.submit(world.creation("skeptic-1", {link_path_: link, **full})).outcome == "accepted"
+
+
+def test_the_resolver_reverts_on_request_with_its_own_actor_type(world: World, second_agent: AgentMaker) -> None:
+    _, findings = land_findings(world)
+    linked, link = land_link(world, "link-1", findings[0], agent=second_agent())
+    env = {"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30T12:00:00Z"}
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["resolver", "revert", SLUG, linked.commit or "", "--reason", "x"], env=env)
+    assert refused.exit_code == 2 and "private" in refused.output  # not the Resolver's user: no key to read
+    runner.invoke(cli, ["resolver", "keys"], env=env, catch_exceptions=False)
+    done = runner.invoke(cli, ["resolver", "revert", SLUG, linked.commit or "", "--reason",
+                               "Requested by the steward: misread figure."], env=env, catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    assert read(world, link) is None and hypothesis_use(world) == 0.0
+    row = last_row(world)
+    assert (row.action, row.actor, row.actor_type) == ("revert", "resolver", "resolver")
+    assert "Requested by the steward" in row.description
+    assert replay(world.repo).ok

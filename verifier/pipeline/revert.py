@@ -1,8 +1,10 @@
-"""Reverts (design §11): a person undoes an accepted contribution, with a reason.
+"""Reverts (design §11): a person (or the Resolver, on request, §5.1) undoes an accepted
+contribution, with a reason.
 
 The revert commit restores every path the contribution changed to its state before it, carries
 the reason, the Operator trailer and `Reverts: <commit>`, withdraws the citations the reverted
-objects made (rescoring), and writes a ledger row. It is refused, with the reason, when the
+objects made (rescoring) and everything that rests on what it withdraws (checks.dependants: the
+cascade, named in the body and the ledger row), and writes a ledger row. It is refused, with the reason, when the
 commit is not on the branch, is the verifier's own (the ledger is append-only), or when a path it
 changed has changed again since (it would not apply cleanly).
 """
@@ -22,9 +24,24 @@ from verifier.store.home import Home
 from verifier.store.identities import Actor
 
 
+RESOLVER = "resolver"  # the Resolver's handle, operator and actor type in the ledger
+
+
 def revert(home: Home, slug: str, actor: Actor, commit: str, *, reason: str, now: datetime) -> Landed:
+    """A person reverts a contribution."""
     if actor.type != "human":
         raise AuthError("only people (maintainers, the Resolver's operator) revert contributions")
+    return _revert(home, slug, actor.handle, actor.operator, actor.type, commit, reason=reason, now=now)
+
+
+def resolver_revert(home: Home, slug: str, commit: str, *, reason: str, now: datetime) -> Landed:
+    """The Resolver reverts a contribution on request (design §5.1): the same path as a person's,
+    with its own actor type in the ledger. The caller has proved it runs as the Resolver."""
+    return _revert(home, slug, RESOLVER, RESOLVER, RESOLVER, commit, reason=reason, now=now)
+
+
+def _revert(home: Home, slug: str, handle: str, operator: str, actor_type: str, commit: str, *, reason: str,
+            now: datetime) -> Landed:
     if not reason.strip():
         raise FormatError("a revert needs a reason (--reason)")
     repo = home.project(slug)
@@ -54,16 +71,16 @@ def revert(home: Home, slug: str, actor: Actor, commit: str, *, reason: str, now
                                 f"{'; '.join(resting.blockers[:10])}; edit or revert them first")
         writes.update(resting.withdrawn)
         book = ScoreBook(now_view.read)
-        apply_writes(book, now_view, writes, actor.operator)
+        apply_writes(book, now_view, writes, operator)
         subject = target.message.strip().splitlines()[0] if target.message.strip() else target_id
         contribution = Contribution(
-            writes=writes, author=Person(actor.handle, agent_email(actor.handle)),
+            writes=writes, author=Person(handle, agent_email(handle)),
             subject=f'Revert "{subject}"'[:200],
             body=f"This reverts commit {target_id}.\n\nReason: {reason.strip()}" + withdrawn_note(resting),
-            trailers={"Operator": actor.operator, "Reverts": target_id},
+            trailers={"Operator": operator, "Reverts": target_id},
         )
         return land(home, slug, repo, tip=tip, now=now, contribution=contribution, bookkeeping=book.writes(),
-                    row_fields={"at": now, "action": "revert", "outcome": "accepted", "actor": actor.handle,
-                                "actor_type": actor.type, "operator": actor.operator, "reason_code": "revert",
+                    row_fields={"at": now, "action": "revert", "outcome": "accepted", "actor": handle,
+                                "actor_type": actor_type, "operator": operator, "reason_code": "revert",
                                 "description": f"reverted {target_id}: {reason.strip()}"
                                                + withdrawn_note(resting, line=True)})
