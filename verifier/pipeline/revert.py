@@ -23,7 +23,6 @@ from verifier.store.gitrepo import VERIFIER_EMAIL, Person, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 
-
 RESOLVER = "resolver"  # the Resolver's handle, operator and actor type in the ledger
 
 
