@@ -35,6 +35,7 @@ class SourceRecord(Strict):
     title: Text | None = None
     status: SourceStatus = "staged"
     leaf_id: str | None = None
+    failure: Text | None = None  # status failed: why the verifier could not fetch the URL (issue 10)
 
 
 def parse_source(data: bytes | str, where: str) -> SourceRecord:

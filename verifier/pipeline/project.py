@@ -11,6 +11,7 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
+from verifier.checks.failed_sources import extract_refusal
 from verifier.errors import ConflictError, FormatError, NotFound
 from verifier.formats.base import check_slug
 from verifier.formats.layout import PROJECT_FILE, classify, is_verifier_only, leaf_path
@@ -87,6 +88,8 @@ def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, ac
             raise NotFound(f"project {slug} has no commits")
         if repo.view(tip).read(leaf_path(contract.leaf_id)) is not None:
             raise ConflictError(f"leaf {contract.leaf_id} already exists")
+        if (refusal := extract_refusal(repo.view(tip), contract)) is not None:
+            raise ConflictError(refusal)  # issue 10: no extract leaf on a failed source
         if not repo.is_ancestor(contract.base_revision, tip):
             raise FormatError(f"base_revision {contract.base_revision} is not on the branch")
         body = contract.model_dump(mode="json", exclude_none=True)

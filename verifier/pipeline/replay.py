@@ -189,6 +189,8 @@ def _leaf_result(row: LedgerRow) -> bytes:
 
 
 def _all_scores(book: ScoreBook) -> dict[str, bytes]:
+    if not book.dirty and not book.summary_dirty:
+        return {}  # nothing was ever scored (a fresh project, rejected attempts): landing wrote no scores either
     book.dirty = set(book.shards)
     book.summary_dirty = True
     return {path: data for path, data in book.writes().items() if data is not None}

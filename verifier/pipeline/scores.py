@@ -14,6 +14,7 @@ from verifier.formats.document import parse_plan, parse_report
 from verifier.formats.layout import classify
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
+from verifier.formats.source import parse_source
 from verifier.scoring.use import SCORED_TYPES, ObjectFacts, ScoreBook
 
 
@@ -32,6 +33,8 @@ def facts_of(path: str, data: bytes, operator: str) -> ObjectFacts | None:
         if kind.type == "plan":
             plan, _ = parse_plan(data, path)
             return ObjectFacts("plan", kind.object_id, operator, cites=tuple(plan.cites))
+        if kind.type == "source" and parse_source(data, path).status == "failed":
+            return None  # a failed source (issue 10) is a record of an attempt, not evidence
         if kind.type == "review":
             review = parse_review(data, path)
             return ObjectFacts("review", kind.object_id, operator,

@@ -57,6 +57,7 @@ from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
 from verifier.formats.project import parse_project
 from verifier.formats.trace import TraceRecord
 from verifier.patch.parse import ParsedPatch, parse_patch
+from verifier.pipeline.failed_sources import failed_source_contribution
 from verifier.pipeline.inputs import fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
@@ -264,7 +265,9 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
             writes, result, tip = _verify(home, repo, attempt, patch, fetches, now)  # steps 4-6
             return _land_accepted(home, repo, attempt, writes, result, tip, now)  # steps 7-8
         except Rejected as exc:
-            landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,
+            failed = failed_source_contribution(repo, actor, attempt.trace, submission.leaf_id, patch, fetches,
+                                                exc.rejections)  # a URL that did not resolve is recorded
+            landed = land(home, submission.slug, repo, tip=repo.tip(), now=now, contribution=failed,
                           row_fields=attempt.row_fields(now, "rejected", reason=exc.headline))
             return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
         except Exception as exc:
