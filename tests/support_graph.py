@@ -3,6 +3,7 @@ pipeline, and read a project's state (files, scores) at its tip."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -73,3 +74,16 @@ def report_edit(world: World, token: str, report_id: str, cites: list[str]) -> S
                        "author": "alice", "created_at": "2026-11-30T12:00:00Z"}).decode()
     document = f"---\n{front}---\nVerification layers sell first.\n".encode()
     return Submission(SLUG, None, creation_patch({report_path(report_id): document}), {}, token)
+
+
+def hold_links(world: World, token: str) -> None:
+    """A person's edit of PROJECT.md: links are held for a person from now on."""
+    path = "PROJECT.md"
+    old = (read(world, path) or b"").decode()
+    new = old.replace("holds: []", "holds: [ links ]")
+    assert new != old
+    diff = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}",
+                                f"b/{path}", n=3)
+    patch = f"diff --git a/{path} b/{path}\n{''.join(diff)}".encode()
+    verdict = world.submit(Submission(SLUG, None, patch, {}, token))
+    assert verdict.outcome == "accepted", verdict.line()

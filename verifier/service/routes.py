@@ -22,7 +22,7 @@ from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.openapi import openapi_document
 from verifier.store.identities import Actor
 
-BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "all")
+BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all")
 
 
 def service(request: Request) -> Service:
