@@ -17,6 +17,7 @@ from verifier.errors import ConflictError
 from verifier.formats.finding import parse_finding
 from verifier.formats.layout import finding_path
 from verifier.formats.ledger import LedgerRow
+from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
@@ -89,10 +90,13 @@ def test_a_reject_review_withdraws_use_and_its_revert_restores_it(world: World, 
     assert read(world, link) is not None  # the link stays in the tree and in history
     assert entry(world, link_id)["rejected_by"] == [review_id]
     assert hypothesis_use(world) == 0.0 and entry(world, findings[0])["u"] == 0.0
+    card = next(c for c in digest(world.home, SLUG, NOW)["hypotheses"] if c["hypothesis_id"] == "H1")
+    assert card["links"]["contradicts"] == 0 and card["links_rejected_by_review"] == 1
     undone = revert(world.home, SLUG, steward, rejected.commit or "", reason="The link was sound.", now=NOW)
     assert read(world, review) is None
     assert hypothesis_use(world) == 1.0 and entry(world, findings[0])["u"] == 1.0
     assert "rejected_by" not in entry(world, link_id) and entry(world, link_id)["u"] == 1.0
+    assert digest(world.home, SLUG, NOW)["moves"][0]["action"] == "revert"  # reverts are moves
     assert undone.commit and replay(world.repo).ok
 
 

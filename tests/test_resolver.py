@@ -46,7 +46,7 @@ from verifier.pipeline.baseline import (
     seal_missing,
     seal_path,
 )
-from verifier.pipeline.digest import digest
+from verifier.pipeline.digest import digest, digest_of
 from verifier.pipeline.leaks import leak_test, open_seals
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
@@ -280,6 +280,8 @@ def test_resolution_fixture_resolves_credit_flows_lift_computes(scenario: Scenar
     assert record is not None and record.baseline is not None and record.baseline.state == "opened"
     assert record.balance.supports == 2.25 and record.balance.contradicts == 1.0  # review-2 rejected northgate
     assert resolve(scenario) == []  # idempotent: a second run the same day does nothing
+    moves = digest_of(view, SLUG, NOW)["moves"]  # issue 10: a resolution is a move in the digest
+    assert moves[0]["action"] == "resolve" and moves[0]["kind"] == "verdict" and "H1" in moves[0]["description"]
     healthy(scenario)
 
 
