@@ -40,9 +40,10 @@ def commons_payloads(home_root: Path, slug: str) -> dict[str, bytes]:
         payloads: dict[str, bytes] = {}
         for table in _tables(conn):
             columns = _columns(conn, table)
-            where, params = ("", ())
+            where: str = ""
+            params: tuple[str, ...] = ()
             if "project" in columns:
-                where, params = (" WHERE project = ? OR project IS NULL", (slug,))
+                where, params = " WHERE project = ? OR project IS NULL", (slug,)
             cursor = conn.execute(f'SELECT * FROM "{table}"{where} ORDER BY rowid', params)  # noqa: S608 - names from sqlite_master
             for index, row in enumerate(cursor):
                 value = dict(zip(columns, row, strict=True))
