@@ -28,6 +28,7 @@ from verifier.formats.review import parse_review
 # Where each dependent type lives, and the held copies' folders (queue/<hold>/<type folder>).
 _ROOTS = ("findings", "links", "reviews")
 _DOCUMENT_ROOTS = ("plans", "reports")
+LISTED_IN_ROW = 40  # ids named in the ledger row's description (each about 20 characters)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,8 @@ def withdrawn_note(resting: Cascade, *, line: bool = False) -> str:
     ids = resting.object_ids
     if not ids:
         return ""
-    if line:
-        return f"; withdrew {len(ids)} dependent object{'s' if len(ids) != 1 else ''}: {', '.join(ids)}"
+    if line:  # the ledger row's description is bounded: the commit body lists them all
+        shown = ", ".join(ids[:LISTED_IN_ROW]) + (f" (+{len(ids) - LISTED_IN_ROW} more, listed in the revert commit)"
+                                                  if len(ids) > LISTED_IN_ROW else "")
+        return f"; withdrew {len(ids)} dependent object{'s' if len(ids) != 1 else ''}: {shown}"
     return "\n\nWithdrawn with it (they rested on it):\n" + "\n".join(f"- {object_id}" for object_id in ids)

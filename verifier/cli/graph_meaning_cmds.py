@@ -23,3 +23,5 @@ def resolver_revert_cmd(slug: str, commit: str, reason: str) -> None:
     except (NotFound, ConflictError, FormatError) as exc:
         fail(exc)
     click.echo(f"reverted {commit} as the resolver (revert commit {landed.commit}, ledger #{landed.row.seq})")
+    if "; withdrew " in landed.row.description:
+        click.echo("withdrew " + landed.row.description.rsplit("; withdrew ", 1)[1])

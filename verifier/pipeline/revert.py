@@ -39,6 +39,11 @@ def resolver_revert(home: Home, slug: str, commit: str, *, reason: str, now: dat
     return _revert(home, slug, RESOLVER, RESOLVER, RESOLVER, commit, reason=reason, now=now)
 
 
+def _description(target_id: str, reason: str, withdrawn: str) -> str:
+    """The ledger row's description: what was reverted, why (cut to fit), and what went with it."""
+    return f"reverted {target_id}: {reason.strip()[:4000 - 60 - len(withdrawn)]}{withdrawn}"
+
+
 def _revert(home: Home, slug: str, handle: str, operator: str, actor_type: str, commit: str, *, reason: str,
             now: datetime) -> Landed:
     if not reason.strip():
@@ -81,5 +86,4 @@ def _revert(home: Home, slug: str, handle: str, operator: str, actor_type: str, 
         return land(home, slug, repo, tip=tip, now=now, contribution=contribution, bookkeeping=book.writes(),
                     row_fields={"at": now, "action": "revert", "outcome": "accepted", "actor": handle,
                                 "actor_type": actor_type, "operator": operator, "reason_code": "revert",
-                                "description": f"reverted {target_id}: {reason.strip()}"
-                                               + withdrawn_note(resting, line=True)})
+                                "description": _description(target_id, reason, withdrawn_note(resting, line=True))})
