@@ -48,7 +48,8 @@ def land_review(world: World, leaf_id: str, object_path: str, decision: str, age
 
 
 def read(world: World, path: str) -> bytes | None:
-    return world.repo.view(world.tip()).read(path)
+    data: bytes | None = world.repo.view(world.tip()).read(path)
+    return data
 
 
 def entry(world: World, object_id: str) -> dict[str, Any]:
