@@ -58,6 +58,8 @@ def test_a_cli_landing_is_delivered_without_the_service_and_once_when_it_starts(
     # No service has run: the messages are in Commons already, to the agent and to its operator.
     assert kinds(world, "agent-a") == ["first_minute"]
     assert kinds(world, "op-a") == ["first_minute"]
+    local = runner.invoke(cli, ["inbox"], env={**env, "RW_TOKEN": operator_token}, catch_exceptions=False)
+    assert local.exit_code == 0 and "[first_minute] [for your agent agent-a] Welcome" in local.output, local.output
     posted = count(world.home.root)
     server = start(world.home.root)
     try:
