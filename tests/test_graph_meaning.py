@@ -176,3 +176,15 @@ def test_the_resolver_reverts_on_request_with_its_own_actor_type(world: World, s
     assert (row.action, row.actor, row.actor_type) == ("revert", "resolver", "resolver")
     assert "Requested by the steward" in row.description
     assert replay(world.repo).ok
+
+
+def test_rw_revert_says_what_it_withdrew(world: World, second_agent: AgentMaker) -> None:
+    extract, findings = land_findings(world)
+    _, link = land_link(world, "link-1", findings[0], agent=second_agent())
+    token = world.home.identities.add("alice", "alice", "human", NOW)
+    env = {"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30T12:00:00Z", "RW_TOKEN": token}
+    done = CliRunner().invoke(cli, ["revert", SLUG, extract.commit or "", "--reason", "Wrong version."], env=env,
+                              catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    link_id = link.rsplit("/", 1)[1][:-5]
+    assert done.output.splitlines()[1] == f"withdrew 1 dependent object: {link_id}"
