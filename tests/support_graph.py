@@ -77,14 +77,18 @@ def report_edit(world: World, token: str, report_id: str, cites: list[str]) -> S
     return Submission(SLUG, None, creation_patch({report_path(report_id): document}), {}, token)
 
 
-def hold_links(world: World, token: str) -> None:
-    """A person's edit of PROJECT.md: links are held for a person from now on."""
-    path = "PROJECT.md"
+def edit_file(world: World, token: str, path: str, new: str) -> Verdict:
+    """A person's edit of one existing file, as the diff their clone would make."""
     old = (read(world, path) or b"").decode()
-    new = old.replace("holds: []", "holds: [ links ]")
-    assert new != old
     diff = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}",
                                 f"b/{path}", n=3)
     patch = f"diff --git a/{path} b/{path}\n{''.join(diff)}".encode()
-    verdict = world.submit(Submission(SLUG, None, patch, {}, token))
+    return world.submit(Submission(SLUG, None, patch, {}, token))
+
+
+def hold_links(world: World, token: str) -> None:
+    """A person's edit of PROJECT.md: links are held for a person from now on."""
+    old = (read(world, "PROJECT.md") or b"").decode()
+    assert "holds: []" in old
+    verdict = edit_file(world, token, "PROJECT.md", old.replace("holds: []", "holds: [ links ]"))
     assert verdict.outcome == "accepted", verdict.line()

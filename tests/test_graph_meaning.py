@@ -24,7 +24,17 @@ from verifier.pipeline.revert import revert
 from verifier.store.identities import Actor
 
 from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
-from .support_graph import entry, hypothesis_use, land_findings, land_link, land_review, read, report_edit, state
+from .support_graph import (
+    edit_file,
+    entry,
+    hypothesis_use,
+    land_findings,
+    land_link,
+    land_review,
+    read,
+    report_edit,
+    state,
+)
 
 AgentMaker = Callable[[], ScriptedAgent]
 assert COMMAND_MODULES  # every command registered on `cli`
@@ -188,3 +198,22 @@ def test_rw_revert_says_what_it_withdrew(world: World, second_agent: AgentMaker)
     assert done.exit_code == 0, done.output
     link_id = link.rsplit("/", 1)[1][:-5]
     assert done.output.splitlines()[1] == f"withdrew 1 dependent object: {link_id}"
+
+
+def test_reverting_a_new_wording_withdraws_the_links_made_against_it(world: World, steward: Actor) -> None:
+    _, findings = land_findings(world)
+    token = world.home.identities.add("alice", "alice", "human", NOW)
+    text = (read(world, "hypotheses/H1.md") or b"").decode()
+    reworded = text.replace("more robotics teams pay", "most robotics teams pay").replace("revision: 1", "revision: 2")
+    edited = edit_file(world, token, "hypotheses/H1.md", reworded)
+    assert edited.outcome == "accepted", edited.line()
+    world.leaf("link-2", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=2)
+    path, data = link_file(finding_id=findings[0], hypothesis_id="H1", revision=2, stance="contradicts",
+                           rationale="Against the new wording.", leaf_kind="link", leaf_id="link-2")
+    assert world.submit(world.creation("link-2", {path: data})).outcome == "accepted"
+    before = state(world)
+    undone = revert(world.home, SLUG, steward, edited.commit or "", reason="Keep the first wording.", now=NOW)
+    assert read(world, path) is None  # it was made against revision 2, which is gone
+    assert replay(world.repo).ok
+    revert(world.home, SLUG, steward, undone.commit or "", reason="The new wording after all.", now=NOW)
+    assert state(world) == before

@@ -7,7 +7,8 @@ findings of a withdrawn source, links of a withdrawn finding (or hypothesis), re
 withdrawn finding or link, and the held copies of those in queue/, repeated until nothing new
 rests on what goes. Plans and reports are people's (or the Planner's) prose: the verifier does not
 rewrite them, so a revert that would pull an object a document cites is refused with the list
-(edit or revert the document first). See docs/adr/0008-graph-meaning.md.
+(edit or revert the document first). A revert that takes a hypothesis back to an earlier wording
+withdraws the links made against the later revisions. See docs/adr/0008-graph-meaning.md.
 
 Pure: it reads a TreeView and returns the extra deletions and the blockers.
 """
@@ -21,6 +22,7 @@ from verifier.checks.view import TreeView
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan, parse_report
 from verifier.formats.finding import parse_finding
+from verifier.formats.hypothesis import parse_hypothesis
 from verifier.formats.layout import QUEUE_DIR, classify
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
@@ -112,17 +114,51 @@ def _blockers(tree: TreeView, gone_ids: set[str]) -> list[str]:
     return found
 
 
+def _revisions_kept(tree: TreeView, writes: Mapping[str, bytes | None]) -> dict[str, int]:
+    """Hypotheses whose wording the writes take back to an earlier revision: id -> the revision
+    kept. Links made against a later revision rest on a wording that goes."""
+    kept: dict[str, int] = {}
+    for path, data in writes.items():
+        kind = classify(path)
+        old = tree.read(path) if kind is not None and kind.type == "hypothesis" else None
+        if data is None or old is None or kind is None:
+            continue
+        try:
+            before, after = parse_hypothesis(old, path)[0], parse_hypothesis(data, path)[0]
+        except FormatError:
+            continue
+        if after.revision < before.revision:
+            kept[kind.object_id] = after.revision
+    return kept
+
+
+def _on_a_withdrawn_revision(path: str, data: bytes, kept: Mapping[str, int]) -> bool:
+    corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
+    kind = classify(corpus_path)
+    if kind is None or kind.type != "link" or not any(h.encode() in data for h in kept):
+        return False
+    try:
+        link = parse_link(data, path)
+    except FormatError:
+        return False
+    return link.hypothesis_id in kept and link.hypothesis_revision > kept[link.hypothesis_id]
+
+
 def cascade(tree: TreeView, writes: Mapping[str, bytes | None]) -> Cascade:
-    """The objects resting on what `writes` deletes from `tree` (the tree before the writes)."""
+    """The objects resting on what `writes` deletes from `tree` (the tree before the writes), or
+    on a hypothesis wording the writes take back."""
     gone_ids, gone_paths = _gone(tree, writes)
-    if not gone_ids:
+    kept = _revisions_kept(tree, writes)
+    if not gone_ids and not kept:
         return Cascade()
     withdrawn: dict[str, None] = {}
     files = {path: data for path in _candidates(tree) if path not in writes and (data := tree.read(path)) is not None}
     fresh = set(gone_ids)  # each round checks the files left only against the ids that just went
-    while fresh:
-        more = [path for path, data in files.items() if _rests_on(path, data, fresh, gone_paths)]
-        fresh = set()
+    first = [path for path, data in files.items() if kept and _on_a_withdrawn_revision(path, data, kept)]
+    while fresh or first:
+        more = first + [path for path, data in files.items()
+                        if path not in first and _rests_on(path, data, fresh, gone_paths)]
+        first, fresh = [], set()
         for path in more:
             del files[path]
             withdrawn[path] = None
