@@ -92,6 +92,11 @@ def human_link() -> dict[str, bytes | None]:
 LOOSE = b"---\nhypothesis_id: H3\nrevision: 1\nstatement: \"Buyers churn.\"\nstatus: loose\n---\nScope.\n"
 
 
+def failed_source() -> dict[str, bytes]:
+    record = next(path for path in BASE_FILES if path.endswith(".yaml"))
+    return {record: BASE_FILES[record].replace(b"status: included", b"status: failed\nfailure: HTTP 404")}
+
+
 def loose_human_link() -> dict[str, bytes | None]:
     path, data = link_file(finding_id=FIDS[0], hypothesis_id="H3", revision=1, stance="supports",
                            rationale="Read it myself.", leaf_kind="human", leaf_id=None)
@@ -172,6 +177,7 @@ CASES: dict[str, Callable[[], list[list[str]]]] = {
     "skeptic/note_below_the_floor": lambda: run(SKEPTIC, note(), floor=3),
     "skeptic/note_does_not_list_its_sources": lambda: run(SKEPTIC, note(none_found_after=4)),
     "skeptic/note_names_an_unknown_source": lambda: run(SKEPTIC, note(sources_checked=["src_0000000000000000"])),
+    "skeptic/note_names_a_failed_source": lambda: run(SKEPTIC, note(), extra=failed_source()),
     "link/loose_hypothesis": lambda: run(leaf("link", hypothesis_id="H3", hypothesis_revision=1),
                                          links(["contradicts"], hypothesis="H3", revision=1),
                                          extra={"hypotheses/H3.md": LOOSE}),

@@ -7,6 +7,7 @@ least PROJECT.md's counter_evidence_min_sources (default 3)."""
 from __future__ import annotations
 
 from verifier.checks.context import CheckContext, CheckResult
+from verifier.checks.failed_sources import failed_reason
 from verifier.checks.hypotheses import loose_problem, revision_problem
 from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
@@ -55,6 +56,10 @@ def _floor_problems(tree: TreeView, note: CounterEvidenceNote, floor: int, path:
     if unknown:
         problems.append(Rejection("unknown_source", f"sources_checked names sources not in the project: "
                                   f"{', '.join(unknown[:5])}", path))
+    failed = [source_id for source_id in listed if source_id not in unknown and failed_reason(tree, source_id)]
+    if failed:
+        problems.append(Rejection("failed_source", f"sources_checked names sources that could not be fetched "
+                                  f"(status failed), so nobody searched them: {', '.join(failed[:5])}", path))
     return problems
 
 
