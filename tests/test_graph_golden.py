@@ -92,6 +92,11 @@ def human_link() -> dict[str, bytes | None]:
 LOOSE = b"---\nhypothesis_id: H3\nrevision: 1\nstatement: \"Buyers churn.\"\nstatus: loose\n---\nScope.\n"
 
 
+def activated(check_date: str) -> bytes:
+    return LOOSE.replace(b"status: loose", b"resolution:\n  criterion: \"c\"\n  check_date: " + check_date.encode()
+                         + b"\n  measure: \"m\"\nstatus: active")
+
+
 def failed_source() -> dict[str, bytes]:
     record = next(path for path in BASE_FILES if path.endswith(".yaml"))
     return {record: BASE_FILES[record].replace(b"status: included", b"status: failed\nfailure: HTTP 404")}
@@ -178,6 +183,11 @@ CASES: dict[str, Callable[[], list[list[str]]]] = {
     "skeptic/note_does_not_list_its_sources": lambda: run(SKEPTIC, note(none_found_after=4)),
     "skeptic/note_names_an_unknown_source": lambda: run(SKEPTIC, note(sources_checked=["src_0000000000000000"])),
     "skeptic/note_names_a_failed_source": lambda: run(SKEPTIC, note(), extra=failed_source()),
+    "human/activate_with_a_past_check_date": lambda: run(None, {"hypotheses/H3.md": activated("2020-01-01")},
+                                                         actor="steward", actor_type="human",
+                                                         extra={"hypotheses/H3.md": LOOSE}),
+    "human/activate_ok": lambda: run(None, {"hypotheses/H3.md": activated("2030-01-01")}, actor="steward",
+                                     actor_type="human", extra={"hypotheses/H3.md": LOOSE}),
     "link/loose_hypothesis": lambda: run(leaf("link", hypothesis_id="H3", hypothesis_revision=1),
                                          links(["contradicts"], hypothesis="H3", revision=1),
                                          extra={"hypotheses/H3.md": LOOSE}),
@@ -194,7 +204,8 @@ def test_golden_file_matches() -> None:
 
 
 GOOD = {"link/accepted", "link/earlier_revision_is_fine", "skeptic/note_accepted", "review/accepted",
-        "guide/accepted", "human/project_ok", "human/report_ok", "human/link_ok", "human/link_to_a_loose_hypothesis_ok"}
+        "guide/accepted", "human/project_ok", "human/report_ok", "human/link_ok", "human/link_to_a_loose_hypothesis_ok",
+        "human/activate_ok"}
 
 
 @pytest.mark.parametrize("name", sorted(GOOD))
