@@ -26,7 +26,7 @@ from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.identities import Actor
 
-from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
+from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, ScriptedAgent, World, make_home
 from .test_patch_parse import modify
 
 
@@ -97,7 +97,8 @@ def test_skeptic_note_with_scout_requests(world: World) -> None:
     findings = landed_findings(world)
     world.leaf("skeptic-1", "skeptic", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     files = links(world, "skeptic-1", findings[:1], ["context"], kind="skeptic")
-    files.update([note_file(leaf_id="skeptic-1", hypothesis_id="H1", revision=1, none_found_after=7,
+    files.update([note_file(leaf_id="skeptic-1", hypothesis_id="H1", revision=1, none_found_after=3,
+                            sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID],
                             scout_requests=["teams that stopped paying for verification"])])
     verdict = world.submit(world.creation("skeptic-1", files))
     assert verdict.outcome == "accepted", verdict.line()
@@ -117,7 +118,7 @@ def test_link_must_point_at_existing_objects(world: World, finding: str | None, 
     assert code in [r.code for r in verdict.rejections], verdict.line()
 
 
-def test_review_leaf_and_payload_isolation(world: World) -> None:
+def test_review_leaf_and_payload_isolation(world: World, second_agent) -> None:  # type: ignore[no-untyped-def]
     world.leaf("extract-1")
     author = world.submit(world.extract("extract-1"))
     assert author.trace_id is not None
@@ -133,15 +134,15 @@ def test_review_leaf_and_payload_isolation(world: World) -> None:
     path, data = review_file(object_path=finding_path(target_id), object_id=target_id, decision="amend",
                              reason="The limitation understates the sample bias.", leaf_id="review-1",
                              amendment={"limitation": "Eleven self-selected teams."})
-    assert world.submit(world.creation("review-1", {path: data})).outcome == "accepted"
+    assert world.submit(world.creation("review-1", {path: data}, agent=second_agent())).outcome == "accepted"
 
 
-def test_review_needs_reason_and_right_amendment(world: World) -> None:
+def test_review_needs_reason_and_right_amendment(world: World, second_agent) -> None:  # type: ignore[no-untyped-def]
     target_id = landed_findings(world)[0]
     world.leaf("review-1", "review", source_id=None, object_path=finding_path(target_id))
     path, data = review_file(object_path=finding_path(target_id), object_id=target_id, decision="amend",
                              reason="Stance is wrong.", leaf_id="review-1", amendment={"stance": "supports"})
-    verdict = world.submit(world.creation("review-1", {path: data}))
+    verdict = world.submit(world.creation("review-1", {path: data}, agent=second_agent()))
     assert verdict.rejections[0].code == "bad_amendment"
 
 

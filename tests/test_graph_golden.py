@@ -41,9 +41,10 @@ def leaf(kind: str, **inputs: object) -> LeafContract:
 
 
 def run(contract: LeafContract | None, writes: Mapping[str, bytes | None], *, actor: str = "agent-a",
-        actor_type: str = "agent") -> list[list[str]]:
-    base = DictTree(BASE)
-    ctx = CheckContext(leaf=contract, actor=actor, project=ProjectFile(project="demo"), tree=Overlay(base, writes),
+        actor_type: str = "agent", floor: int = 1, extra: dict[str, bytes] | None = None) -> list[list[str]]:
+    base = DictTree({**BASE, **(extra or {})})
+    project = ProjectFile(project="demo", counter_evidence_min_sources=floor)
+    ctx = CheckContext(leaf=contract, actor=actor, project=project, tree=Overlay(base, writes),
                        writes=writes, now=NOW, source_texts={SOURCE_ID: TEXT}, base_tree=base,
                        actor_type=actor_type)
     result = check_for(contract.kind if contract else "human")(ctx)
@@ -61,7 +62,8 @@ def links(stances: list[str], *, kind: str = "link", revision: int = 2, finding:
 
 
 def note(**overrides: object) -> dict[str, bytes | None]:
-    fields: dict[str, object] = {"leaf_id": "skeptic-1", "hypothesis_id": "H1", "revision": 2, "none_found_after": 4}
+    fields: dict[str, object] = {"leaf_id": "skeptic-1", "hypothesis_id": "H1", "revision": 2, "none_found_after": 1,
+                                 "sources_checked": [SOURCE_ID]}
     fields.update(overrides)
     path, data = note_file(**fields)  # type: ignore[arg-type]
     return {path: data}
@@ -83,6 +85,25 @@ def review(**overrides: object) -> dict[str, bytes | None]:
 
 def human_link() -> dict[str, bytes | None]:
     path, data = link_file(finding_id=FIDS[0], hypothesis_id="H1", revision=2, stance="contradicts",
+                           rationale="Read it myself.", leaf_kind="human", leaf_id=None)
+    return {path: data}
+
+
+LOOSE = b"---\nhypothesis_id: H3\nrevision: 1\nstatement: \"Buyers churn.\"\nstatus: loose\n---\nScope.\n"
+
+
+def activated(check_date: str) -> bytes:
+    return LOOSE.replace(b"status: loose", b"resolution:\n  criterion: \"c\"\n  check_date: " + check_date.encode()
+                         + b"\n  measure: \"m\"\nstatus: active")
+
+
+def failed_source() -> dict[str, bytes]:
+    record = next(path for path in BASE_FILES if path.endswith(".yaml"))
+    return {record: BASE_FILES[record].replace(b"status: included", b"status: failed\nfailure: HTTP 404")}
+
+
+def loose_human_link() -> dict[str, bytes | None]:
+    path, data = link_file(finding_id=FIDS[0], hypothesis_id="H3", revision=1, stance="supports",
                            rationale="Read it myself.", leaf_kind="human", leaf_id=None)
     return {path: data}
 
@@ -157,6 +178,21 @@ CASES: dict[str, Callable[[], list[list[str]]]] = {
         if b"Seven of eleven" in d} | {}, actor="steward", actor_type="human"),
     "human/guide_line_as_agent": lambda: run(None, {"FIELD-GUIDE.md": GUIDE + b"- X. (agent: steward)\n"},
                                              actor="steward", actor_type="human"),
+    # Issue 10: the counter-evidence floor, and no agent's link to a loose hypothesis.
+    "skeptic/note_below_the_floor": lambda: run(SKEPTIC, note(), floor=3),
+    "skeptic/note_does_not_list_its_sources": lambda: run(SKEPTIC, note(none_found_after=4)),
+    "skeptic/note_names_an_unknown_source": lambda: run(SKEPTIC, note(sources_checked=["src_0000000000000000"])),
+    "skeptic/note_names_a_failed_source": lambda: run(SKEPTIC, note(), extra=failed_source()),
+    "human/activate_with_a_past_check_date": lambda: run(None, {"hypotheses/H3.md": activated("2020-01-01")},
+                                                         actor="steward", actor_type="human",
+                                                         extra={"hypotheses/H3.md": LOOSE}),
+    "human/activate_ok": lambda: run(None, {"hypotheses/H3.md": activated("2030-01-01")}, actor="steward",
+                                     actor_type="human", extra={"hypotheses/H3.md": LOOSE}),
+    "link/loose_hypothesis": lambda: run(leaf("link", hypothesis_id="H3", hypothesis_revision=1),
+                                         links(["contradicts"], hypothesis="H3", revision=1),
+                                         extra={"hypotheses/H3.md": LOOSE}),
+    "human/link_to_a_loose_hypothesis_ok": lambda: run(None, loose_human_link(), actor="steward", actor_type="human",
+                                                       extra={"hypotheses/H3.md": LOOSE}),
 }
 
 
@@ -168,7 +204,8 @@ def test_golden_file_matches() -> None:
 
 
 GOOD = {"link/accepted", "link/earlier_revision_is_fine", "skeptic/note_accepted", "review/accepted",
-        "guide/accepted", "human/project_ok", "human/report_ok", "human/link_ok"}
+        "guide/accepted", "human/project_ok", "human/report_ok", "human/link_ok", "human/link_to_a_loose_hypothesis_ok",
+        "human/activate_ok"}
 
 
 @pytest.mark.parametrize("name", sorted(GOOD))

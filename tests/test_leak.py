@@ -18,6 +18,10 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
+from verifier.commons.adapter import OutgoingMessage
+from verifier.commons.db import Database
+from verifier.commons.local import LocalCommons
+from verifier.commons.payloads import COMMONS_FILE
 from verifier.formats.leaf import LeafContract, default_write_rules
 from verifier.pipeline.baseline import seal_path
 from verifier.pipeline.leaks import LeakReport, OpenedBaseline, agent_visible_payloads, leak_test, open_seals, search
@@ -179,6 +183,23 @@ def test_commons_and_ui_payloads_are_searched_when_given(scenario: Scenario) -> 
     report = leak_test(scenario.home, SLUG, now=AFTER_H1, private_key=scenario.private_key, extra=extra)
     assert {(b.hypothesis_id, b.leak.where, b.leak.secret) for b in report.leaks} == {
         ("H3", "commons:message:7", "canary")}
+
+
+def test_the_commons_database_is_searched(scenario: Scenario) -> None:
+    """Issue 10: `rw leaks` reads every payload Commons stores, not only what the caller hands it."""
+    target = sealed(scenario, "H3")
+    db = Database(scenario.home.root / COMMONS_FILE)
+    try:
+        commons = LocalCommons(db, scenario.home.identities)
+        commons.post([OutgoingMessage("k-1", "outcome", "An ordinary outcome.", SLUG, "extract-1", None,
+                                      data={"digest": {"note": f"seen {target.baseline.canary}"}})], now=NOW)
+        commons.post([OutgoingMessage("k-2", "outcome", f"{target.baseline.canary}", "other-project", "x", None)],
+                     now=NOW)
+    finally:
+        db.close()
+    report = run(scenario)
+    assert {(b.hypothesis_id, b.leak.where, b.leak.secret) for b in report.leaks} == {
+        ("H3", "commons:messages:0", "canary")}  # the other project's message is not this project's payload
 
 
 def test_search_is_exact_and_pure(scenario: Scenario) -> None:

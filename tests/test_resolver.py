@@ -46,7 +46,7 @@ from verifier.pipeline.baseline import (
     seal_missing,
     seal_path,
 )
-from verifier.pipeline.digest import digest
+from verifier.pipeline.digest import digest, digest_of
 from verifier.pipeline.leaks import leak_test, open_seals
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
@@ -67,7 +67,7 @@ from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
 
-from .conftest import FIXTURES, NOW, SLUG, World
+from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 from .test_graph import edit, report_doc
 
 assert COMMAND_MODULES  # the commands register on import
@@ -168,7 +168,8 @@ def build(world: World, *, backend: Backend | None = None) -> Scenario:
     _accept(world, "skeptic-1", _links("skeptic-1", "skeptic", [(findings["tessellate"], "contradicts")]), sea)
     world.leaf("link-2", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     files = _links("link-2", "link", [(findings["quillmark"], "supports")])
-    files.update([note_file(leaf_id="link-2", hypothesis_id="H1", revision=1, none_found_after=4)])
+    files.update([note_file(leaf_id="link-2", hypothesis_id="H1", revision=1, none_found_after=3,
+                            sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID])])
     _accept(world, "link-2", files, world.agent)
     links = {name: path.rsplit("/", 1)[1][:-5] for name, path in (
         (name, link_path_of(findings[name])) for name in findings)}
@@ -270,16 +271,18 @@ def test_resolution_fixture_resolves_credit_flows_lift_computes(scenario: Scenar
     assert (row.action, row.actor_type, row.reason_code) == ("resolve", "resolver", "resolved")
     deltas = json.loads(view.read(deltas_path(row.seq)) or b"")
     assert {d["operator"]: d["message"] for d in deltas["deltas"]} == {
-        "op-a": "H1 resolved true. Your links: +1 (1 link). Your findings: +1 (4 findings).",
-        "op-b": "H1 resolved true. Your links: 0 (2 links). Your review accuracy: +1 (1 review).",
+        "op-a": "H1 resolved true. Your links: +1 (1 link). Your findings: +2 (4 findings).",
+        "op-b": "H1 resolved true. Your links: +1 (2 links). Your review accuracy: +1 (1 review).",
         "op-c": "H1 resolved true. Your links: 0 (1 link). Your review accuracy: +2 (2 reviews).",
     }
     check_golden("resolution.json", view.read(RESOLUTION_SCORES) or b"")
     check_golden("credit_deltas.json", view.read(deltas_path(row.seq)) or b"")
     record = read_record(view, record_path("H1"))
     assert record is not None and record.baseline is not None and record.baseline.state == "opened"
-    assert record.balance.supports == 2.25 and record.balance.contradicts == 2.0
+    assert record.balance.supports == 2.25 and record.balance.contradicts == 1.0  # review-2 rejected northgate
     assert resolve(scenario) == []  # idempotent: a second run the same day does nothing
+    moves = digest_of(view, SLUG, NOW)["moves"]  # issue 10: a resolution is a move in the digest
+    assert moves[0]["action"] == "resolve" and moves[0]["kind"] == "verdict" and "H1" in moves[0]["description"]
     healthy(scenario)
 
 
@@ -374,7 +377,7 @@ def test_override_posts_the_differences_and_rescores(scenario: Scenario) -> None
     second = json.loads(view.read(deltas_path(landed.row.seq)) or b"")
     assert second["previous_outcome"] == "true" and second["outcome"] == "false"
     assert next(d["message"] for d in second["deltas"] if d["operator"] == "op-a") == \
-        "H1 verdict changed from true to false. Your links: -2 (1 link). Your findings: -1 (4 findings)."
+        "H1 verdict changed from true to false. Your links: -2 (1 link). Your findings: -3 (4 findings)."
     # Both sets of messages add up to the scores as they stand.
     document = json.loads(view.read(RESOLUTION_SCORES) or b"")
     for row in document["operators"]:
@@ -479,8 +482,12 @@ def test_a_stale_baseline_is_opened_but_not_compared(scenario: Scenario) -> None
     assert document["hypotheses"][0]["baseline_verdict"] is None
 
 
-def test_withdrawn_links_earn_nothing_but_still_judge_their_reviewers(scenario: Scenario) -> None:
-    link_commit = next(row.commit for _, row in read_chain(scenario.view()) if row.leaf_id == "link-1" and row.commit)
+def test_rejected_links_earn_nothing_but_judge_their_reviewers_and_reverted_ones_take_their_reviews(
+        scenario: Scenario) -> None:
+    """review-2 rejected the northgate link: it stays in links/, out of the evidence, and its
+    would-have credit judges its reviewer. Reverting link-2 withdraws the quillmark link and,
+    with it, review-3 that rested on it (issue 10: reverts cascade)."""
+    link_commit = next(row.commit for _, row in read_chain(scenario.view()) if row.leaf_id == "link-2" and row.commit)
     assert link_commit is not None
     revert(scenario.home, SLUG, scenario.steward, link_commit, reason="Misattributed quotes.", now=NOW)
     backend = Answers({"resolve:H1": answer("true")})
@@ -488,15 +495,14 @@ def test_withdrawn_links_earn_nothing_but_still_judge_their_reviewers(scenario: 
     evidence = backend.asked[0]["evidence"]
     assert isinstance(evidence, list)
     assert [e["link_id"] for e in evidence] == sorted(
-        [scenario.links["tessellate"], scenario.links["quillmark"]])
+        [scenario.links["teams"], scenario.links["tessellate"]])
     document = json.loads(scenario.read(RESOLUTION_SCORES) or b"")
     by_link = {link["link_id"]: link for link in document["links"]}
-    teams, northgate = by_link[scenario.links["teams"]], by_link[scenario.links["northgate"]]
-    assert (teams["in_evidence"], teams["credit"], teams["would_have_credit"]) == (False, 0, 1)
+    northgate = by_link[scenario.links["northgate"]]
     assert (northgate["in_evidence"], northgate["credit"], northgate["would_have_credit"]) == (False, 0, -1)
-    assert {a["reviewer"]: a["score"] for a in document["review_accuracy"]} == {"op-b": 1, "op-c": 2}
-    # Without the reverted links the corpus leans the other way: 0.25 supports against 1.0.
-    assert document["hypotheses"][0]["corpus_verdict"] == "false"
+    assert scenario.links["quillmark"] not in by_link
+    assert {a["reviewer"]: a["score"] for a in document["review_accuracy"]} == {"op-c": 2}
+    assert document["hypotheses"][0]["corpus_verdict"] == "true"
     healthy(scenario)
 
 
@@ -601,7 +607,7 @@ def test_the_credit_deltas_reach_every_operators_agents_through_commons(scenario
         notifier.catch_up(SLUG, now=NOW)  # a project seen for the first time is read silently
         resolve(scenario)
         notifier.catch_up(SLUG, now=AFTER_H1)
-        sentences = {"agent-a": "Your findings: +1 (4 findings)", "agent-b": "Your review accuracy: +1",
+        sentences = {"agent-a": "Your findings: +2 (4 findings)", "agent-b": "Your review accuracy: +1",
                      "agent-c": "Your review accuracy: +2"}
         messages = {}
         for agent_handle, sentence in sentences.items():

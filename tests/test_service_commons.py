@@ -93,13 +93,15 @@ def test_outcome_and_first_minute_message(world: World, commons: LocalCommons, n
     world.leaf("extract-1")
     verdict = world.submit(world.extract("extract-1"))
     assert verdict.outcome == "accepted"
-    assert notifier.catch_up(SLUG, now=NOW) == 2
+    assert notifier.catch_up(SLUG, now=NOW) == 3  # the outcome, the first-minute message and its operator's copy
     (outcome,) = commons.thread(SLUG, "extract-1")
     assert outcome.body.startswith(f"ACCEPTED {SLUG}/extract-1 by agent-a (op-a)")
     (first,) = commons.inbox("agent-a")
     assert first.kind == "first_minute"
     assert first.data["findings_added"] == len(world.findings("extract-1"))
     assert first.data["first_on_source"] is True and first.data["digest"]["project"] == SLUG
+    (copy,) = commons.inbox("op-a")  # issue 10: the operator is told too
+    assert copy.kind == "first_minute" and copy.data["agent"] == "agent-a" and "agent-a" in copy.body
     # A second operator's first acceptance on the same source: a first-minute message, not first on it.
     other = second_agent()
     world.leaf("extract-2")
@@ -184,7 +186,7 @@ def test_catch_up_after_a_crash_between_posting_and_the_cursor(world: World, com
     with pytest.raises(KeyboardInterrupt):
         notifier.catch_up(SLUG, now=NOW)
     posted = commons.db.read("SELECT COUNT(*) AS n FROM messages")[0]["n"]
-    assert posted == 2
+    assert posted == 3
     notifier._advance = advance  # type: ignore[method-assign]
     assert notifier.catch_up(SLUG, now=NOW) == 0
     assert commons.db.read("SELECT COUNT(*) AS n FROM messages")[0]["n"] == posted

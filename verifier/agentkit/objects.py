@@ -79,9 +79,11 @@ def link_file(*, finding_id: str, hypothesis_id: str, revision: int, stance: str
 
 
 def note_file(*, leaf_id: str, hypothesis_id: str, revision: int, none_found_after: int,
-              scout_requests: list[str] | None = None) -> tuple[str, bytes]:
+              scout_requests: list[str] | None = None, sources_checked: list[str] | None = None) -> tuple[str, bytes]:
     body: dict[str, object] = {"leaf_id": leaf_id, "hypothesis_id": hypothesis_id, "hypothesis_revision": revision,
                                "none_found_after": none_found_after}
+    if sources_checked is not None:
+        body["sources_checked"] = sources_checked
     if scout_requests:
         body["scout_requests"] = [{"gap": gap} for gap in scout_requests]
     return note_path(leaf_id), dump_yaml(body)

@@ -10,7 +10,7 @@ from verifier.checks.context import CheckContext, CheckResult
 from verifier.checks.documents import check_document_file
 from verifier.checks.extract import check_finding_file, source_problem
 from verifier.checks.guide import guide_problems
-from verifier.checks.hypotheses import revision_rule
+from verifier.checks.hypotheses import activation_problem, revision_rule
 from verifier.checks.links import check_link_file
 from verifier.checks.scout import check_source_files
 from verifier.errors import FormatError, Rejection
@@ -45,7 +45,7 @@ def _hypothesis(ctx: CheckContext, path: str, data: bytes, object_id: str) -> li
             old = parse_hypothesis(old_data, path)[0]
         except FormatError:
             old = None
-    problem = revision_rule(old, new, path)
+    problem = revision_rule(old, new, path) or activation_problem(old, new, ctx.now.date(), path)
     if problem:
         return [problem]
     return _resolver_fields(old, new, path)

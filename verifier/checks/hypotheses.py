@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.hypothesis import Hypothesis, parse_hypothesis
@@ -31,6 +33,33 @@ def revision_problem(tree: TreeView, hypothesis_id: str, revision: int, where: s
             where,
         )
     return None
+
+
+def loose_problem(tree: TreeView, hypothesis_id: str | None) -> Rejection | None:
+    """Design §3.5: a loose hypothesis (no criterion, check date and measure yet) takes no agent's
+    leaf; a person activates it first. None when the hypothesis is active or resolved (or absent:
+    the revision rule names that)."""
+    if hypothesis_id is None:
+        return None
+    hypothesis = current_hypothesis(tree, hypothesis_id)
+    if hypothesis is None or hypothesis.status != "loose":
+        return None
+    return Rejection("loose_hypothesis",
+                     f"{hypothesis_id} is loose: it has no resolution criterion, check date and measure yet, so "
+                     "no agent's leaf builds on it; a person activates it first (status: active, with all three)",
+                     hypothesis_path(hypothesis_id))
+
+
+def activation_problem(old: Hypothesis | None, new: Hypothesis, today: date, where: str) -> Rejection | None:
+    """Design §3.5: loose -> active by a person's edit, with criterion, check date and measure
+    (the format requires all three for active), and a check date still ahead: a hypothesis that
+    is due the day it is activated would be resolved before any evidence could be gathered."""
+    activating = new.status == "active" and (old is None or old.status != "active")
+    if not activating or new.resolution is None or new.resolution.check_date > today:
+        return None
+    return Rejection("check_date_past", f"{new.hypothesis_id} is activated with check_date "
+                     f"{new.resolution.check_date.isoformat()}, which is not after today ({today.isoformat()}); "
+                     "set a check date ahead", where)
 
 
 def revision_rule(old: Hypothesis | None, new: Hypothesis, where: str) -> Rejection | None:

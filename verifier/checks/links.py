@@ -1,15 +1,18 @@
 """The skeptic and link checks (design §5.2): every link points at an existing finding and an
-existing hypothesis revision, its stance is set, and the leaf meets the counter-evidence
-requirement: at least one contradicts link, or an explicit "none found after N sources" note."""
+existing hypothesis revision, its stance is set, the hypothesis is not loose (design §3.5: only a
+person links to a loose hypothesis), and the leaf meets the counter-evidence requirement: at least
+one contradicts link, or an explicit "none found after N sources" note listing the N sources, N at
+least PROJECT.md's counter_evidence_min_sources (default 3)."""
 
 from __future__ import annotations
 
 from verifier.checks.context import CheckContext, CheckResult
-from verifier.checks.hypotheses import revision_problem
+from verifier.checks.failed_sources import failed_reason
+from verifier.checks.hypotheses import loose_problem, revision_problem
 from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.ids import link_id_for
-from verifier.formats.layout import classify, finding_path, link_path, note_path
+from verifier.formats.layout import classify, finding_path, link_path, note_path, source_record_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.link import CounterEvidenceNote, Link, parse_link, parse_note
 from verifier.formats.wording import count
@@ -37,12 +40,37 @@ def check_link_file(tree: TreeView, path: str, data: bytes) -> tuple[Link | None
     return link, problems
 
 
-def _check_note(leaf: LeafContract, path: str, data: bytes) -> tuple[CounterEvidenceNote | None, list[Rejection]]:
+def _floor_problems(tree: TreeView, note: CounterEvidenceNote, floor: int, path: str) -> list[Rejection]:
+    """The counter-evidence floor (issue 10): the note lists the sources it searched, at least
+    PROJECT.md's `counter_evidence_min_sources` of them, each a source of the project."""
+    listed = sorted(set(note.sources_checked))
+    problems: list[Rejection] = []
+    if len(listed) != note.none_found_after:
+        problems.append(Rejection(
+            "sources_unlisted", f"the note says none found after {note.none_found_after} sources but lists "
+            f"{len(listed)} distinct ones in sources_checked; list every source searched", path))
+    if len(listed) < floor:
+        problems.append(Rejection(
+            "counter_evidence_floor", f"a none-found note must have searched at least {floor} sources "
+            f"(PROJECT.md counter_evidence_min_sources); this one lists {len(listed)}", path))
+    unknown = [source_id for source_id in listed if tree.read(source_record_path(source_id)) is None]
+    if unknown:
+        problems.append(Rejection("unknown_source", f"sources_checked names sources not in the project: "
+                                  f"{', '.join(unknown[:5])}", path))
+    failed = [source_id for source_id in listed if source_id not in unknown and failed_reason(tree, source_id)]
+    if failed:
+        problems.append(Rejection("failed_source", f"sources_checked names sources that could not be fetched "
+                                  f"(status failed), so nobody searched them: {', '.join(failed[:5])}", path))
+    return problems
+
+
+def _check_note(leaf: LeafContract, path: str, data: bytes, tree: TreeView,
+                floor: int) -> tuple[CounterEvidenceNote | None, list[Rejection]]:
     try:
         note = parse_note(data, path)
     except FormatError as exc:
         return None, [Rejection("bad_format", exc.message, exc.where)]
-    problems: list[Rejection] = []
+    problems: list[Rejection] = _floor_problems(tree, note, floor, path)
     if path != note_path(leaf.leaf_id) or note.leaf_id != leaf.leaf_id:
         problems.append(Rejection("wrong_leaf", f"the note of leaf {leaf.leaf_id} is {note_path(leaf.leaf_id)}"
                                   f" with leaf_id {leaf.leaf_id}", path))
@@ -67,7 +95,7 @@ def check_links(ctx: CheckContext) -> CheckResult:
             rejections.append(Rejection("unexpected_file", f"a {leaf.kind} leaf only adds links and its note", path))
             continue
         if kind.type == "note":
-            note, problems = _check_note(leaf, path, data)
+            note, problems = _check_note(leaf, path, data, ctx.tree, ctx.project.counter_evidence_min_sources)
             rejections += problems
             continue
         link, problems = check_link_file(ctx.tree, path, data)
@@ -86,6 +114,9 @@ def check_links(ctx: CheckContext) -> CheckResult:
                                         path))
         if leaf.kind == "link" and leaf.inputs.finding_ids and link.finding_id not in leaf.inputs.finding_ids:
             rejections.append(Rejection("wrong_finding", f"{link.finding_id} is not among this leaf's findings", path))
+    loose = loose_problem(ctx.tree, leaf.inputs.hypothesis_id)
+    if loose is not None:
+        rejections.insert(0, loose)
     contradicts = sum(1 for link in links if link.stance == "contradicts")
     if not links and note is None:
         rejections.insert(0, Rejection("no_links", f"a {leaf.kind} leaf adds at least one link or its note"))

@@ -1,15 +1,39 @@
 """The review check (design §5.2): one review of the leaf's one object (a finding or a link),
-with accept, reject or amend and a non-empty reason; amendments fit the object's type."""
+with accept, reject or amend and a non-empty reason; amendments fit the object's type; and an
+agent never reviews an object its own leaf landed (issue 10: another agent of the same operator may)."""
 
 from __future__ import annotations
 
+import json
+
 from verifier.checks.context import CheckContext, CheckResult
+from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
+from verifier.formats.finding import parse_finding
 from verifier.formats.ids import review_id_for
-from verifier.formats.layout import classify, review_path
+from verifier.formats.layout import classify, leaf_result_path, review_path
+from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
 
 _AMENDABLE = {"finding": {"statement", "limitation"}, "link": {"stance", "rationale"}}
+
+
+def author_of(tree: TreeView, object_path: str) -> str | None:
+    """The agent (or person) whose leaf landed the object: its leaf_id, confirmed by the leaf's result."""
+    data = tree.read(object_path)
+    kind = classify(object_path)
+    if data is None or kind is None or kind.type not in ("finding", "link"):
+        return None
+    try:
+        parse = parse_finding if kind.type == "finding" else parse_link
+        leaf_id = parse(data, object_path).leaf_id
+    except FormatError:
+        return None
+    result = tree.read(leaf_result_path(leaf_id)) if leaf_id else None
+    if not result:
+        return None
+    actor = json.loads(result).get("actor")
+    return actor if isinstance(actor, str) else None
 
 
 def check_review(ctx: CheckContext) -> CheckResult:
@@ -39,6 +63,10 @@ def check_review(ctx: CheckContext) -> CheckResult:
         problems.append(Rejection("wrong_object", f"this leaf reviews {target}", path))
     if ctx.tree.read(target) is None:
         problems.append(Rejection("unknown_object", f"{target} does not exist (reverted or never landed)", path))
+    author = author_of(ctx.tree, target)
+    if ctx.actor_type != "human" and author == ctx.actor:
+        problems.append(Rejection("own_object", f"{target} is {ctx.actor}'s own; an agent does not review its own "
+                                  "objects (another agent may, even of the same operator)", path))
     if review.leaf_id != leaf.leaf_id:
         problems.append(Rejection("wrong_leaf", f"leaf_id is {review.leaf_id}; expected {leaf.leaf_id}", path))
     if review.amendment is not None and target_kind is not None:

@@ -80,7 +80,25 @@ def home_from_env() -> Home:
     except FormatError as exc:
         raise RwError(str(exc)) from exc
     ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
+    _deliver_on_close(home)
     return home
+
+
+def _deliver_on_close(home: Home) -> None:
+    """When the command ends (however it ends), post the messages its landings caused: messages
+    are an outbox, delivered with or without the service (commons.outbox)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.meta.get("rw.deliver"):
+        return
+    ctx.meta["rw.deliver"] = True
+
+    def deliver() -> None:
+        from verifier.commons.outbox import deliver_quietly  # noqa: PLC0415 - keep `rw` start-up light
+
+        if home.root.exists():
+            deliver_quietly(home, now_from_env())
+
+    ctx.call_on_close(deliver)
 
 
 def fetcher_for(home: Home) -> Fetcher:

@@ -96,6 +96,8 @@ def revert_cmd(slug: str, commit: str, reason: str) -> None:
     except (AuthError, NotFound, ConflictError, FormatError) as exc:
         fail(exc)
     click.echo(f"reverted {commit} (revert commit {landed.commit}, ledger #{landed.row.seq})")
+    if "; withdrew " in landed.row.description:  # the cascade, said at revert time (issue 10)
+        click.echo("withdrew " + landed.row.description.rsplit("; withdrew ", 1)[1])
 
 
 @cli.command("replay")

@@ -8,6 +8,7 @@ import click
 
 from verifier.cli import (
     graph_cmds,
+    graph_meaning_cmds,
     loop_cmds,
     planner_cmds,
     project_cmds,
@@ -21,7 +22,7 @@ from verifier.cli import (
 from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, cli, exit_code_of
 
 COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, writer_cmds, loop_cmds,
-                   planner_cmds, runner_cmds, ui_cmds)
+                   planner_cmds, runner_cmds, ui_cmds, graph_meaning_cmds)
 
 
 def main() -> None:

@@ -136,7 +136,7 @@ def serve_cmd(host: str, port: int, workers: int, allowed_hosts: tuple[str, ...]
 @click.argument("slug")
 @server_option
 @click.option("--state", default="open", show_default=True,
-              type=click.Choice(["open", "claimed", "expired", "accepted", "held", "all"]))
+              type=click.Choice(["open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all"]))
 @click.option("--json", "as_json", is_flag=True)
 def board_cmd(slug: str, server: str, state: str, as_json: bool) -> None:
     """The task board: SLUG's leaves in a state (reading needs no token)."""

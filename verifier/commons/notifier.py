@@ -33,6 +33,7 @@ from verifier.checks.view import TreeView
 from verifier.commons import triggers
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.db import Database
+from verifier.commons.outbox import operator_copies
 from verifier.commons.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
@@ -265,7 +266,9 @@ class Notifier:
         out += triggers.linked_messages(facts, snapshot)
         out += triggers.hypothesis_messages(facts, snapshot)
         out += triggers.new_leaf_messages(facts, snapshot)
-        return out
+        # Issue 10: the operator is told too (a copy per message to one of its agents).
+        operators = {**snapshot.agent_operator, **({row.actor: row.operator} if row.operator else {})}
+        return out + operator_copies(out, lambda agent: operators.get(agent) or memory.operator_of(agent))
 
     def _advance(self, slug: str, cursor: Any, next_seq: int, tip: str, memory: _Memory) -> None:
         """Move the cursor and store what was learned, in one transaction (compare-and-set)."""

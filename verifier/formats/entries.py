@@ -75,7 +75,7 @@ class HoldEntry(_Entry):
 class RevertEntry(_Entry):
     action: Literal["revert"] = "revert"
     outcome: Literal["accepted"] = "accepted"
-    actor_type: Literal["human"] = "human"
+    actor_type: Literal["human", "resolver"] = "human"
     reason_code: Literal["revert"] = "revert"
 
 

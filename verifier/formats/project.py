@@ -56,6 +56,8 @@ class ProjectFile(Strict):
     budget_per_loop: Budget = Field(default_factory=Budget)
     loop_cadence: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,4}[smhd]$")] = "20m"
     hypotheses: list[HypothesisId] = Field(default_factory=list)
+    # How many sources a "none found" counter-evidence note must list (issue 10).
+    counter_evidence_min_sources: int = Field(default=3, ge=1, le=100)
 
     @field_validator("holds", "hypotheses")
     @classmethod

@@ -36,6 +36,7 @@ class SourceRecord(Strict):
     status: SourceStatus = "staged"
     leaf_id: str | None = None
     warm: bool | None = None  # a steward's mark: known to yield findings, good for a first-minute leaf
+    failure: Text | None = None  # status failed: why the verifier could not fetch the URL
 
 
 def parse_source(data: bytes | str, where: str) -> SourceRecord:

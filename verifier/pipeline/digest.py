@@ -14,15 +14,16 @@ from verifier.formats.base import iso
 from verifier.formats.document import parse_report
 from verifier.formats.layout import LEAVES_DIR, PROJECT_FILE, USE_SCORES, leaf_path, leaf_result_path
 from verifier.formats.leaf import parse_leaf
+from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import parse_link, parse_note
 from verifier.formats.project import parse_project
 from verifier.pipeline.ledger import read_chain
+from verifier.scoring.use import ScoreBook
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 
 NEWEST = 5
 RECENT_ROWS = 200
-MOVE_KINDS = ("extract", "skeptic", "link", "human", "review")  # accepted rows the digest shows as moves
 
 
 def _reports(view: GitTree, use: dict[str, Any]) -> list[dict[str, Any]]:
@@ -40,12 +41,19 @@ def _reports(view: GitTree, use: dict[str, Any]) -> list[dict[str, Any]]:
 def _hypotheses(view: GitTree, order: list[str], use: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     stances: dict[str, dict[str, int]] = {}
     revisions: dict[str, list[int]] = {}
+    rejected: dict[str, int] = {}
+    book = ScoreBook(view.read)
     for path in view.walk("links"):
         try:
             link = parse_link(view.read(path) or b"", path)
         except FormatError:
             continue
         counts = stances.setdefault(link.hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
+        if any((entry := book.entry(object_id)) is not None and entry.get("rejected_by")
+               for object_id in (link.link_id, link.finding_id)):
+            # Withdrawn by a review (of the link, or of its finding): not evidence, as at resolution.
+            rejected[link.hypothesis_id] = rejected.get(link.hypothesis_id, 0) + 1
+            continue
         counts[link.stance] += 1
         revisions.setdefault(link.hypothesis_id, []).append(link.hypothesis_revision)
     ids = list(order) + sorted({name[:-3] for name in view.list_dir("hypotheses") if name.endswith(".md")} - set(order))
@@ -61,6 +69,7 @@ def _hypotheses(view: GitTree, order: list[str], use: dict[str, Any]) -> tuple[l
             "check_date": hypothesis.resolution.check_date.isoformat() if hypothesis.resolution else None,
             "verdict": {"value": hypothesis.verdict.current.value, "confidence": hypothesis.verdict.current.confidence},
             "links": counts, "evidence_health": use.get("hypotheses", {}).get(hypothesis_id, 0.0),
+            "links_rejected_by_review": rejected.get(hypothesis_id, 0),
             # Links keep the revision they were made against; after a new wording they are shown as
             # "linked to an earlier wording".
             "linked_to_earlier_wording": sum(1 for r in revisions.get(hypothesis_id, []) if r < hypothesis.revision),
@@ -72,12 +81,19 @@ def _hypotheses(view: GitTree, order: list[str], use: dict[str, Any]) -> tuple[l
     return cards, gaps
 
 
+def _is_move(row: LedgerRow) -> bool:
+    """Corpus, evidence and hypothesis moves: extracts, links, reviews, people's edits, the
+    Resolver's and people's verdicts (resolutions) and reverts, which withdraw evidence."""
+    return (row.kind in ("extract", "skeptic", "link", "human", "review") or row.action == "revert"
+            or (row.action == "resolve" and row.kind == "verdict"))
+
+
 def _moves(view: GitTree) -> list[dict[str, Any]]:
     """The latest accepted rows that touched evidence or hypotheses, newest first."""
     rows = [row for _, row in read_chain(view)][-RECENT_ROWS:]
     moves = [{"seq": row.seq, "at": iso(row.at), "action": row.action, "kind": row.kind, "actor": row.actor,
               "description": row.description}
-             for row in rows if row.outcome == "accepted" and row.kind in MOVE_KINDS]
+             for row in rows if row.outcome == "accepted" and _is_move(row)]
     return list(reversed(moves))[:NEWEST * 2]
 
 

@@ -18,8 +18,11 @@ What an agent (or a person, who must not be anchored either) can see, each under
     log:<name>                the files under $RW_HOME/logs/ (the Resolver's daily log)
     ui:<path>                 every page of the UI (`verifier.ui`, `rw serve` under `/` and
                               `rw ui build`) and the JSON view-model of each, as served
-    <anything>                what the caller adds (`extra`): Commons task bodies and messages.
-                              Commons task bodies are made from the leaf files searched above.
+    commons:<table>:<n>       every row the Commons database stores for the project: messages
+                              (bodies and data, with the digests they carry), claims, the
+                              submission journal's verdicts (commons.payloads)
+    <anything>                what the caller adds (`extra`). Commons task bodies are made from
+                              the leaf files searched above.
 
 Each sealed baseline is searched for in every spelling `verifier.seal.leaks` knows (plaintext,
 canary, answer hash, ciphertext; raw, JSON-escaped, percent-encoded, hex, base64 at three
@@ -41,6 +44,7 @@ from pathlib import Path
 
 import pygit2
 
+from verifier.commons.payloads import commons_payloads
 from verifier.errors import FormatError
 from verifier.formats.base import iso
 from verifier.formats.layout import LEAVES_DIR, USE_SCORES
@@ -223,7 +227,8 @@ def leak_test(home: Home, slug: str, *, now: datetime, private_key: bytes,
     report = LeakReport(baselines=sorted(o.hypothesis_id for o in opened), problems=problems)
     if not opened:
         return report
-    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.root / LOGS_DIR, extra=extra)
+    stored = commons_payloads(home.root, slug)  # issue 10: what Commons stores is agent-visible too
+    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.root / LOGS_DIR, extra={**stored, **(extra or {})})
     report.payloads = len(payloads)
     report.leaks = search(payloads, opened, public_answer_hashes(view))
     return report

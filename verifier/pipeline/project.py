@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from verifier.checks.failed_sources import extract_refusal
 from verifier.errors import ConflictError, FormatError
 from verifier.formats.base import check_slug
 from verifier.formats.entries import InitEntry, LeafEntry
@@ -78,6 +79,8 @@ def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, ac
         if writer.view().read(leaf_path(contract.leaf_id)) is not None:
             raise ConflictError(f"leaf {contract.leaf_id} already exists")
         assert writer.tip is not None
+        if (refusal := extract_refusal(writer.view(), contract)) is not None:
+            raise ConflictError(refusal)  # no extract leaf on a failed source
         if not writer.repo.is_ancestor(contract.base_revision, writer.tip):
             raise FormatError(f"base_revision {contract.base_revision} is not on the branch")
         body = contract.model_dump(mode="json", exclude_none=True)

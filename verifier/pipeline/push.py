@@ -77,7 +77,8 @@ def _land_revert(writer: ProjectWriter, actor: Actor, commit: pygit2.Commit, tar
     if reason is None:
         raise Rejected(Rejection("revert_needs_reason", "a pushed revert needs a `Reason:` line in its message"))
     try:
-        entry, contribution, bookkeeping = revert_landing(writer, actor, target, reason=reason.group(1), now=now)
+        entry, contribution, bookkeeping = revert_landing(writer, actor.handle, actor.operator, "human", target,
+                                                          reason=reason.group(1), now=now)
     except (ConflictError, NotFound, FormatError) as exc:
         raise Rejected(Rejection("revert_refused", str(exc))) from exc
     parent = str(commit.parents[0].id)

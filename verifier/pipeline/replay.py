@@ -195,9 +195,11 @@ def _leaf_result(row: LedgerRow) -> bytes:
 
 
 def _all_scores(book: ScoreBook) -> dict[str, bytes]:
-    # Every shard history touched is rewritten; the summary only if some landing wrote it (a fresh
-    # project has none).
+    if not book.dirty and not book.summary_dirty:
+        return {}  # nothing was ever scored (a fresh project, rejected attempts): landing wrote no scores either
+    # Every shard history touched is rewritten (a shard only read, never written, stays absent).
     book.dirty = {path for path, shard in book.shards.items() if shard}
+    book.summary_dirty = True
     return {path: data for path, data in book.writes().items() if data is not None}
 
 

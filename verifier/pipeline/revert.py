@@ -1,8 +1,10 @@
-"""Reverts (design §11): a person undoes an accepted contribution, with a reason.
+"""Reverts (design §11): a person (or the Resolver, on request, §5.1) undoes an accepted
+contribution, with a reason.
 
 The revert commit restores every path the contribution changed to its state before it, carries
 the reason, the Operator trailer and `Reverts: <commit>`, withdraws the citations the reverted
-objects made (rescoring), and writes a ledger row. It is refused, with the reason, when the
+objects made (rescoring) and everything that rests on what it withdraws (checks.dependants: the
+cascade, named in the body and the ledger row), and writes a ledger row. It is refused, with the reason, when the
 commit is not on the branch, is the verifier's own (the ledger is append-only), or when a path it
 changed has changed again since (it would not apply cleanly).
 """
@@ -10,7 +12,9 @@ changed has changed again since (it would not apply cleanly).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
+from verifier.checks.dependants import cascade, withdrawn_note
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.entries import RevertEntry
 from verifier.pipeline.landing import Contribution, Landed
@@ -21,20 +25,42 @@ from verifier.store.gitrepo import VERIFIER_EMAIL, Person, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 
+RESOLVER = "resolver"  # the Resolver's handle, operator and actor type in the ledger
+RevertActor = Literal["human", "resolver"]
+
 
 def revert(home: Home, slug: str, actor: Actor, commit: str, *, reason: str, now: datetime) -> Landed:
+    """A person reverts a contribution."""
     if actor.type != "human":
         raise AuthError("only people (maintainers, the Resolver's operator) revert contributions")
+    return _revert(home, slug, actor.handle, actor.operator, "human", commit, reason=reason, now=now)
+
+
+def resolver_revert(home: Home, slug: str, commit: str, *, reason: str, now: datetime) -> Landed:
+    """The Resolver reverts a contribution on request (design §5.1): the same path as a person's,
+    with its own actor type in the ledger. The caller has proved it runs as the Resolver."""
+    return _revert(home, slug, RESOLVER, RESOLVER, "resolver", commit, reason=reason, now=now)
+
+
+def _description(target_id: str, reason: str, withdrawn: str) -> str:
+    """The ledger row's description: what was reverted, why (cut to fit), and what went with it."""
+    return f"reverted {target_id}: {reason.strip()[:4000 - 60 - len(withdrawn)]}{withdrawn}"
+
+
+def _revert(home: Home, slug: str, handle: str, operator: str, actor_type: RevertActor, commit: str, *, reason: str,
+            now: datetime) -> Landed:
     if not reason.strip():
         raise FormatError("a revert needs a reason (--reason)")
     with ProjectWriter.open(home, slug) as writer:
-        entry, contribution, bookkeeping = revert_landing(writer, actor, commit, reason=reason, now=now)
+        entry, contribution, bookkeeping = revert_landing(writer, handle, operator, actor_type, commit,
+                                                          reason=reason, now=now)
         return writer.land(entry, contribution=contribution, bookkeeping=bookkeeping)
 
 
-def revert_landing(writer: ProjectWriter, actor: Actor, commit: str, *, reason: str,
-                   now: datetime) -> tuple[RevertEntry, Contribution, dict[str, bytes | None]]:
-    """What reverting `commit` lands on the writer's tip: (entry, contribution, bookkeeping)."""
+def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type: RevertActor, commit: str, *,
+                   reason: str, now: datetime) -> tuple[RevertEntry, Contribution, dict[str, bytes | None]]:
+    """What reverting `commit` lands on the writer's tip: (entry, contribution, bookkeeping),
+    the cascade of what rests on the withdrawn objects included."""
     repo, tip = writer.repo, writer.tip
     assert tip is not None
     target = repo.commit(commit)
@@ -53,16 +79,21 @@ def revert_landing(writer: ProjectWriter, actor: Actor, commit: str, *, reason: 
     if moved:
         raise ConflictError(f"cannot revert {target_id[:12]} cleanly: {', '.join(moved[:5])} changed since; "
                             "revert the later commits first")
-    writes = {path: before.read(path) for path in paths}
+    writes: dict[str, bytes | None] = {path: before.read(path) for path in paths}
+    resting = cascade(now_view, writes)  # what rests on the withdrawn objects goes with them
+    if resting.blockers:
+        raise ConflictError(f"cannot revert {target_id[:12]}: documents cite what it withdraws: "
+                            f"{'; '.join(resting.blockers[:10])}; edit or revert them first")
+    writes.update(resting.withdrawn)
     book = ScoreBook(now_view.read)
-    apply_writes(book, now_view, writes, actor.operator)
+    apply_writes(book, now_view, writes, operator)
     subject = target.message.strip().splitlines()[0] if target.message.strip() else target_id
     contribution = Contribution(
-        writes=writes, author=Person(actor.handle, agent_email(actor.handle)),
+        writes=writes, author=Person(handle, agent_email(handle)),
         subject=f'Revert "{subject}"'[:200],
-        body=f"This reverts commit {target_id}.\n\nReason: {reason.strip()}",
-        trailers={"Operator": actor.operator, "Reverts": target_id},
+        body=f"This reverts commit {target_id}.\n\nReason: {reason.strip()}" + withdrawn_note(resting),
+        trailers={"Operator": operator, "Reverts": target_id},
     )
-    entry = RevertEntry(at=now, actor=actor.handle, operator=actor.operator,
-                        description=f"reverted {target_id}: {reason.strip()}")
+    entry = RevertEntry(at=now, actor=handle, actor_type=actor_type, operator=operator,
+                        description=_description(target_id, reason, withdrawn_note(resting, line=True)))
     return entry, contribution, book.writes()

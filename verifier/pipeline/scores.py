@@ -13,6 +13,8 @@ from verifier.errors import FormatError
 from verifier.formats.document import parse_plan, parse_report
 from verifier.formats.layout import classify
 from verifier.formats.link import parse_link
+from verifier.formats.review import parse_review
+from verifier.formats.source import parse_source
 from verifier.scoring.use import SCORED_TYPES, ObjectFacts, ScoreBook
 
 
@@ -31,6 +33,12 @@ def facts_of(path: str, data: bytes, operator: str) -> ObjectFacts | None:
         if kind.type == "plan":
             plan, _ = parse_plan(data, path)
             return ObjectFacts("plan", kind.object_id, operator, cites=tuple(plan.cites))
+        if kind.type == "source" and parse_source(data, path).status == "failed":
+            return None  # a failed source (issue 10) is a record of an attempt, not evidence
+        if kind.type == "review":
+            review = parse_review(data, path)
+            return ObjectFacts("review", kind.object_id, operator,
+                               rejects=review.object_id if review.decision == "reject" else None)
         if kind.type == "report":
             report, _ = parse_report(data, path)
             return ObjectFacts("report", kind.object_id, operator, cites=tuple(report.cites),
@@ -43,8 +51,8 @@ def facts_of(path: str, data: bytes, operator: str) -> ObjectFacts | None:
 def apply_writes(book: ScoreBook, before: TreeView, writes: Mapping[str, bytes | None], operator: str) -> int:
     """Feed one landing's writes to the book; returns how many objects were added."""
     added = 0
-    # Sources and findings first, then links, then documents: what cites must find what it cites.
-    order = {"source": 0, "finding": 1, "review": 2, "link": 3, "plan": 4, "report": 5}
+    # Sources, findings, links, then reviews and documents: what cites or judges must find its object.
+    order = {"source": 0, "finding": 1, "link": 2, "review": 3, "plan": 4, "report": 5}
 
     def rank(item: tuple[str, bytes | None]) -> tuple[int, str]:
         kind = classify(item[0])

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from verifier.checks.amend import amendment_writes
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
@@ -67,6 +68,7 @@ from verifier.formats.ledger import Cost
 from verifier.formats.project import parse_project
 from verifier.formats.trace import TraceRecord
 from verifier.patch.parse import ParsedPatch, parse_patch
+from verifier.pipeline.failed_sources import failed_source_contribution
 from verifier.pipeline.inputs import fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
@@ -246,6 +248,7 @@ def route_holds(writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes
     if queued:
         # Never overwrite what already waits for a person: the first submission keeps its place.
         raise _reject("duplicate_id", f"{queued[0]} is already held in the queue, waiting for a person", queued[0])
+    routed.update(amendment_writes(tip_view, routed))  # an accepted amend review rewrites its object
     return routed, holds
 
 
@@ -361,7 +364,7 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
             assert patch is not None
             return accept(home, writer, attempt, patch, fetches, now)  # 4-9
         except Rejected as exc:
-            return land_refusal(writer, attempt, exc, now)
+            return land_refusal(writer, attempt, exc, now, patch, fetches)
         except (HistoryBrokenError, RetryableError):
             raise  # the project refuses writes, or the machine failed: no row can be written
         except Exception as exc:
@@ -370,9 +373,13 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
             return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
 
 
-def land_refusal(writer: ProjectWriter, attempt: Attempt, exc: Rejected, now: datetime) -> Verdict:
-    """The one ledger row of a refused attempt."""
-    landed = writer.land(attempt.entry(now, "rejected", reason=exc.headline))
+def land_refusal(writer: ProjectWriter, attempt: Attempt, exc: Rejected, now: datetime,
+                 patch: ParsedPatch | None = None, fetches: dict[str, FetchOutcome] | None = None) -> Verdict:
+    """The one ledger row of a refused attempt (with the record of any source whose URL did not
+    resolve, so nobody scouts it blind again)."""
+    failed = failed_source_contribution(writer.repo, attempt.actor, attempt.trace, attempt.submission.leaf_id,
+                                        patch, fetches or {}, exc.rejections)
+    landed = writer.land(attempt.entry(now, "rejected", reason=exc.headline), contribution=failed)
     return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
 
 

@@ -8,7 +8,8 @@ facts of its resolution record. Pure (the tree and a history lookup are passed i
   deleted), or waiting in or rejected from `queue/links/`. It earns nothing, but its would-have
   credit judges its reviewers (design §7.3). Its content comes from the queue or from history.
 - A link whose finding is gone (the finding was reverted) is out of the evidence too: there is no
-  excerpt to show the model.
+  excerpt to show the model. So is a link that a standing `reject` review withdrew, or whose
+  finding one withdrew (the scores' `rejected_by`): it stays in links/ and its reviews judge.
 - Operators are the ones the use scores recorded (who first landed each object); U(l) is the
   link's use in `scores/use/`. The balance of U(l) by stance gives the corpus verdict V_c.
 """
@@ -108,6 +109,11 @@ def _operator(book: ScoreBook, view: WalkableTree, object_id: str, leaf_id: str 
     return UNKNOWN_OPERATOR
 
 
+def _rejected(book: ScoreBook, object_id: str) -> bool:
+    entry = book.entry(object_id)
+    return entry is not None and bool(entry.get("rejected_by"))
+
+
 def _withdrawn(view: WalkableTree, link_id: str, history: HistoryLookup) -> Link | None:
     """A reviewed link no longer in links/: waiting in or rejected from the queue, or reverted."""
     path = link_path(link_id)
@@ -134,8 +140,10 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
         link = present[link_id]
         finding = _finding(view, link.finding_id)
         entry = book.entry(link_id)
-        in_evidence = finding is not None
-        if finding is not None:
+        # A link out of the evidence: its finding is gone, or a standing `reject` review withdrew
+        # it or its finding (issue 10: the effect applied is the one resolution sees).
+        in_evidence = finding is not None and not _rejected(book, link_id) and not _rejected(book, link.finding_id)
+        if finding is not None and in_evidence:
             evidence.append(Evidence(link_id=link_id, finding_id=link.finding_id, stance=link.stance,
                                      statement=finding.statement, excerpt=finding.excerpt,
                                      limitation=finding.limitation, source_id=finding.source_id,

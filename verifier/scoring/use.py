@@ -11,7 +11,9 @@ Every object that ever landed has an entry, kept in a shard file scores/use/<ab>
 the id's hex digits; plans and reports by sha256 of their id): its type, its operator (who
 first landed it), whether it is present now, its use, and what it cites. Withdrawing an object
 (revert, removal) takes back exactly what it gave, from the weights its entry recorded; restoring
-it gives them again, so revert-then-revert-the-revert restores every score. The small summary,
+it gives them again, so revert-then-revert-the-revert restores every score. An accepted `reject`
+review withdraws its object the same way while the review stands (the entry keeps `rejected_by`);
+the object stays in the tree, and only active objects (present, not rejected) count. The small summary,
 scores/use.json, holds U(H), U(r) and the v0 components per operator, side by side, never
 combined. Weights are 1.0 and 0.25, exact in binary floating point, so sums do not depend on
 the order contributions landed in.
@@ -61,6 +63,7 @@ class ObjectFacts:
     hypothesis_id: str | None = None  # links
     cites: tuple[str, ...] = ()  # plans, reports
     introduced: tuple[str, ...] = ()  # reports
+    rejects: str | None = None  # a review whose decision is reject: the reviewed object's id
 
 
 @dataclass
@@ -111,6 +114,11 @@ class ScoreBook:
             hypotheses: dict[str, float] = self.summary["hypotheses"]
             hypotheses[entry["hypothesis"]] = hypotheses.get(entry["hypothesis"], 0.0) + delta
 
+    @staticmethod
+    def _active(entry: dict[str, Any]) -> bool:
+        """Present and not rejected by a review: only active objects count anywhere."""
+        return bool(entry["present"]) and not entry.get("rejected_by")
+
     def _bump(self, object_id: str, delta: float) -> None:
         """Add `delta` to an object's use and to every sum that includes it."""
         entry = self.entry(object_id)
@@ -118,13 +126,41 @@ class ScoreBook:
             return
         entry["u"] += delta
         self._put(object_id, entry)
-        if entry["present"]:
+        if self._active(entry):
             self._aggregate(object_id, entry, delta)
         reports: dict[str, float] = self.summary["reports"]
         for report in entry.get("introduced_by", []):
             if report in reports:
                 reports[report] += delta
                 self.summary_dirty = True
+
+    def _activate(self, object_id: str, entry: dict[str, Any]) -> None:
+        """The object starts counting: its own use in the sums, and what it lends to what it cites."""
+        self._aggregate(object_id, entry, entry["u"])
+        gave: list[list[Any]] = []
+        if entry["type"] == "link":
+            finding = self.entry(entry["finding"])
+            if finding is not None:
+                w = weight(entry["operator"], finding["operator"])
+                gave.append([entry["finding"], w])
+                gave.append([object_id, w])  # a link's own use starts at the weight it lends
+        for target in entry.get("cites", []):
+            cited = self.entry(target)
+            if cited is not None:
+                gave.append([target, weight(entry["operator"], cited["operator"])])
+        entry["gave"] = gave
+        for target, w in gave:
+            self._bump(target, w)
+        if entry["type"] == "report":
+            self._introduce(object_id, entry, +1)
+
+    def _deactivate(self, object_id: str, entry: dict[str, Any]) -> None:
+        """The object stops counting: take back exactly what it gave, from the weights recorded."""
+        for target, w in entry.pop("gave", []):
+            self._bump(target, -w)
+        if entry["type"] == "report":
+            self._introduce(object_id, entry, -1)
+        self._aggregate(object_id, entry, -entry["u"])
 
     # -- events ----------------------------------------------------------------------------
     def add(self, facts: ObjectFacts) -> None:
@@ -138,38 +174,49 @@ class ScoreBook:
                 entry.update(finding=facts.finding_id, hypothesis=facts.hypothesis_id)
             if facts.type in ("plan", "report"):
                 entry.update(cites=sorted(facts.cites), introduced=sorted(facts.introduced))
+            if facts.type == "review" and facts.rejects:
+                entry["rejects"] = facts.rejects
         entry["present"] = True
         self._put(facts.object_id, entry)
-        self._aggregate(facts.object_id, entry, entry["u"])
-        gave: list[list[Any]] = []
-        if entry["type"] == "link":
-            finding = self.entry(entry["finding"])
-            if finding is not None:
-                w = weight(entry["operator"], finding["operator"])
-                gave.append([entry["finding"], w])
-                gave.append([facts.object_id, w])  # a link's own use starts at the weight it lends
-        for target in entry.get("cites", []):
-            cited = self.entry(target)
-            if cited is not None:
-                gave.append([target, weight(entry["operator"], cited["operator"])])
-        entry["gave"] = gave
-        for target, w in gave:
-            self._bump(target, w)
-        if entry["type"] == "report":
-            self._introduce(facts.object_id, entry, +1)
+        if self._active(entry):
+            self._activate(facts.object_id, entry)
+        if entry.get("rejects"):
+            self._reject(entry["rejects"], facts.object_id, +1)
 
     def remove(self, object_id: str) -> None:
         """An object was withdrawn (reverted or deleted): take back exactly what it gave."""
         entry = self.entry(object_id)
         if entry is None or not entry["present"]:
             return
-        for target, w in entry.pop("gave", []):
-            self._bump(target, -w)
-        if entry["type"] == "report":
-            self._introduce(object_id, entry, -1)
-        self._aggregate(object_id, entry, -entry["u"])
+        if entry.get("rejects"):
+            self._reject(entry["rejects"], object_id, -1)
+        if self._active(entry):
+            self._deactivate(object_id, entry)
         entry["present"] = False
         self._put(object_id, entry)
+
+    def _reject(self, target_id: str, review_id: str, sign: int) -> None:
+        """A `reject` review lands (+1) or goes (-1): the target stops or resumes counting. It stays
+        in the tree and in history; its entry names the reviews that rejected it."""
+        target = self.entry(target_id)
+        if target is None:
+            return
+        rejected_by: list[str] = list(target.get("rejected_by", []))
+        if (review_id in rejected_by) == (sign > 0):
+            return
+        if sign > 0:
+            if self._active(target):
+                self._deactivate(target_id, target)
+            target["rejected_by"] = sorted([*rejected_by, review_id])
+        else:
+            rejected_by.remove(review_id)
+            if rejected_by:
+                target["rejected_by"] = rejected_by
+            else:
+                target.pop("rejected_by")
+            if self._active(target):
+                self._activate(target_id, target)
+        self._put(target_id, target)
 
     def replace(self, facts: ObjectFacts) -> None:
         """An object's content changed in place (a person edited a link or a report)."""
@@ -180,6 +227,10 @@ class ScoreBook:
                 entry.update(finding=facts.finding_id, hypothesis=facts.hypothesis_id)
             if facts.type in ("plan", "report"):
                 entry.update(cites=sorted(facts.cites), introduced=sorted(facts.introduced))
+            if facts.type == "review":
+                entry.pop("rejects", None)
+                if facts.rejects:
+                    entry["rejects"] = facts.rejects
         self.add(facts)
 
     def _introduce(self, report_id: str, entry: dict[str, Any], sign: int) -> None:

@@ -1,7 +1,8 @@
 """The task board: a project's leaves as the repository says they are, with Commons' claims on top.
 
-A leaf is `accepted` or `held` once its result file landed, `expired` once its contract's expiry
-passed, `claimed` while an agent's claim is live, and `open` otherwise. Contracts are parsed once
+A leaf is `accepted` or `held` once its result file landed (then `rejected` when a person rejected
+what it held, `reverted` when its objects were reverted: service.leaf_fate), `expired` once its
+contract's expiry passed, `claimed` while an agent's claim is live, and `open` otherwise. Contracts are parsed once
 per blob and kept (a worker sees the same leaves over and over as the tip moves).
 """
 
@@ -18,9 +19,10 @@ from verifier.errors import FormatError
 from verifier.formats.base import iso
 from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.service.leaf_fate import LandedObjects, fate
 from verifier.store.gitrepo import GitTree
 
-LeafState = Literal["open", "claimed", "expired", "accepted", "held"]
+LeafState = Literal["open", "claimed", "expired", "accepted", "held", "rejected", "reverted"]
 _CACHE_LIMIT = 100_000
 
 
@@ -69,11 +71,14 @@ class ContractCache:
         return contract
 
 
+LANDED = LandedObjects()  # what each contribution commit added; commits never change
+
+
 def leaf_state(view: GitTree, contract: LeafContract, claim: Claim | None, now: datetime) -> LeafState:
     result = view.read(leaf_result_path(contract.leaf_id))
     if result is not None:
-        outcome = json.loads(result).get("outcome")
-        return "held" if outcome == "held" else "accepted"
+        landed = json.loads(result)  # the state now, after holds and reverts
+        return fate(view, contract.leaf_id, str(landed.get("outcome")), landed.get("commit"), LANDED)
     if now >= contract.expires_at:
         return "expired"
     return "claimed" if claim is not None else "open"

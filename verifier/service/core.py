@@ -207,7 +207,7 @@ class Service:
             raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
         now = clock()
         state = leaf_state(view, contract, None, now)
-        if state in ("accepted", "held"):
+        if state in ("accepted", "held", "rejected", "reverted"):
             raise ApiError(409, "leaf_closed", f"leaf {leaf_id} is closed ({state})")
         if state == "expired":
             raise ApiError(409, "leaf_expired", f"leaf {leaf_id} expired at {iso(contract.expires_at)}")

@@ -113,7 +113,8 @@ def _schemas() -> dict[str, Any]:
     board_leaf = {
         "leaf_id": {"type": "string"}, "kind": {"type": "string"}, "title": NULLABLE_STRING,
         "inputs": {"type": "object"}, "base_revision": {"type": "string"}, "expires_at": {"type": "string"},
-        "state": {"type": "string", "enum": ["open", "claimed", "expired", "accepted", "held"]},
+        "state": {"type": "string",
+                  "enum": ["open", "claimed", "expired", "accepted", "held", "rejected", "reverted"]},
         "claimed_by": NULLABLE_STRING, "claim_expires_at": NULLABLE_STRING, "warm": {"type": "boolean"},
     }
     schemas["BoardLeaf"] = _object(board_leaf)
@@ -180,8 +181,9 @@ def _document() -> str:
             operation_id="getProject")},
         "/projects/{slug}/leaves": {"get": _operation("The task board: the project's leaves", {
             "200": _ok("leaves in the requested state", _ref("Board")), **not_found}, parameters=[
-            slug, _query("state", {"type": "string", "enum": ["open", "claimed", "expired", "accepted", "held",
-                                                               "all"]}, "which leaves (default open)")],
+            slug, _query("state", {"type": "string", "enum": [
+                "open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all"]},
+                "which leaves (default open)")],
             operation_id="listLeaves")},
         "/projects/{slug}/leaves/warm/claim": {"post": _operation(
             "Claim a warm leaf (design 9.1) without knowing its id; the Planner tops the pool up", {

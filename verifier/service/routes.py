@@ -23,7 +23,7 @@ from verifier.service.openapi import openapi_document
 from verifier.store.identities import Actor
 from verifier.ui.web import UI_ROUTES
 
-BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "all")
+BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all")
 
 
 def service(request: Request) -> Service:

@@ -1,0 +1,183 @@
+"""What rests on an object (design §11, issue 10): the cascade a revert withdraws with it.
+
+The evidence graph's edges point one way: a finding quotes a source, a link joins a finding to a
+hypothesis, a review judges a finding or a link, a plan or a report cites findings and links.
+When a revert withdraws objects, everything that rests on them goes too, in the same landing:
+findings of a withdrawn source, links of a withdrawn finding (or hypothesis), reviews of a
+withdrawn finding or link, and the held copies of those in queue/, repeated until nothing new
+rests on what goes. Plans and reports are people's (or the Planner's) prose: the verifier does not
+rewrite them, so a revert that would pull an object a document cites is refused with the list
+(edit or revert the document first). A revert that takes a hypothesis back to an earlier wording
+withdraws the links made against the later revisions. See docs/adr/0008-graph-meaning.md.
+
+Pure: it reads a TreeView and returns the extra deletions and the blockers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from verifier.checks.view import TreeView
+from verifier.errors import FormatError
+from verifier.formats.document import parse_plan, parse_report
+from verifier.formats.finding import parse_finding
+from verifier.formats.hypothesis import parse_hypothesis
+from verifier.formats.layout import QUEUE_DIR, classify
+from verifier.formats.link import parse_link
+from verifier.formats.review import parse_review
+
+# Where each dependent type lives, and the held copies' folders (queue/<hold>/<type folder>).
+_ROOTS = ("findings", "links", "reviews")
+_DOCUMENT_ROOTS = ("plans", "reports")
+LISTED_IN_ROW = 40  # ids named in the ledger row's description (each about 20 characters)
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """The deletions a withdrawal drags along, and the documents that block it."""
+
+    withdrawn: dict[str, None] = field(default_factory=dict)  # path -> None, beyond the revert's own
+    blockers: list[str] = field(default_factory=list)  # "reports/r.md cites fnd_..." lines
+
+    @property
+    def object_ids(self) -> list[str]:
+        ids = []
+        for path in sorted(self.withdrawn):
+            kind = classify(path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path)
+            if kind is not None:
+                ids.append(kind.object_id)
+        return sorted(set(ids))
+
+
+def _walk(tree: TreeView, root: str) -> Iterator[str]:
+    for name in tree.list_dir(root):
+        path = f"{root}/{name}"
+        if tree.is_dir(path):
+            yield from _walk(tree, path)
+        else:
+            yield path
+
+
+def _candidates(tree: TreeView) -> Iterator[str]:
+    """Every finding, link and review file, in the corpus and held in the queue."""
+    for root in _ROOTS:
+        yield from _walk(tree, root)
+    for hold in tree.list_dir(QUEUE_DIR):
+        for root in _ROOTS:
+            yield from _walk(tree, f"{QUEUE_DIR}/{hold}/{root}")
+
+
+def _rests_on(path: str, data: bytes, gone_ids: set[str], gone_paths: set[str]) -> bool:
+    # Every edge names the id it rests on in the file's bytes: a substring test skips the parse
+    # for almost every file of a large corpus (the parse below decides).
+    if not any(object_id.encode() in data for object_id in gone_ids):
+        return False
+    corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
+    kind = classify(corpus_path)
+    if kind is None:
+        return False
+    try:
+        if kind.type == "finding":
+            return parse_finding(data, path).source_id in gone_ids
+        if kind.type == "link":
+            link = parse_link(data, path)
+            return link.finding_id in gone_ids or link.hypothesis_id in gone_ids
+        if kind.type == "review":
+            review = parse_review(data, path)
+            return review.object_path in gone_paths or review.object_id in gone_ids
+    except FormatError:
+        return False  # malformed history is not evidence; nothing rests on it
+    return False
+
+
+def _gone(tree: TreeView, writes: Mapping[str, bytes | None]) -> tuple[set[str], set[str]]:
+    paths = {path for path, data in writes.items() if data is None and tree.read(path) is not None}
+    ids = {kind.object_id for kind in map(classify, paths) if kind is not None}
+    return ids, paths
+
+
+def _blockers(tree: TreeView, gone_ids: set[str]) -> list[str]:
+    found: list[str] = []
+    for root in _DOCUMENT_ROOTS:
+        for path in _walk(tree, root):
+            data = tree.read(path)
+            if data is None:
+                continue
+            try:
+                document = parse_plan(data, path)[0] if root == "plans" else parse_report(data, path)[0]
+            except FormatError:
+                continue
+            cited = sorted(set(document.cites) & gone_ids)
+            if cited:
+                found.append(f"{path} cites {', '.join(cited)}")
+    return found
+
+
+def _revisions_kept(tree: TreeView, writes: Mapping[str, bytes | None]) -> dict[str, int]:
+    """Hypotheses whose wording the writes take back to an earlier revision: id -> the revision
+    kept. Links made against a later revision rest on a wording that goes."""
+    kept: dict[str, int] = {}
+    for path, data in writes.items():
+        kind = classify(path)
+        old = tree.read(path) if kind is not None and kind.type == "hypothesis" else None
+        if data is None or old is None or kind is None:
+            continue
+        try:
+            before, after = parse_hypothesis(old, path)[0], parse_hypothesis(data, path)[0]
+        except FormatError:
+            continue
+        if after.revision < before.revision:
+            kept[kind.object_id] = after.revision
+    return kept
+
+
+def _on_a_withdrawn_revision(path: str, data: bytes, kept: Mapping[str, int]) -> bool:
+    corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
+    kind = classify(corpus_path)
+    if kind is None or kind.type != "link" or not any(h.encode() in data for h in kept):
+        return False
+    try:
+        link = parse_link(data, path)
+    except FormatError:
+        return False
+    return link.hypothesis_id in kept and link.hypothesis_revision > kept[link.hypothesis_id]
+
+
+def cascade(tree: TreeView, writes: Mapping[str, bytes | None]) -> Cascade:
+    """The objects resting on what `writes` deletes from `tree` (the tree before the writes), or
+    on a hypothesis wording the writes take back."""
+    gone_ids, gone_paths = _gone(tree, writes)
+    kept = _revisions_kept(tree, writes)
+    if not gone_ids and not kept:
+        return Cascade()
+    withdrawn: dict[str, None] = {}
+    files = {path: data for path in _candidates(tree) if path not in writes and (data := tree.read(path)) is not None}
+    fresh = set(gone_ids)  # each round checks the files left only against the ids that just went
+    first = [path for path, data in files.items() if kept and _on_a_withdrawn_revision(path, data, kept)]
+    while fresh or first:
+        more = first + [path for path, data in files.items()
+                        if path not in first and _rests_on(path, data, fresh, gone_paths)]
+        first, fresh = [], set()
+        for path in more:
+            del files[path]
+            withdrawn[path] = None
+            corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
+            gone_paths.add(corpus_path)
+            kind = classify(corpus_path)
+            if kind is not None and not path.startswith(f"{QUEUE_DIR}/") and kind.object_id not in gone_ids:
+                gone_ids.add(kind.object_id)
+                fresh.add(kind.object_id)
+    return Cascade(dict(sorted(withdrawn.items())), _blockers(tree, gone_ids))
+
+
+def withdrawn_note(resting: Cascade, *, line: bool = False) -> str:
+    """How a revert names what it withdrew: a commit-body paragraph, or a ledger-description tail."""
+    ids = resting.object_ids
+    if not ids:
+        return ""
+    if line:  # the ledger row's description is bounded: the commit body lists them all
+        shown = ", ".join(ids[:LISTED_IN_ROW]) + (f" (+{len(ids) - LISTED_IN_ROW} more, listed in the revert commit)"
+                                                  if len(ids) > LISTED_IN_ROW else "")
+        return f"; withdrew {len(ids)} dependent object{'s' if len(ids) != 1 else ''}: {shown}"
+    return "\n\nWithdrawn with it (they rested on it):\n" + "\n".join(f"- {object_id}" for object_id in ids)

@@ -1,0 +1,70 @@
+"""Messages are an outbox, not a side effect of the service (issue 10).
+
+Every landing writes its ledger row; the notifier turns rows into Commons messages exactly once
+(a cursor per project, idempotent keys, one flock per project). The service drains it after each
+of its landings; this module drains it everywhere else: after every `rw` command that used a home
+(a local `rw submit`, a hold decision, a revert, `rw resolve`, ...) and at service start-up
+(recovery). So a message caused by a command-line landing is in Commons when the command returns,
+with no service running, and the service that starts later posts nothing twice.
+
+Messages to an agent are also addressed to its operator (design §9.1, §11: "operator notified"):
+`operator_copies` adds one copy per message, to the operator's handle, under its own key.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from datetime import datetime
+
+from verifier.commons.adapter import OutgoingMessage
+from verifier.store.home import Home
+
+COMMONS_FILE = "commons.sqlite3"  # the same file the service opens (service.core.COMMONS_FILE)
+
+
+def operator_copies(messages: Iterable[OutgoingMessage],
+                    operator_of: Callable[[str], str | None]) -> list[OutgoingMessage]:
+    """One copy of each message addressed to an agent, for that agent's operator (when the
+    operator is someone else than the agent itself). Pure."""
+    copies: list[OutgoingMessage] = []
+    for message in messages:
+        if message.to_agent is None:
+            continue
+        operator = operator_of(message.to_agent)
+        if operator is None or operator == message.to_agent:
+            continue
+        copies.append(replace(message, key=f"{message.key}:operator", to_agent=operator,
+                              body=f"[for your agent {message.to_agent}] {message.body}",
+                              data={**message.data, "agent": message.to_agent, "to_operator": operator}))
+    return copies
+
+
+def deliver(home: Home, *, now: datetime, slugs: Iterable[str] | None = None) -> int:
+    """Drain the outbox: post the messages of every row landed since the last catch-up of each
+    project (all projects by default); returns how many messages were new."""
+    from verifier.commons.db import Database  # noqa: PLC0415 - the command line imports this lazily
+    from verifier.commons.local import LocalCommons  # noqa: PLC0415
+    from verifier.commons.notifier import Notifier  # noqa: PLC0415
+    from verifier.pipeline.digest import digest  # noqa: PLC0415
+
+    projects = list(slugs) if slugs is not None else home.projects()
+    if not projects:
+        return 0
+    db = Database(home.root / COMMONS_FILE)
+    try:
+        notifier = Notifier(home, LocalCommons(db, home.identities), db, digest)
+        return sum(notifier.catch_up(slug, now=now) for slug in projects)
+    finally:
+        db.close()
+
+
+def deliver_quietly(home: Home, now: datetime) -> None:
+    """`deliver`, for the end of a command: a failure to post is reported, never changes the
+    command's outcome (the rows are in the ledger; the next catch-up posts them)."""
+    try:
+        deliver(home, now=now)
+    except Exception as exc:
+        print(f"note: messages not delivered yet ({type(exc).__name__}: {exc}); the next command or "
+              "the service will post them", file=sys.stderr)
