@@ -11,7 +11,7 @@ from datetime import date, timedelta
 from verifier.agentkit.objects import finding_file, link_file, note_file, source_files
 from verifier.pipeline.submit import Submission
 
-from .conftest import NOW, SLUG, World
+from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 from .test_graph import edit
 from .test_resolver import AFTER_H1, Scenario, build, resolve
 
@@ -58,7 +58,8 @@ def _held_link(scenario: Scenario, finding_id: str) -> str:
     path, data = link_file(finding_id=finding_id, hypothesis_id="H3", revision=1, stance="context",
                            rationale="Held for a person: does a pasted note say anything on H3?", leaf_kind="link",
                            leaf_id="link-held")
-    files = dict([(path, data), note_file(leaf_id="link-held", hypothesis_id="H3", revision=1, none_found_after=2)])
+    files = dict([(path, data), note_file(leaf_id="link-held", hypothesis_id="H3", revision=1, none_found_after=3,
+                                                   sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID])])
     verdict = world.submit(world.creation("link-held", files))
     assert verdict.outcome == "held", verdict.line()
     return path.rsplit("/", 1)[1][:-5]
