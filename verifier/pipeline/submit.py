@@ -61,6 +61,7 @@ from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
 from verifier.pipeline.routing import count_objects, route
 from verifier.pipeline.scores import apply_writes
+from verifier.pipeline.secrets_gate import gate_patch, revoke_on_trace_secret
 from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.scoring.use import ScoreBook
@@ -211,18 +212,23 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
 
 
 def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
-            fetcher: Fetcher) -> tuple[ParsedPatch, dict[str, FetchOutcome]]:
+            fetcher: Fetcher, now: datetime) -> tuple[ParsedPatch, dict[str, FetchOutcome]]:
     """Steps 2-3, before the lock: trace ingest (optional for a person's edit), patch parsing,
     and fetching new sources' URLs."""
     submission = attempt.submission
     if submission.bundle or submission.leaf_id is not None:
-        attempt.trace = inspect_bundle(submission.bundle, submission.patch)
+        try:
+            attempt.trace = inspect_bundle(submission.bundle, submission.patch)
+        except Rejected as exc:
+            raise revoke_on_trace_secret(home.identities, exc, submission.bundle, now) from None
         _check_assertions(attempt.actor, attempt.trace, submission.leaf_id)
+    patch = parse_patch(submission.patch)
+    gate_patch(home.identities, submission.patch, patch, now)  # what lands is scanned before anything is kept
+    if attempt.trace is not None:
         try:
             home.traces.put(attempt.trace, submission.bundle)
         except ConflictError as exc:
             raise _reject("trace_collision", str(exc), "trace/") from exc
-    patch = parse_patch(submission.patch)
     view = repo.view(repo.tip())
     try:
         project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
@@ -252,7 +258,7 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
     patch: ParsedPatch | None = None
     fetches: dict[str, FetchOutcome] = {}
     try:
-        patch, fetches = _ingest(home, repo, attempt, fetcher)
+        patch, fetches = _ingest(home, repo, attempt, fetcher, now)
     except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row below
         early = exc
     with exclusive_lock(home.lock_path(submission.slug)):

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from verifier.secrets.patterns import TRIGGERS, Detector, Trigger
+from verifier.secrets.tokens import KIND as TOKEN_KIND
+from verifier.secrets.tokens import TOKEN_RE
 
 # Preference when the same secret (kind, offset) is seen through more than one view.
 _ENCODINGS = ("plain", "json-escape", "base64")
@@ -173,6 +175,7 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
                 if budget < 0:
                     found.add((trigger.detectors[0].kind + FLOOD, at))
                     return found
+    found.update((TOKEN_KIND, match.start()) for match in TOKEN_RE.finditer(data))
     return found
 
 
