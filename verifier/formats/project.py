@@ -4,12 +4,11 @@ untouched template still runs."""
 from __future__ import annotations
 
 import re
-from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from verifier.formats.base import HANDLE_RE, Strict, parse_front_matter_model
+from verifier.formats.base import HANDLE_RE, Day, Strict, parse_front_matter_model
 
 HoldType = Literal["sources", "plans", "links", "verdicts"]
 HOLD_TYPES: tuple[HoldType, ...] = ("sources", "plans", "links", "verdicts")
@@ -28,7 +27,7 @@ class SourcePolicy(Strict):
     rights: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]] = Field(
         default_factory=list
     )
-    min_date: date | None = None
+    min_date: Day | None = None
 
     @field_validator("allow_domains", "deny_domains")
     @classmethod
