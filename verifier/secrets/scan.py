@@ -30,6 +30,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from verifier.secrets.keywords import find_assignments
 from verifier.secrets.patterns import TRIGGERS, Detector, Trigger
 from verifier.secrets.tokens import KIND as TOKEN_KIND
 from verifier.secrets.tokens import TOKEN_RE
@@ -176,6 +177,7 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
                     found.add((trigger.detectors[0].kind + FLOOD, at))
                     return found
     found.update((TOKEN_KIND, match.start()) for match in TOKEN_RE.finditer(data))
+    found |= find_assignments(data, data.lower() if lowered is None else lowered)
     return found
 
 
