@@ -133,6 +133,6 @@ def test_scanner_finds_old_and_new_tokens_but_not_lookalikes() -> None:
     assert len(legacy) == 47
     for token in (new_token(), legacy):
         hits = scan_bytes(f'{{"env": "RW_TOKEN={token}"}}'.encode(), name="t")
-        assert [hit.kind for hit in hits] == [KIND]
+        assert KIND in [hit.kind for hit in hits]
     assert scan_bytes(b"send `Authorization: Bearer rwt_...` and rwt_short", name="t") == []
     assert not re.search(KIND, "rwt_")

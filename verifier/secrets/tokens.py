@@ -21,8 +21,16 @@ _RANDOM_CHARS = 37
 _CHECK_CHARS = 6
 BODY_CHARS = _RANDOM_CHARS + _CHECK_CHARS  # 43, the length of the earlier tokens' body
 KIND = "ResearchWiki bearer token"
-# A token, not inside a longer run of token characters.
-TOKEN_RE = re.compile(rb"(?<![A-Za-z0-9_-])rwt_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
+# A token, not followed by more token characters. Literal-led, so it is found at memory-search
+# speed; the byte before is checked per match (a lookbehind would make re try every byte).
+_TOKEN_AHEAD = re.compile(rb"rwt_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
+_TOKEN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def token_offsets(data: bytes) -> list[int]:
+    """Offsets of token-shaped runs in data: `rwt_` + 43 token characters, standing alone."""
+    return [match.start() for match in _TOKEN_AHEAD.finditer(data)
+            if not match.start() or data[match.start() - 1] not in _TOKEN_CHARS]
 
 
 def _base62(number: int, width: int) -> str:
@@ -53,4 +61,5 @@ def has_checksum(token: str) -> bool:
 
 def find_tokens(data: bytes) -> list[tuple[int, str]]:
     """(offset, token) of every token-shaped run in data, with or without a checksum."""
-    return [(match.start(), match.group().decode("ascii")) for match in TOKEN_RE.finditer(data)]
+    width = len(PREFIX) + BODY_CHARS
+    return [(at, data[at : at + width].decode("ascii")) for at in token_offsets(data)]

@@ -14,31 +14,21 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import unicodedata
 import zlib
 from collections.abc import Iterator
 
+from verifier.secrets.layers import normalise
 from verifier.secrets.tokens import find_tokens
 
 # Layers of encoding undone when hunting tokens: a token in base64 of escaped JSON is two.
 MAX_LAYERS = 2
 # Never inflate gzip past this many bytes per stream (a zip bomb costs nothing to send).
 MAX_INFLATE = 1 << 22
-_FORMAT_CHARS = None  # computed lazily by _format_table
-
-
-def _format_table() -> dict[int, None]:
-    global _FORMAT_CHARS  # noqa: PLW0603 - a cache filled once, read-only afterwards
-    if _FORMAT_CHARS is None:
-        # Format characters live in these two ranges only (Unicode 15).
-        codes = [*range(0x80, 0x30000), *range(0xE0000, 0xE1000)]
-        _FORMAT_CHARS = {code: None for code in codes if unicodedata.category(chr(code)) == "Cf"}
-    return _FORMAT_CHARS
 
 
 def unicode_view(text: str) -> str:
-    """text with format characters (Cf) removed, then NFKC-normalised."""
-    return unicodedata.normalize("NFKC", text.translate(_format_table()))
+    """text with invisible characters (Cf, variation selectors) removed, then NFKC-normalised."""
+    return normalise(text)
 
 
 _JSON_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})|\\([\"\\/bfnrt])")
