@@ -26,7 +26,6 @@ UNICODE_REACH = 512
 MIN_HEX_RUN = 32
 _SEPARATOR = b"\n\n\n"
 _NON_ASCII_MASK = bytes(0x78 if byte >= 0x80 else 0x20 for byte in range(256))
-_HEX_MASK = bytes(0x68 if chr(byte) in "0123456789abcdefABCDEF" else 0x20 for byte in range(256))
 
 
 @dataclass
@@ -87,31 +86,42 @@ def _runs(data: bytes, mask_table: bytes, mark: bytes, minimum: int) -> list[tup
 _ASCII = bytes(range(0x80))
 
 
-def _disguising_chars(data: bytes) -> list[bytes]:
-    """UTF-8 spellings of the distinct characters in data that normalise to ASCII letters or
-    digits, or to nothing. Found from the non-ASCII bytes alone (all ASCII deleted at C speed),
+def _disguising_chars(data: bytes) -> set[str]:
+    """The distinct characters in data that normalise to ASCII letters or digits, or to nothing.
+
+    Found from the non-ASCII bytes alone (all ASCII deleted at C speed),
     so an honest trace of prose and typography costs one pass and a set of a few characters."""
     distinct = set(data.translate(None, _ASCII).decode("utf-8", "ignore"))
-    found = []
+    found = set()
     for char in distinct:
         seen = normalise(char)
         if seen != char and (not seen or seen.encode("utf-8", "replace").translate(None, _NOT_ALNUM)):
-            found.append(char.encode("utf-8"))
+            found.add(char)
     return found
 
 
-def _chunks(data: bytes, chars: list[bytes]) -> list[tuple[int, int]]:
-    """Lines of data that hold one of `chars`; long ones cut into overlapping pieces."""
-    pattern = re.compile(b"|".join(re.escape(char) for char in sorted(chars, key=len, reverse=True)))
+def _chunks(data: bytes, chars: set[str]) -> list[tuple[int, int]]:
+    """Lines of data that hold one of `chars`; long ones cut into overlapping pieces.
+
+    Walks the runs of non-ASCII bytes (found on a mask by memory search) and skips to the end
+    of the line once a run holds one of the characters: Python work per run, not per byte.
+    """
+    mask = data.translate(_NON_ASCII_MASK)
     spans: list[tuple[int, int]] = []
     pos = 0
-    while (hit := pattern.search(data, pos)) is not None:
-        start = hit.start()
-        lo = data.rfind(b"\n", pos, start) + 1 or pos
-        hi = data.find(b"\n", start)
+    while (start := mask.find(b"x", pos)) >= 0:
+        end = mask.find(b" ", start)
+        end = len(data) if end < 0 else end
+        pos = end
+        if chars.isdisjoint(data[start:end].decode("utf-8", "ignore")):
+            continue
+        lo = data.rfind(b"\n", 0, start) + 1
+        if spans and lo < spans[-1][1]:
+            lo = spans[-1][1]
+        hi = data.find(b"\n", end)
         hi = len(data) if hi < 0 else hi
         spans.extend((at, min(hi, at + CHUNK)) for at in range(lo, hi, CHUNK - UNICODE_REACH))
-        pos = hi + 1
+        pos = hi
     return spans
 
 
@@ -143,13 +153,21 @@ def unicode_layer(data: bytes) -> tuple[bytes, PieceMap] | None:
     return (b"".join(out), mapping) if out else None
 
 
-def hex_layer(data: bytes) -> tuple[bytes, PieceMap] | None:
-    """Runs of hex digits (MIN_HEX_RUN or more) decoded and joined, or None when there are none."""
+def hex_layer(data: bytes, runs: list[tuple[int, int]]) -> tuple[bytes, PieceMap] | None:
+    """The hex runs of data (found by the base64 pass) decoded and joined, or None.
+
+    A run that decodes to anything but ASCII text is a digest (a sha256, a commit id), not an
+    encoded secret, and is left out: 20 random bytes are all ASCII one time in a million.
+    """
     out: list[bytes] = []
     mapping = PieceMap()
     size = 0
-    for start, stop in _runs(data, _HEX_MASK, b"h", MIN_HEX_RUN):
+    for start, stop in runs:
+        if stop - start < MIN_HEX_RUN:
+            continue
         decoded = binascii.unhexlify(data[start : stop - (stop - start) % 2])
+        if not decoded.isascii():
+            continue
         mapping.add(size, start, 2)
         out.append(decoded + _SEPARATOR)
         size += len(decoded) + len(_SEPARATOR)
@@ -157,7 +175,7 @@ def hex_layer(data: bytes) -> tuple[bytes, PieceMap] | None:
 
 
 _TEXT_MASK = bytes(0x74 if 0x20 <= byte < 0x7F or byte in b"\t\n\r" else 0x20 for byte in range(256))
-MIN_TEXT_RUN = 20
+MIN_TEXT_RUN = 16  # shorter than any secret with the context its detector reads
 
 
 def text_layer(data: bytes) -> tuple[bytes, PieceMap] | None:

@@ -208,6 +208,9 @@ _RUN = b"a" * MIN_BASE64_RUN
 # such base64 puts every third decoded byte in 0x68..0x7f or above 0xcf, and every detector's
 # secret has three bytes in a row below 0x68 (upper case, digits, "a".."g", punctuation).
 _HEX = re.compile(rb"[0-9a-f]+")
+# Nor is a run with no upper-case letter and no digit besides hex (a path, a snake_case or
+# kebab-case name): base64 of 17 or more bytes of text has one with odds of a billion to one.
+_LOWERCASE = re.compile(rb"[0-9a-f]+|[a-z/_+-]+")
 _LINE_BREAKS = (b"\n", b"\r\n", b"\\n", b"\\r\\n")
 # Decodes to "\n\n\n": keeps decoded blobs apart so no match spans two of them.
 _SEPARATOR = b"CgoK"
@@ -231,13 +234,15 @@ def _line_break(data: bytes, at: int) -> int:
     return 0
 
 
-def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
+def _base64_blobs(data: bytes, hex_runs: list[tuple[int, int]] | None = None) -> list[list[tuple[int, int]]]:
     """Blobs of base64 in data: lists of (start, end) lines, all but the last of whole quads.
 
     Padding is left out of the spans; a one-line padded run starts where its quads start.
+    Runs of lowercase hex are not base64; they are appended to hex_runs when it is given.
     """
     mask = data.translate(_MASK)
     find, is_hex, size = mask.find, _HEX.fullmatch, len(data)  # locals: this loop runs per run
+    lowercase = _LOWERCASE.fullmatch
     blobs: list[list[tuple[int, int]]] = []
     pos = 0
     while (start := find(_RUN, pos)) >= 0:
@@ -248,7 +253,9 @@ def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
         if start and data[start - 1] == 0x5C:
             # Right after a backslash the first letter is an escape ("\n", "\t"), not base64.
             start += 1
-        if is_hex(data, start, end):
+        if lowercase(data, start, end):
+            if hex_runs is not None and is_hex(data, start, end):
+                hex_runs.append((start, end))
             continue
         lines = [(start, end)]
         padded = data.startswith(b"=", end)
@@ -271,13 +278,13 @@ def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
     return blobs
 
 
-def _scan_base64(data: bytes, depth: int = 0) -> set[tuple[str, int]]:
+def _scan_base64(data: bytes, depth: int = 0, hex_runs: list[tuple[int, int]] | None = None) -> set[tuple[str, int]]:
     """(kind, offset in data) of secrets inside base64 runs of data.
 
     With depth > 0 the decoded bytes are read through every view again (base64 of base64, of
     escaped JSON, of hex...), and gzip streams in them are inflated and read too.
     """
-    blobs = _base64_blobs(data)
+    blobs = _base64_blobs(data, hex_runs)
     if not blobs:
         return set()
     stream: list[bytes] = []
@@ -310,22 +317,26 @@ def _scan_base64(data: bytes, depth: int = 0) -> set[tuple[str, int]]:
         segment = segments[bisect_right(starts, quad) - 1]
         return segment.origin + 4 * (quad - segment.quad)
 
-    text = bytes(decoded)
-    found.update((kind, origin(offset)) for kind, offset in _scan_plain(text))
+    plain_bytes = bytes(decoded)
+    found.update((kind, origin(offset)) for kind, offset in _scan_text(plain_bytes, depth))
     if depth > 0:
-        found.update((kind, origin(offset)) for kind, offset in _scan_nested(text, depth - 1))
-        for at, inflated in gzip_members(text, GZIP_PER_BYTE * len(text) + GZIP_FLOOR):
+        for at, inflated in gzip_members(plain_bytes, GZIP_PER_BYTE * len(plain_bytes) + GZIP_FLOOR):
             found.update((kind, origin(at)) for kind, _ in _deep(inflated, depth - 1))
     return found
 
 
-def _scan_nested(decoded: bytes, depth: int) -> set[tuple[str, int]]:
-    """Secrets under one more layer of encoding, in the text runs of decoded bytes."""
+def _scan_text(decoded: bytes, depth: int) -> set[tuple[str, int]]:
+    """Secrets in the text runs of decoded bytes; with depth > 0, under one more layer too.
+
+    Every secret is text, so only runs of printable text are read: the bytes of images and
+    archives (most of what base64 carries) cost one mask-and-find pass and nothing more.
+    """
     layer = text_layer(decoded)
     if layer is None:
         return set()
     text, mapping = layer
-    return {(kind, mapping.origin(offset)) for kind, offset in _deep(text, depth)}
+    found = _scan_plain(text) if depth <= 0 else _deep(text, depth - 1)
+    return {(kind, mapping.origin(offset)) for kind, offset in found}
 
 
 # --------------------------------------------------------------------------------------------
@@ -440,12 +451,13 @@ def _scan_layer(layer: tuple[bytes, PieceMap] | None) -> set[tuple[str, int]]:
 
 def _views(data: bytes, depth: int) -> dict[str, set[tuple[str, int]]]:
     """(kind, offset) of secrets per view of data; views nest `depth` more layers deep."""
+    hex_runs: list[tuple[int, int]] = []
     views: dict[str, set[tuple[str, int]]] = {
         "plain": _scan_plain(data),
-        "base64": _scan_base64(data, depth),
+        "base64": _scan_base64(data, depth, hex_runs),
         "unicode": _scan_layer(unicode_layer(data)),
-        "hex": _scan_layer(hex_layer(data)),
     }
+    views["hex"] = _scan_layer(hex_layer(data, hex_runs))
     escaped, escaped_base64 = _scan_json_escapes(data, depth)
     views["json-escape"] = escaped
     views["base64"] |= escaped_base64

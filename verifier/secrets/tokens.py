@@ -22,15 +22,21 @@ _CHECK_CHARS = 6
 BODY_CHARS = _RANDOM_CHARS + _CHECK_CHARS  # 43, the length of the earlier tokens' body
 KIND = "ResearchWiki bearer token"
 # A token, not followed by more token characters. Literal-led, so it is found at memory-search
-# speed; the byte before is checked per match (a lookbehind would make re try every byte).
+# speed (bytes.find); the byte before is checked per match (a lookbehind would make re try
+# every byte).
 _TOKEN_AHEAD = re.compile(rb"rwt_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
 _TOKEN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def token_offsets(data: bytes) -> list[int]:
     """Offsets of token-shaped runs in data: `rwt_` + 43 token characters, standing alone."""
-    return [match.start() for match in _TOKEN_AHEAD.finditer(data)
-            if not match.start() or data[match.start() - 1] not in _TOKEN_CHARS]
+    offsets: list[int] = []
+    at = data.find(b"rwt_")
+    while at >= 0:
+        if (not at or data[at - 1] not in _TOKEN_CHARS) and _TOKEN_AHEAD.match(data, at):
+            offsets.append(at)
+        at = data.find(b"rwt_", at + 1)
+    return offsets
 
 
 def _base62(number: int, width: int) -> str:
