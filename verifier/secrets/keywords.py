@@ -50,6 +50,8 @@ _PLACEHOLDER = re.compile(rb"^(.)\1+$|xxxx|\*\*\*|\.\.\.|changeme|change_me|your
 def _named_by(lowered: bytes, data: bytes, start: int, *, bare_key: bool) -> bool:
     """True if the keyword at `start` ends a credential's key name (see module docstring)."""
     before = lowered[start - 1] if start else 0x20
+    if before in b"nrt" and start > 1 and lowered[start - 2] == 0x5C:  # after a JSON "\n": a line start
+        before = 0x20
     compound = next((c for c in (_KEY_COMPOUNDS if bare_key else _COMPOUNDS)
                      if lowered.endswith(c, 0, start)
                      or (before in _SEPARATORS and lowered.endswith(c, 0, start - 1))), None)
