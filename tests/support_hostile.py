@@ -33,8 +33,11 @@ def traced_submission(world: World, leaf_id: str, patch: bytes, *, events: list[
     return Submission(SLUG, leaf_id, patch, bundle, token or world.agent.token)
 
 
-def assert_refused_cleanly(world: World, submission: Submission, code: str) -> Verdict:
-    """The submission is refused with `code`; the branch gained only the refusal's ledger row."""
+def assert_refused_cleanly(world: World, submission: Submission, code: str, *, purged: bool = False) -> Verdict:
+    """The submission is refused with `code`; the branch gained only the refusal's ledger row.
+
+    purged: nothing of the attempt's trace was stored either (a secret refusal).
+    """
     tip_before = world.tip()
     rows_before = [line for line, _ in read_chain(world.repo.view(tip_before))]
     objects_before = world.objects()
@@ -51,6 +54,6 @@ def assert_refused_cleanly(world: World, submission: Submission, code: str) -> V
     expected_new = {tip_after, str(ledger_tree.id), str(ledger_tree["ledger"].id),
                     str(ledger_tree["ledger/000000.jsonl"].id)}
     assert world.objects() - objects_before == expected_new
-    # Nothing of a refused attempt's trace is kept.
-    assert sorted(path.name for path in world.home.root.rglob("trc_*")) == traces_before
+    if purged:
+        assert sorted(path.name for path in world.home.root.rglob("trc_*")) == traces_before
     return verdict

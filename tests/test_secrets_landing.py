@@ -42,7 +42,8 @@ def _new_file(path: str, text: str) -> bytes:
 def test_secret_inside_a_binary_literal_is_refused(world: World) -> None:
     world.leaf("hostile-1")
     patch = _binary_create(FINDING_PDF, b"%PDF-1.4\n% aws_access_key_id=" + FAKE_AWS_KEY.encode() + b"\n\x00\x01")
-    verdict = assert_refused_cleanly(world, traced_submission(world, "hostile-1", patch), "secret_in_patch")
+    submission = traced_submission(world, "hostile-1", patch)
+    verdict = assert_refused_cleanly(world, submission, "secret_in_patch", purged=True)
     assert verdict.rejections[0].where == FINDING_PDF
     assert FAKE_AWS_KEY not in verdict.line()
 
@@ -57,7 +58,7 @@ def test_binary_literal_without_a_secret_is_not_refused_for_one(world: World) ->
 def test_person_edit_without_a_trace_is_scanned(world: World) -> None:
     token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
     patch = _new_file("notes/creds.md", f"# creds\n\nAWS_ACCESS_KEY_ID={FAKE_AWS_KEY}\n")
-    verdict = assert_refused_cleanly(world, Submission(SLUG, None, patch, {}, token), "secret_in_patch")
+    verdict = assert_refused_cleanly(world, Submission(SLUG, None, patch, {}, token), "secret_in_patch", purged=True)
     assert verdict.rejections[0].where == "patch.diff"
 
 
@@ -67,7 +68,7 @@ def test_our_bearer_token_in_a_trace_is_revoked_and_its_owner_told(world: World)
     world.leaf("hostile-1")
     submission = traced_submission(world, "hostile-1", _new_file("findings/ab/x.md", "hello\n"),
                                    events=[("tool_result", f"export RW_TOKEN={victim}\n")])
-    verdict = assert_refused_cleanly(world, submission, "secret_in_trace")
+    verdict = assert_refused_cleanly(world, submission, "secret_in_trace", purged=True)
     assert KIND in verdict.rejections[0].message and "agent-b" in verdict.rejections[0].message
     with pytest.raises(AuthError):
         world.home.identities.authenticate(victim)
@@ -84,7 +85,7 @@ def test_our_token_base64_encoded_in_a_patch_is_revoked(world: World) -> None:
     token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
     hidden = base64.b64encode(f'{{"auth": "{victim}"}}'.encode()).decode()
     patch = _new_file("notes/blob.md", f"# blob\n\n{hidden}\n")
-    assert_refused_cleanly(world, Submission(SLUG, None, patch, {}, token), "secret_in_patch")
+    assert_refused_cleanly(world, Submission(SLUG, None, patch, {}, token), "secret_in_patch", purged=True)
     with pytest.raises(AuthError):
         world.home.identities.authenticate(victim)
 

@@ -11,6 +11,7 @@ from verifier.errors import Rejected, Rejection
 from verifier.formats.layout import classify
 from verifier.formats.leaf import WriteRule
 from verifier.patch.apply import apply_patch
+from verifier.patch.casefold import case_clashes
 from verifier.patch.parse import ParsedPatch
 
 _DUPLICATE_NAMES = {"finding": "finding_id", "source": "source_id", "source-bytes": "source_id",
@@ -60,6 +61,10 @@ def apply_to(view: TreeView, patch: ParsedPatch) -> dict[str, bytes | None]:
     except Rejected as exc:
         raise _explain_existing(exc) from None
     _check_shape(view, writes)
+    clash = case_clashes([path for path, data in writes.items() if data is not None], view.list_dir,
+                         removed=[path for path, data in writes.items() if data is None])
+    if clash is not None:
+        raise Rejected(clash)
     return writes
 
 
