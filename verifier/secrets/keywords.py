@@ -28,7 +28,7 @@ KIND = "Secret Keyword"
 
 _TAIL = rb"(?:\\?[\"'])?\]?[ \t]*(?::=|=>|=|:)[ \t]*"
 _VALUE = rb"(?:(\\?[\"'])([^\s\"'\\]{8,200})\\?[\"']|([^\s\"'\\,;&|()<>{}\[\]`]{8,200}))"
-_KEYWORDS = (rb"pass(?:word|wd|phrase)?", rb"pwd", rb"secret", rb"token", rb"key", rb"credentials?")
+_KEYWORDS = (rb"pass(?:word|wd|phrase)?", rb"pwd", rb"secret", rb"token", rb"key")
 _PATTERNS = tuple((keyword == rb"key", re.compile(keyword + _TAIL + _VALUE)) for keyword in _KEYWORDS)
 
 # What may stand right before a keyword inside one key name (lower-cased): a compound that makes

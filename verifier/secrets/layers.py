@@ -163,7 +163,8 @@ def hex_layer(data: bytes, runs: list[tuple[int, int]]) -> tuple[bytes, PieceMap
     mapping = PieceMap()
     size = 0
     for start, stop in runs:
-        if stop - start < MIN_HEX_RUN:
+        # Hex of ASCII text has a high nibble of 0-7 in every byte: test two before decoding.
+        if stop - start < MIN_HEX_RUN or data[start] > 0x37 or data[start + 2] > 0x37:
             continue
         decoded = binascii.unhexlify(data[start : stop - (stop - start) % 2])
         if not decoded.isascii():

@@ -210,7 +210,7 @@ _RUN = b"a" * MIN_BASE64_RUN
 _HEX = re.compile(rb"[0-9a-f]+")
 # Nor is a run with no upper-case letter and no digit besides hex (a path, a snake_case or
 # kebab-case name): base64 of 17 or more bytes of text has one with odds of a billion to one.
-_LOWERCASE = re.compile(rb"[0-9a-f]+|[a-z/_+-]+")
+_NAME = re.compile(rb"[a-z/_+-]+")
 _LINE_BREAKS = (b"\n", b"\r\n", b"\\n", b"\\r\\n")
 # Decodes to "\n\n\n": keeps decoded blobs apart so no match spans two of them.
 _SEPARATOR = b"CgoK"
@@ -242,7 +242,7 @@ def _base64_blobs(data: bytes, hex_runs: list[tuple[int, int]] | None = None) ->
     """
     mask = data.translate(_MASK)
     find, is_hex, size = mask.find, _HEX.fullmatch, len(data)  # locals: this loop runs per run
-    lowercase = _LOWERCASE.fullmatch
+    is_name = _NAME.fullmatch
     blobs: list[list[tuple[int, int]]] = []
     pos = 0
     while (start := find(_RUN, pos)) >= 0:
@@ -253,9 +253,11 @@ def _base64_blobs(data: bytes, hex_runs: list[tuple[int, int]] | None = None) ->
         if start and data[start - 1] == 0x5C:
             # Right after a backslash the first letter is an escape ("\n", "\t"), not base64.
             start += 1
-        if lowercase(data, start, end):
-            if hex_runs is not None and is_hex(data, start, end):
+        if is_hex(data, start, end):
+            if hex_runs is not None:
                 hex_runs.append((start, end))
+            continue
+        if is_name(data, start, end):
             continue
         lines = [(start, end)]
         padded = data.startswith(b"=", end)
