@@ -11,6 +11,8 @@ from pydantic import Field, StringConstraints, field_validator
 from verifier.formats.base import HANDLE_RE, Day, Strict, parse_front_matter_model
 
 HoldType = Literal["sources", "plans", "links", "verdicts"]
+# A few letters occur in any source: an excerpt this short could pin any claim to it.
+MIN_EXCERPT_CHARS = 20
 HOLD_TYPES: tuple[HoldType, ...] = ("sources", "plans", "links", "verdicts")
 HypothesisId = Annotated[str, StringConstraints(pattern=r"^H[1-9][0-9]{0,5}$")]
 _DOMAIN_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9-]{1,63}$")
@@ -55,6 +57,8 @@ class ProjectFile(Strict):
     budget_per_loop: Budget = Field(default_factory=Budget)
     loop_cadence: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,4}[smhd]$")] = "20m"
     hypotheses: list[HypothesisId] = Field(default_factory=list)
+    # The shortest excerpt a finding may quote, in characters after normalization.
+    min_excerpt_chars: int = Field(default=MIN_EXCERPT_CHARS, ge=1, le=2000)
 
     @field_validator("holds", "hypotheses")
     @classmethod
