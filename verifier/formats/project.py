@@ -3,6 +3,7 @@ untouched template still runs."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Annotated, Literal
 
@@ -18,8 +19,22 @@ HypothesisId = Annotated[str, StringConstraints(pattern=r"^H[1-9][0-9]{0,5}$")]
 _DOMAIN_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9-]{1,63}$")
 
 
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 class SourcePolicy(Strict):
-    """Which sources scouts may bring in. Empty lists mean "any"."""
+    """Which sources scouts may bring in. Empty lists mean "any".
+
+    Only https, unless allow_http; a host written as an IP address only if allow_domains names
+    that address (deny_domains may name addresses too).
+    """
+
+    allow_http: bool = False
 
     allow_domains: list[str] = Field(default_factory=list)
     deny_domains: list[str] = Field(default_factory=list)
@@ -35,8 +50,8 @@ class SourcePolicy(Strict):
     @classmethod
     def _domains(cls, value: list[str]) -> list[str]:
         for domain in value:
-            if not _DOMAIN_RE.match(domain):
-                raise ValueError(f"{domain!r} is not a lower-case domain name like example.org")
+            if not _DOMAIN_RE.match(domain) and not _is_address(domain):
+                raise ValueError(f"{domain!r} is not a lower-case domain name like example.org, or an IP address")
         return value
 
 
