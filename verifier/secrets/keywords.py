@@ -28,8 +28,10 @@ KIND = "Secret Keyword"
 
 _TAIL = rb"(?:\\?[\"'])?\]?[ \t]*(?::=|=>|=|:)[ \t]*"
 _VALUE = rb"(?:(\\?[\"'])([^\s\"'\\]{8,200})\\?[\"']|([^\s\"'\\,;&|()<>{}\[\]`]{8,200}))"
-_KEYWORDS = (rb"pass(?:word|wd|phrase)?", rb"pwd", rb"secret", rb"token", rb"key")
-_PATTERNS = tuple((keyword == rb"key", re.compile(keyword + _TAIL + _VALUE)) for keyword in _KEYWORDS)
+# Three passes for five keywords: each pattern leads with a literal ("p", "ke", "secret") that
+# CPython's re finds by memory search; "token" is "ke" preceded by "to".
+_KEYWORDS = (rb"p(?:ass(?:word|wd|phrase)?|wd)", rb"ke(?:(?<=toke)n|y)", rb"secret")
+_PATTERNS = tuple(re.compile(keyword + _TAIL + _VALUE) for keyword in _KEYWORDS)
 
 # What may stand right before a keyword inside one key name (lower-cased): a compound that makes
 # the name a credential's. After a separator (_ - . space quote) or at the start, any keyword.
@@ -74,10 +76,14 @@ def credible(value: bytes) -> bool:
 def find_assignments(data: bytes, lowered: bytes) -> set[tuple[str, int]]:
     """(KIND, offset of the value) for each credential-named assignment of a credible value."""
     found: set[tuple[str, int]] = set()
-    for bare_key, pattern in _PATTERNS:
+    for pattern in _PATTERNS:
         for match in pattern.finditer(lowered):
             group = 2 if match.start(2) >= 0 else 3
             value = data[match.start(group):match.end(group)]
-            if credible(value) and _named_by(lowered, data, match.start(), bare_key=bare_key):
+            start = match.start()
+            if lowered.startswith(b"ken", start):  # "token": the name starts two bytes earlier
+                start -= 2
+            bare_key = lowered.startswith(b"key", start)
+            if credible(value) and _named_by(lowered, data, start, bare_key=bare_key):
                 found.add((KIND, match.start(group)))
     return found
