@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
@@ -62,12 +61,15 @@ def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Pat
             raise RwError(f"{patch_file} is larger than {MAX_PATCH_FILE} bytes")
         patch = patch_file.read_bytes()
         bundle: dict[str, bytes] = {}
+        problem = None
         if trace_path is not None:
-            # An unreadable bundle is a rejection the pipeline records, like a missing one.
-            with contextlib.suppress(Rejected):
+            # An unreadable bundle is a rejection the pipeline records, with its own reason.
+            try:
                 bundle = load_bundle(trace_path)
-        verdict = submit(home, Submission(slug, leaf_id, patch, bundle, token, base=base), now=now_from_env(),
-                         fetcher=fetcher_for(home))
+            except Rejected as exc:
+                problem = exc.headline
+        verdict = submit(home, Submission(slug, leaf_id, patch, bundle, token, base=base, bundle_problem=problem),
+                         now=now_from_env(), fetcher=fetcher_for(home))
     except (AuthError, NotFound, FormatError) as exc:
         fail(exc)
     if leaf_id is None and verdict.outcome == "accepted":

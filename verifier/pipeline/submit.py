@@ -216,6 +216,8 @@ def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
     """Steps 2-3, before the lock: trace ingest (optional for a person's edit), patch parsing,
     and fetching new sources' URLs."""
     submission = attempt.submission
+    if submission.bundle_problem is not None:
+        raise Rejected(submission.bundle_problem)
     if submission.bundle or submission.leaf_id is not None:
         try:
             attempt.trace = inspect_bundle(submission.bundle, submission.patch)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from verifier.errors import ConflictError, Rejected, Rejection
@@ -67,12 +68,16 @@ class TraceStore:
         return len(leftovers)
 
 
-def _bad(message: str) -> Rejected:
-    return Rejected(Rejection("trace_unreadable", message, "trace/"))
+def _bad(message: str, code: str = "trace_unreadable") -> Rejected:
+    return Rejected(Rejection(code, message, "trace/"))
 
 
 def load_bundle(path: Path) -> dict[str, bytes]:
-    """Read a trace bundle from a folder (trace/ with its files) or a .tar / .tar.gz file."""
+    """Read a trace bundle from a folder (trace/ with its files) or a .tar / .tar.gz file.
+
+    Each failure says what it is: an unreadable archive or member (and which), a link member, a
+    duplicate member, an unexpected member, or one past the size cap.
+    """
     if path.is_dir():
         return _load_dir(path)
     if path.is_file():
@@ -80,40 +85,68 @@ def load_bundle(path: Path) -> dict[str, bytes]:
     raise _bad(f"no trace bundle at {path}")
 
 
+def _oversize(what: str) -> Rejected:
+    return _bad(f"{what} takes the bundle past {MAX_BUNDLE_BYTES} bytes", "trace_oversize")
+
+
 def _load_dir(path: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     total = 0
     for entry in sorted(path.iterdir()):
         if entry.name not in BUNDLE_ORDER:
-            raise _bad(f"unexpected file {entry.name!r} in the bundle folder")
-        if entry.is_symlink() or not entry.is_file():
+            raise _bad(f"unexpected file {entry.name!r} in the bundle folder (only {', '.join(BUNDLE_ORDER)})",
+                       "trace_unknown_file")
+        if entry.is_symlink():
+            raise _bad(f"{entry.name} is a link; the bundle holds regular files only", "trace_link_member")
+        if not entry.is_file():
             raise _bad(f"{entry.name} is not a regular file")
         total += entry.stat().st_size
         if total > MAX_BUNDLE_BYTES:
-            raise Rejected(Rejection("trace_oversize", f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes", "trace/"))
+            raise _oversize(entry.name)
         files[entry.name] = entry.read_bytes()
     return files
+
+
+def _member_name(member: tarfile.TarInfo, files: dict[str, bytes]) -> str | None:
+    """The bundle file a tar member holds; None for the folder itself; Rejected otherwise."""
+    name = member.name.removeprefix("./").removeprefix("trace/")
+    if member.isdir() and name in ("", "trace", "."):
+        return None
+    if member.issym() or member.islnk():
+        raise _bad(f"tar member {member.name!r} is a link; the bundle holds regular files only",
+                   "trace_link_member")
+    if name not in BUNDLE_ORDER:
+        raise _bad(f"unexpected tar member {member.name!r} (only {', '.join(BUNDLE_ORDER)})", "trace_unknown_file")
+    if name in files:
+        raise _bad(f"tar member {member.name!r} appears twice; which one is the bundle's is ambiguous",
+                   "trace_duplicate_member")
+    if not member.isfile():
+        raise _bad(f"tar member {member.name!r} is not a regular file")
+    return name
 
 
 def _load_tar(path: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     total = 0
     try:
-        with tarfile.open(path, "r:*") as archive:
+        archive = tarfile.open(path, "r:*")  # noqa: SIM115 - closed below; errors differ per step
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise _bad(f"{path.name} is not a readable tar file: {exc}") from exc
+    with archive:
+        current = "(the first member)"
+        try:
             for member in archive:
-                name = member.name.removeprefix("./").removeprefix("trace/")
-                if member.isdir() and name in ("", "trace", "."):
+                current = repr(member.name)
+                name = _member_name(member, files)
+                if name is None:
                     continue
-                if not member.isfile() or name not in BUNDLE_ORDER or name in files:
-                    raise _bad(f"unexpected tar member {member.name!r} (only {', '.join(BUNDLE_ORDER)})")
                 total += member.size
                 if total > MAX_BUNDLE_BYTES:
-                    raise Rejected(Rejection("trace_oversize", f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes",
-                                             "trace/"))
+                    raise _oversize(f"tar member {member.name!r} ({member.size} bytes)")
                 handle = archive.extractfile(member)
                 if handle is None:
                     raise _bad(f"tar member {member.name!r} has no data")
                 files[name] = handle.read(member.size + 1)[: member.size]
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise _bad(f"not a readable tar file: {exc}") from exc
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+            raise _bad(f"tar member {current} cannot be read: {exc}") from exc
     return files
