@@ -86,6 +86,7 @@ class _Attempt:
     trace: TraceRecord | None = None
     leaf: LeafContract | None = None
     base: str | None = None
+    trace_stored: bool = False  # this attempt stored the bundle (so a refusal quarantines it)
 
     def row_fields(self, now: datetime, outcome: Outcome, *, reason: Rejection | None = None,
                    description: str = "") -> dict[str, Any]:
@@ -211,6 +212,17 @@ def _verify(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch
     return writes, result, tip
 
 
+def _verify_or_quarantine(home: Home, repo: ProjectRepo, attempt: _Attempt, patch: ParsedPatch,
+                          fetches: dict[str, FetchOutcome], now: datetime) -> tuple[dict[str, bytes | None], Any, str]:
+    """_verify; a refusal moves the bundle this attempt stored into the agent's bounded quarantine."""
+    try:
+        return _verify(home, repo, attempt, patch, fetches, now)
+    except Rejected:
+        if attempt.trace is not None and attempt.trace_stored:
+            home.traces.quarantine(attempt.trace.trace_id, attempt.actor.handle)
+        raise
+
+
 def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
             fetcher: Fetcher, now: datetime) -> tuple[ParsedPatch, dict[str, FetchOutcome]]:
     """Steps 2-3, before the lock: trace ingest (optional for a person's edit), patch parsing,
@@ -228,7 +240,7 @@ def _ingest(home: Home, repo: ProjectRepo, attempt: _Attempt,
     gate_patch(home.identities, submission.patch, patch, now)  # what lands is scanned before anything is kept
     if attempt.trace is not None:
         try:
-            home.traces.put(attempt.trace, submission.bundle)
+            attempt.trace_stored = home.traces.put(attempt.trace, submission.bundle)
         except ConflictError as exc:
             raise _reject("trace_collision", str(exc), "trace/") from exc
     view = repo.view(repo.tip())
@@ -268,7 +280,7 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
             if early is not None:
                 raise early
             assert patch is not None
-            writes, result, tip = _verify(home, repo, attempt, patch, fetches, now)  # steps 4-6
+            writes, result, tip = _verify_or_quarantine(home, repo, attempt, patch, fetches, now)  # steps 4-6
             return _land_accepted(home, repo, attempt, writes, result, tip, now)  # steps 7-8
         except Rejected as exc:
             landed = land(home, submission.slug, repo, tip=repo.tip(), now=now,

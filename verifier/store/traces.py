@@ -2,12 +2,15 @@
 
 Traces are content-addressed and immutable: traces/<trace_id>/ holds the bundle's files and
 DIGEST, the full sha256. A second bundle with the same short id but another digest is refused.
+A bundle first stored by an attempt that was then refused moves to a bounded per-agent
+quarantine (traces/.quarantine/<agent>/, newest QUARANTINE_PER_AGENT kept).
 Bundles are read defensively: only the known file names, only regular files, sizes capped while
 reading, so a hostile tar cannot write anywhere or blow up memory.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tarfile
 import tempfile
@@ -18,6 +21,10 @@ from verifier.errors import ConflictError, Rejected, Rejection
 from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES, TraceRecord
 from verifier.store.files import fsync_dir, write_atomic
 
+# Refused attempts' bundles kept per agent (traces/.quarantine/<agent>/), newest first.
+QUARANTINE_PER_AGENT = 8
+QUARANTINE_DIR = ".quarantine"
+
 
 class TraceStore:
     def __init__(self, root: Path, *, durable: bool = True) -> None:
@@ -27,13 +34,15 @@ class TraceStore:
     def path(self, trace_id: str) -> Path:
         return self.root / trace_id
 
-    def put(self, record: TraceRecord, files: dict[str, bytes]) -> None:
-        """Store a bundle under its id; idempotent for the same digest, refused on a collision."""
+    def put(self, record: TraceRecord, files: dict[str, bytes]) -> bool:
+        """Store a bundle under its id; idempotent for the same digest, refused on a collision.
+
+        True if this call stored it (False: the same bundle was already there)."""
         target = self.path(record.trace_id)
         if target.exists():
             existing = (target / "DIGEST").read_text().strip() if (target / "DIGEST").exists() else ""
             if existing == record.digest:
-                return
+                return False
             raise ConflictError(
                 f"trace id {record.trace_id} is taken by another bundle (digest {existing[:12]}...); refusing"
             )
@@ -50,8 +59,35 @@ class TraceStore:
             existing = (target / "DIGEST").read_text().strip() if (target / "DIGEST").exists() else ""
             if existing != record.digest:
                 raise ConflictError(f"trace id {record.trace_id} is taken by another bundle; refusing") from None
+            return False
         if self.durable:
             fsync_dir(self.root)
+        return True
+
+    def quarantine(self, trace_id: str, agent: str, *, keep: int = QUARANTINE_PER_AGENT) -> None:
+        """Move a refused attempt's bundle to the agent's quarantine; keep only its newest `keep`.
+
+        Refused attempts would otherwise keep their bundles with no quota, so any agent could
+        fill the disk on demand: per agent at most `keep` bundles (oldest evicted), 0 keeps none.
+        """
+        source = self.path(trace_id)
+        if not source.is_dir():
+            return
+        folder = self.root / QUARANTINE_DIR / agent
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / trace_id
+        if target.exists():
+            shutil.rmtree(source, ignore_errors=True)
+        else:
+            source.rename(target)
+            os.utime(target)  # its age in the quarantine is when it was refused
+        held = sorted(folder.iterdir(), key=lambda path: (path.stat().st_mtime_ns, path.name))
+        for old in held[: max(0, len(held) - keep)]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def quarantined(self, agent: str) -> list[str]:
+        folder = self.root / QUARANTINE_DIR / agent
+        return sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
 
     def read(self, trace_id: str) -> dict[str, bytes]:
         target = self.path(trace_id)
