@@ -42,6 +42,7 @@ from verifier.service.outage import Heartbeat, apply_outage, outage_since
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Anchor, Home
+from verifier.store.prune import prune_unreachable
 
 _GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock")
 _TRACE_ID = re.compile(r"^trc_[0-9a-f]{16}$")
@@ -193,6 +194,8 @@ def recover(home: Home, journal: Journal, commons: Commons, notifier: Notifier, 
         repo = home.project(slug)
         with exclusive_lock(home.lock_path(slug)):
             _clean_repository(home, slug, repo, report)
+            if (problem := prune_unreachable(repo.path)) is not None:
+                report.problems.append(f"{slug}: {problem}")
             try:
                 _catch_up_anchor(home, slug, repo, report)
             except (FormatError, LedgerIntegrityError) as exc:
