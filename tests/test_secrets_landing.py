@@ -15,6 +15,7 @@ from verifier.commons.local import LocalCommons
 from verifier.commons.screen import WITHHELD
 from verifier.commons.triggers import RowFacts, revoked_messages, secret_message
 from verifier.errors import AuthError
+from verifier.patch.apply import git_blob_id
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
 from verifier.secrets import scan_bytes
@@ -30,7 +31,8 @@ FINDING_PDF = "findings/ab/fnd_ab00000000000000.pdf"
 
 
 def _binary_create(path: str, data: bytes) -> bytes:
-    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n" + binary_literal(data)).encode()
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000..{git_blob_id(data)}\n"
+            + binary_literal(data)).encode()
 
 
 def _new_file(path: str, text: str) -> bytes:

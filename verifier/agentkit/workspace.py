@@ -38,7 +38,7 @@ def binary_literal(data: bytes) -> str:
         chunk = packed[start : start + 52]
         size = len(chunk)
         marker = chr(ord("A") + size - 1) if size <= 26 else chr(ord("a") + size - 27)
-        lines.append(marker + base64.b85encode(chunk).decode("ascii"))
+        lines.append(marker + base64.b85encode(chunk, pad=True).decode("ascii"))  # whole 4-byte groups, as git
     return "\n".join(lines) + "\n\nliteral 0\nHcmV?d00001\n\n"
 
 

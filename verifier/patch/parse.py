@@ -1,8 +1,10 @@
 """Strict parsing of a git-format unified diff into typed file changes. Pure.
 
 Accepted: `diff --git` sections for regular files (mode 100644) that create, modify, delete or
-rename, with text hunks; and, for new files only, a `GIT binary patch` literal (how `git diff
---binary` carries retained PDF bytes). Refused, each with its own code: anything else (mode
+rename, with text hunks (UTF-8 or not: other bytes are carried through exactly); and, for new
+files only, a `GIT binary patch` literal with its index line, framed exactly as git frames it
+(how `git diff --binary` carries retained PDF bytes). `git format-patch`
+output is accepted: its mail envelope is stripped. Refused, each with its own code: anything else (mode
 changes, symlinks, submodules, executables, copies, binary deltas, "Binary files differ" without
 data, quoted or unsafe names, a path named twice, headers that disagree, malformed hunks, an empty
 patch). What is accepted here is then applied by `patch.apply` and checked again on the tree.
@@ -115,12 +117,14 @@ def _decode_base85_line(line: str, number: int) -> bytes:
         size = ord(size_char) - ord("a") + 27
     else:
         raise _fail("malformed_patch", "bad length character in binary data", number)
+    if len(line) - 1 != (size + 3) // 4 * 5:
+        # As git: the length byte must match the characters on the line exactly.
+        raise _fail("malformed_patch", f"binary data line says {size} bytes but carries {len(line) - 1} "
+                    "characters", number)
     try:
         decoded = base64.b85decode(line[1:])
     except ValueError as exc:
         raise _fail("malformed_patch", f"bad base85 in binary data: {exc}", number) from exc
-    if len(decoded) < size:
-        raise _fail("malformed_patch", "binary data line shorter than it says", number)
     return decoded[:size]
 
 
@@ -142,15 +146,17 @@ class _Reader:
         return self.i + 1
 
 
-def _read_binary(reader: _Reader, max_size: int) -> bytes:
+def _read_literal(reader: _Reader, max_size: int, *, reverse: bool) -> bytes:
+    """One `literal <size>` (or, in the reverse section, `delta <size>`) block, checked as git does:
+    exact line lengths, a complete zlib stream (its checksum included), the stated size."""
     start = reader.number
     header = reader.take() if reader.peek() is not None else ""
-    if header.startswith("delta "):
+    if header.startswith("delta ") and not reverse:
         raise _fail("binary", "binary deltas are not allowed; send the whole file (literal)", start)
-    match = re.match(r"^literal (\d{1,9})$", header)
+    match = re.match(r"^(literal|delta) (\d{1,9})$", header)
     if not match:
         raise _fail("malformed_patch", "expected 'literal <size>' after 'GIT binary patch'", start)
-    size = int(match.group(1))
+    size = int(match.group(2))
     if size > max_size:
         raise _fail("oversize", f"binary file of {size} bytes exceeds {max_size}", start)
     chunks: list[bytes] = []
@@ -158,20 +164,24 @@ def _read_binary(reader: _Reader, max_size: int) -> bytes:
         chunks.append(_decode_base85_line(reader.take(), reader.number - 1))
     if reader.peek() == "":
         reader.take()
+    inflater = zlib.decompressobj()
     try:
-        inflater = zlib.decompressobj()
         data = inflater.decompress(b"".join(chunks), size + 1)
     except zlib.error as exc:
         raise _fail("malformed_patch", f"binary data does not inflate: {exc}", start) from exc
     if len(data) != size:
         raise _fail("malformed_patch", f"binary data inflates to {len(data)} bytes, not {size}", start)
-    # A reverse section may follow (git writes one); it carries nothing we need.
+    if not inflater.eof or inflater.unused_data:
+        raise _fail("malformed_patch", "binary data is not one complete zlib stream (truncated or trailing "
+                    "bytes)", start)
+    return data
+
+
+def _read_binary(reader: _Reader, max_size: int) -> bytes:
+    data = _read_literal(reader, max_size, reverse=False)
+    # A reverse section may follow (git writes one); it is checked as strictly, then dropped.
     if (line := reader.peek()) is not None and line.startswith(("literal ", "delta ")):
-        reader.take()
-        while (line := reader.peek()) is not None and line != "":
-            reader.take()
-        if reader.peek() == "":
-            reader.take()
+        _read_literal(reader, max_size, reverse=True)
     return data
 
 
@@ -274,6 +284,10 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:
         reader.take()
         if op != "create":
             raise _fail("binary", "binary data is allowed only for new files", reader.number - 1)
+        if new_blob is None:
+            # As git: a binary patch needs the index line (the blob id its contents are checked against).
+            raise _fail("binary", "a binary patch needs its `index <old>..<new>` line, as `git diff --binary` "
+                        "writes it", reader.number - 1)
         data = _read_binary(reader, max_binary)
         return FileChange(op, b_path, None, (), old_blob, new_blob, binary=data)
 
@@ -304,6 +318,27 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:
     return FileChange(op, b_path, old_path, tuple(hunks), old_blob, new_blob)
 
 
+_MAIL_FROM = re.compile(r"^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001$")
+_SIGNATURE = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
+
+
+def strip_mail_envelope(lines: list[str]) -> list[str]:
+    """The diff inside `git format-patch` output: the mail headers and message up to the `---`
+    line, the diffstat, and the trailing `-- ` signature are dropped. Anything else is returned
+    as it was (and the parser decides)."""
+    if not lines or not _MAIL_FROM.match(lines[0]):
+        return lines
+    body = next((index for index, line in enumerate(lines) if line.startswith("diff --git ")), None)
+    if body is None or "---" not in lines[:body]:
+        return lines
+    tail = len(lines)
+    while tail > body and lines[tail - 1] == "":
+        tail -= 1
+    if tail - 2 > body and lines[tail - 2] == "-- " and _SIGNATURE.match(lines[tail - 1]):
+        tail -= 2
+    return [*lines[body:tail], ""]
+
+
 def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:
     """Parse untrusted patch bytes; raise Rejected naming the line at fault."""
     if len(data) > max_bytes:
@@ -312,11 +347,10 @@ def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch
         raise _fail("empty_patch", "the patch is empty")
     if b"\x00" in data:
         raise _fail("binary", "the patch contains NUL bytes; binary content needs `git diff --binary`")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _fail("binary", f"the patch is not UTF-8 text (byte {exc.start})") from exc
-    lines = text.split("\n")
+    # Text files need not be UTF-8: bytes that are not are carried through as they are
+    # (surrogateescape), so such a file is patched byte-exactly. Names and headers stay ASCII.
+    text = data.decode("utf-8", "surrogateescape")
+    lines = strip_mail_envelope(text.split("\n"))
     if lines and lines[-1] == "":
         lines.pop()
     reader = _Reader(lines)
@@ -328,6 +362,8 @@ def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch
             reader.take()
             continue
         if not (line or "").startswith("diff --git "):
+            if any("\udc80" <= char <= "\udcff" for char in (line or "")):
+                raise _fail("binary", "the patch is not text: its headers are not UTF-8", reader.number)
             raise _fail("malformed_patch", f"expected 'diff --git', got {(line or '')[:60]!r}", reader.number)
         change = _read_section(reader, max_bytes)
         for path in {change.path, change.old_path} - {None}:

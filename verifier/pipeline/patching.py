@@ -5,7 +5,7 @@ Pure: reads go through a TreeView; the result is the map of writes, nothing is s
 
 from __future__ import annotations
 
-from verifier.checks.view import TreeView
+from verifier.checks.view import Overlay, TreeView
 from verifier.checks.writeset import evaluate
 from verifier.errors import Rejected, Rejection
 from verifier.formats.layout import classify
@@ -38,8 +38,11 @@ def _explain_existing(exc: Rejected) -> Rejected:
     return exc
 
 
-def _check_shape(view: TreeView, writes: dict[str, bytes | None]) -> None:
-    """Refuse a file where a directory is, or a directory where a file is."""
+def _check_shape(base: TreeView, writes: dict[str, bytes | None]) -> None:
+    """Refuse a file where a directory is, or a directory where a file is: in the tree as it
+    would be, the base with the patch's writes and deletions laid on it (a patch may delete a
+    folder's files and write a file in its place)."""
+    view = Overlay(base, writes)
     for path, data in writes.items():
         if data is None:
             continue
