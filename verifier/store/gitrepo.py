@@ -163,21 +163,24 @@ class ProjectRepo:
         return str(oid)
 
     def _build(self, tree: pygit2.Tree | None, writes: Mapping[str, bytes | None]) -> pygit2.Oid | None:
+        # Order matters when one patch swaps a file and a folder of the same name: deletions
+        # here first, then the folders below, then new files here (a folder emptied below is gone
+        # by then, and a file deleted here no longer blocks a folder).
         builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
         nested: dict[str, dict[str, bytes | None]] = defaultdict(dict)
+        direct: dict[str, bytes | None] = {}
         for path, data in writes.items():
             head, sep, rest = path.partition("/")
             if sep:
                 nested[head][rest] = data
-                continue
-            existing = builder.get(head)
-            if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
-                raise ConflictError(f"{path} is a directory; a file cannot replace it")
-            if data is None:
-                if existing is not None:
-                    builder.remove(head)
             else:
-                builder.insert(head, self.repo.create_blob(data), _BLOB)
+                direct[head] = data
+        for head, data in direct.items():
+            existing = builder.get(head)
+            if data is None and existing is not None:
+                if existing.type == pygit2.enums.ObjectType.TREE:
+                    raise ConflictError(f"{head} is a directory; a file deletion cannot remove it")
+                builder.remove(head)
         for name, sub_writes in nested.items():
             existing = builder.get(name)
             subtree = None
@@ -193,6 +196,13 @@ class ProjectRepo:
                     builder.remove(name)
             else:
                 builder.insert(name, sub_oid, _TREE)
+        for head, data in direct.items():
+            if data is None:
+                continue
+            existing = builder.get(head)
+            if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
+                raise ConflictError(f"{head} is a directory; a file cannot replace it")
+            builder.insert(head, self.repo.create_blob(data), _BLOB)
         if len(builder) == 0:
             return None
         return builder.write()
