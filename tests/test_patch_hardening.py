@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import base64
 import zlib
+from pathlib import Path
 
+import pygit2
 import pytest
 
 from verifier.agentkit.workspace import binary_literal
 from verifier.errors import Rejected
 from verifier.patch.apply import apply_patch, git_blob_id
 from verifier.patch.parse import parse_patch
+from verifier.pipeline.patching import apply_to
 from verifier.pipeline.submit import Submission
+from verifier.store.gitrepo import GitTree
 
 from .conftest import NOW, SLUG, World
 from .support_hostile import assert_refused_cleanly
@@ -135,3 +139,27 @@ def test_a_file_inside_a_folder_that_stays_is_still_a_clash(world: World) -> Non
     assert world.submit(_edit(world, token, first)).outcome == "accepted"
     clash = _create("notes/sub", b"f\n")
     assert_refused_cleanly(world, _edit(world, token, clash), "path_clash")
+
+
+def _tree_with(tmp_path: Path, mode: int) -> GitTree:
+    repo = pygit2.init_repository(str(tmp_path / "r.git"), bare=True)
+    builder = repo.TreeBuilder()
+    builder.insert("run.sh", repo.create_blob(b"echo hi\n"), mode)
+    builder.insert("keep.txt", repo.create_blob(b"keep\n"), pygit2.enums.FileMode.BLOB)
+    tree = repo[builder.write()]
+    assert isinstance(tree, pygit2.Tree)
+    return GitTree(repo, tree)
+
+
+@pytest.mark.parametrize("mode", [pygit2.enums.FileMode.BLOB_EXECUTABLE, pygit2.enums.FileMode.LINK])
+def test_a_pure_rename_of_an_executable_or_symlink_is_refused(tmp_path: Path, mode: int) -> None:
+    rename = b"diff --git a/run.sh b/go.sh\nsimilarity index 100%\nrename from run.sh\nrename to go.sh\n"
+    with pytest.raises(Rejected) as caught:
+        apply_to(_tree_with(tmp_path, mode), parse_patch(rename))
+    assert caught.value.headline.code == "mode"
+
+
+def test_a_pure_rename_of_a_regular_file_keeps_its_bytes(tmp_path: Path) -> None:
+    rename = b"diff --git a/keep.txt b/kept.txt\nsimilarity index 100%\nrename from keep.txt\nrename to kept.txt\n"
+    assert apply_to(_tree_with(tmp_path, pygit2.enums.FileMode.BLOB), parse_patch(rename)) == {
+        "keep.txt": None, "kept.txt": b"keep\n"}

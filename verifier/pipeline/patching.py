@@ -5,6 +5,8 @@ Pure: reads go through a TreeView; the result is the map of writes, nothing is s
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from verifier.checks.view import Overlay, TreeView
 from verifier.checks.writeset import evaluate
 from verifier.errors import Rejected, Rejection
@@ -57,8 +59,31 @@ def _check_shape(base: TreeView, writes: dict[str, bytes | None]) -> None:
                 raise Rejected(Rejection("path_clash", f"the patch writes {parent} as a file and a folder", path))
 
 
+@runtime_checkable
+class _ModesCheck(Protocol):
+    def file_mode(self, path: str) -> int | None: ...
+
+
+_REGULAR = 0o100644
+
+
+def _check_modes(view: TreeView, patch: ParsedPatch) -> None:
+    """Every file the patch reads must be a regular file: the verifier writes regular files only,
+    so renaming or changing an executable or a symlink would change its mode silently."""
+    if not isinstance(view, _ModesCheck):
+        return
+    for change in patch.changes:
+        if change.old_path is None:
+            continue
+        mode = view.file_mode(change.old_path)
+        if mode is not None and mode != _REGULAR:
+            raise Rejected(Rejection("mode", f"{change.old_path} has mode {mode:o} in the tree; the patch would "
+                                     "change it to 100644 (only regular files are patched)", change.old_path))
+
+
 def apply_to(view: TreeView, patch: ParsedPatch) -> dict[str, bytes | None]:
     """The writes `patch` makes to `view`, checked for exactness and shape."""
+    _check_modes(view, patch)
     try:
         writes = apply_patch(patch, view.read)
     except Rejected as exc:

@@ -53,6 +53,16 @@ class GitTree:
         except KeyError:
             return None
 
+    def file_mode(self, path: str) -> int | None:
+        """The git file mode of the entry at `path` (0o100644, 0o100755, 0o120000...), or None."""
+        if self.tree is None or not path:
+            return None
+        try:
+            mode: int = self.tree[path].filemode
+        except KeyError:
+            return None
+        return mode
+
     def read(self, path: str) -> bytes | None:
         entry = self._entry(path)
         if entry is None or entry.type != pygit2.enums.ObjectType.BLOB:
