@@ -21,6 +21,7 @@ from verifier.pipeline.submit import Submission
 from verifier.store.gitrepo import GitTree
 
 from .conftest import NOW, SLUG, World
+from .support_git import git, init, write
 from .support_hostile import assert_refused_cleanly
 
 PDF = b"%PDF-1.4\n" + bytes(range(256)) * 3
@@ -163,3 +164,16 @@ def test_a_pure_rename_of_a_regular_file_keeps_its_bytes(tmp_path: Path) -> None
     rename = b"diff --git a/keep.txt b/kept.txt\nsimilarity index 100%\nrename from keep.txt\nrename to kept.txt\n"
     assert apply_to(_tree_with(tmp_path, pygit2.enums.FileMode.BLOB), parse_patch(rename)) == {
         "keep.txt": None, "kept.txt": b"keep\n"}
+
+
+def test_a_binary_file_can_be_deleted_as_git_writes_it(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    init(repo, {"x.pdf": PDF, "keep.txt": b"k\n"})
+    write(repo, {"x.pdf": None})
+    git(repo, "add", "-A")
+    patch = git(repo, "diff", "--cached", "--binary", "HEAD").stdout
+    assert b"GIT binary patch" in patch
+    assert apply_patch(parse_patch(patch), {"x.pdf": PDF, "keep.txt": b"k\n"}.get) == {"x.pdf": None}
+    with pytest.raises(Rejected) as caught:
+        apply_patch(parse_patch(patch), {"x.pdf": PDF + b"changed"}.get)
+    assert caught.value.headline.code == "does_not_apply"

@@ -136,6 +136,13 @@ def apply_change(change: FileChange, read: Callable[[str], bytes | None]) -> lis
     if old is None:
         raise _fail("missing_path", f"the patch changes {change.old_path}, which does not exist", change.old_path)
     _check_blob(change.old_blob, old, "old", change.old_path)
+    if change.op == "delete" and not change.hunks and (change.binary is not None or b"\x00" in old):
+        # A binary deletion: the whole file goes, and what the patch says it deletes must be it.
+        if change.binary is not None and change.binary != old:
+            raise _fail("does_not_apply", "the binary file being deleted is not the one in the tree", change.old_path)
+        if change.binary is None and (change.old_blob is None or set(change.old_blob) == {"0"}):
+            raise _fail("binary", "a binary deletion must name the deleted blob (index line)", change.old_path)
+        return [Write(change.old_path, None)]
     new_text = apply_hunks(_decode(old, change.old_path), change.hunks, change.old_path)
     if change.op == "delete":
         if new_text:

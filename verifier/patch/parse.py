@@ -2,7 +2,7 @@
 
 Accepted: `diff --git` sections for regular files (mode 100644) that create, modify, delete or
 rename, with text hunks (UTF-8 or not: other bytes are carried through exactly); and, for new
-files only, a `GIT binary patch` literal with its index line, framed exactly as git frames it
+and deleted files, a `GIT binary patch` literal with its index line, framed exactly as git frames it
 (how `git diff --binary` carries retained PDF bytes). `git format-patch`
 output is accepted: its mail envelope is stripped. Refused, each with its own code: anything else (mode
 changes, symlinks, submodules, executables, copies, binary deltas, "Binary files differ" without
@@ -63,7 +63,9 @@ class FileChange:
     hunks: tuple[Hunk, ...]
     old_blob: str | None  # abbreviated blob ids from the `index` line, when present
     new_blob: str | None
-    binary: bytes | None = None  # full new content of a binary create
+    # A binary create: the full new content. A binary delete: the content being deleted (from
+    # git's reverse section), checked against the tree; None when the patch does not carry it.
+    binary: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -177,12 +179,16 @@ def _read_literal(reader: _Reader, max_size: int, *, reverse: bool) -> bytes:
     return data
 
 
-def _read_binary(reader: _Reader, max_size: int) -> bytes:
+def _read_binary(reader: _Reader, max_size: int) -> tuple[bytes, bytes | None]:
+    """(forward contents, reverse contents or None). A reverse section (git writes one) is
+    checked as strictly as the forward one; a delta there has no contents of its own (None)."""
     data = _read_literal(reader, max_size, reverse=False)
-    # A reverse section may follow (git writes one); it is checked as strictly, then dropped.
+    reverse = None
     if (line := reader.peek()) is not None and line.startswith(("literal ", "delta ")):
-        _read_literal(reader, max_size, reverse=True)
-    return data
+        is_literal = line.startswith("literal ")
+        old = _read_literal(reader, max_size, reverse=True)
+        reverse = old if is_literal else None
+    return data, reverse
 
 
 def _read_hunks(reader: _Reader) -> list[Hunk]:
@@ -282,14 +288,19 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:
         raise _fail("binary", "a binary change without data; use `git diff --binary`", reader.number)
     if nxt is not None and nxt.startswith("GIT binary patch"):
         reader.take()
-        if op != "create":
-            raise _fail("binary", "binary data is allowed only for new files", reader.number - 1)
+        if op not in ("create", "delete"):
+            raise _fail("binary", "binary data is allowed only for new and deleted files", reader.number - 1)
         if new_blob is None:
             # As git: a binary patch needs the index line (the blob id its contents are checked against).
             raise _fail("binary", "a binary patch needs its `index <old>..<new>` line, as `git diff --binary` "
                         "writes it", reader.number - 1)
-        data = _read_binary(reader, max_binary)
-        return FileChange(op, b_path, None, (), old_blob, new_blob, binary=data)
+        data, reverse = _read_binary(reader, max_binary)
+        if op == "create":
+            return FileChange(op, b_path, None, (), old_blob, new_blob, binary=data)
+        if data:
+            raise _fail("malformed_patch", f"{a_path}: a binary deletion must leave nothing (literal 0)", number)
+        # The deleted file's contents, when the reverse section carries them, are checked on apply.
+        return FileChange(op, a_path, a_path, (), old_blob, new_blob, binary=reverse)
 
     hunks: list[Hunk] = []
     if nxt is not None and nxt.startswith("--- "):
