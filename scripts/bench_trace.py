@@ -590,6 +590,17 @@ def run_stock(directory: Path, names: list[str]) -> tuple[float, dict[str, set[i
     return elapsed, lines
 
 
+def recall_by_encoding(plants: list[Plant], found: list[Plant]) -> dict[str, float]:
+    """Share of planted secrets found, per encoding (printed as found/planted too)."""
+    recall: dict[str, float] = {}
+    for encoding, label in ENCODING_LABELS.items():
+        subset = [p for p in plants if p.encoding == encoding]
+        got = [p for p in found if p.encoding == encoding]
+        recall[label] = round(len(got) / len(subset), 3) if subset else 0.0
+        print(f"       {label:12s} {len(got)}/{len(subset)}")
+    return recall
+
+
 def prefix(data: bytes, size: int) -> bytes:
     if len(data) <= size:
         return data
@@ -631,12 +642,7 @@ def main() -> int:
     print(f"honest 5 MB trace: {len(five_hits)} hits" + ("" if not five_hits else f": {five_hits[:5]}"))
     print(f"ours:  {size / MB:.1f} MB in {seconds:.3f} s = {mb_per_s:.1f} MB/s; "
           f"found {len(found_plants)}/{len(plants)} planted; {len(stray)} other hits")
-    recall: dict[str, float] = {}
-    for encoding, label in ENCODING_LABELS.items():
-        subset = [p for p in plants if p.encoding == encoding]
-        got = [p for p in found_plants if p.encoding == encoding]
-        recall[label] = round(len(got) / len(subset), 3) if subset else 0.0
-        print(f"       {label:12s} {len(got)}/{len(subset)}")
+    recall = recall_by_encoding(plants, found_plants)
     for plant in plants:
         if plant not in found_plants:
             print(f"       MISSED {plant.kind} ({plant.encoding}) {plant.file}:{plant.line}")

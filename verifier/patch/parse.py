@@ -232,6 +232,26 @@ def _read_hunks(reader: _Reader) -> list[Hunk]:
     return hunks
 
 
+def _binary_change(reader: _Reader, op: ChangeOp, path: str, blobs: tuple[str | None, str | None],
+                   max_binary: int) -> FileChange:
+    """The FileChange of a `GIT binary patch` section (its header line already taken)."""
+    number = reader.number - 1
+    old_blob, new_blob = blobs
+    if op not in ("create", "delete"):
+        raise _fail("binary", "binary data is allowed only for new and deleted files", number)
+    if new_blob is None:
+        # As git: a binary patch needs the index line (the blob id its contents are checked against).
+        raise _fail("binary", "a binary patch needs its `index <old>..<new>` line, as `git diff --binary` "
+                    "writes it", number)
+    data, reverse = _read_binary(reader, max_binary)
+    if op == "create":
+        return FileChange(op, path, None, (), old_blob, new_blob, binary=data)
+    if data:
+        raise _fail("malformed_patch", f"{path}: a binary deletion must leave nothing (literal 0)", number)
+    # The deleted file's contents, when the reverse section carries them, are checked on apply.
+    return FileChange(op, path, path, (), old_blob, new_blob, binary=reverse)
+
+
 def _read_section(reader: _Reader, max_binary: int) -> FileChange:
     number = reader.number
     header = reader.take()
@@ -288,19 +308,7 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:
         raise _fail("binary", "a binary change without data; use `git diff --binary`", reader.number)
     if nxt is not None and nxt.startswith("GIT binary patch"):
         reader.take()
-        if op not in ("create", "delete"):
-            raise _fail("binary", "binary data is allowed only for new and deleted files", reader.number - 1)
-        if new_blob is None:
-            # As git: a binary patch needs the index line (the blob id its contents are checked against).
-            raise _fail("binary", "a binary patch needs its `index <old>..<new>` line, as `git diff --binary` "
-                        "writes it", reader.number - 1)
-        data, reverse = _read_binary(reader, max_binary)
-        if op == "create":
-            return FileChange(op, b_path, None, (), old_blob, new_blob, binary=data)
-        if data:
-            raise _fail("malformed_patch", f"{a_path}: a binary deletion must leave nothing (literal 0)", number)
-        # The deleted file's contents, when the reverse section carries them, are checked on apply.
-        return FileChange(op, a_path, a_path, (), old_blob, new_blob, binary=reverse)
+        return _binary_change(reader, op, b_path, (old_blob, new_blob), max_binary)
 
     hunks: list[Hunk] = []
     if nxt is not None and nxt.startswith("--- "):
@@ -350,6 +358,12 @@ def strip_mail_envelope(lines: list[str]) -> list[str]:
     return [*lines[body:tail], ""]
 
 
+def _not_a_section(line: str, number: int) -> Rejected:
+    if any("\udc80" <= char <= "\udcff" for char in line):
+        return _fail("binary", "the patch is not text: its headers are not UTF-8", number)
+    return _fail("malformed_patch", f"expected 'diff --git', got {line[:60]!r}", number)
+
+
 def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:
     """Parse untrusted patch bytes; raise Rejected naming the line at fault."""
     if len(data) > max_bytes:
@@ -373,9 +387,7 @@ def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch
             reader.take()
             continue
         if not (line or "").startswith("diff --git "):
-            if any("\udc80" <= char <= "\udcff" for char in (line or "")):
-                raise _fail("binary", "the patch is not text: its headers are not UTF-8", reader.number)
-            raise _fail("malformed_patch", f"expected 'diff --git', got {(line or '')[:60]!r}", reader.number)
+            raise _not_a_section(line or "", reader.number)
         change = _read_section(reader, max_bytes)
         for path in {change.path, change.old_path} - {None}:
             assert path is not None

@@ -185,37 +185,44 @@ class ProjectRepo:
                 nested[head][rest] = data
             else:
                 direct[head] = data
-        for head, data in direct.items():
-            existing = builder.get(head)
-            if data is None and existing is not None:
-                if existing.type == pygit2.enums.ObjectType.TREE:
-                    raise ConflictError(f"{head} is a directory; a file deletion cannot remove it")
-                builder.remove(head)
+        for head in [head for head, data in direct.items() if data is None]:
+            self._remove_file(builder, head)
         for name, sub_writes in nested.items():
-            existing = builder.get(name)
-            subtree = None
-            if existing is not None:
-                if existing.type != pygit2.enums.ObjectType.TREE:
-                    raise ConflictError(f"{name} is a file; it cannot hold {next(iter(sub_writes))}")
-                found = self.repo[existing.id]
-                assert isinstance(found, pygit2.Tree)
-                subtree = found
-            sub_oid = self._build(subtree, sub_writes)
-            if sub_oid is None:
-                if existing is not None:
-                    builder.remove(name)
-            else:
-                builder.insert(name, sub_oid, _TREE)
+            self._build_folder(builder, name, sub_writes)
         for head, data in direct.items():
-            if data is None:
-                continue
-            existing = builder.get(head)
-            if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
-                raise ConflictError(f"{head} is a directory; a file cannot replace it")
-            builder.insert(head, self.repo.create_blob(data), _BLOB)
+            if data is not None:
+                existing = builder.get(head)
+                if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
+                    raise ConflictError(f"{head} is a directory; a file cannot replace it")
+                builder.insert(head, self.repo.create_blob(data), _BLOB)
         if len(builder) == 0:
             return None
         return builder.write()
+
+    @staticmethod
+    def _remove_file(builder: pygit2.TreeBuilder, name: str) -> None:
+        existing = builder.get(name)
+        if existing is None:
+            return
+        if existing.type == pygit2.enums.ObjectType.TREE:
+            raise ConflictError(f"{name} is a directory; a file deletion cannot remove it")
+        builder.remove(name)
+
+    def _build_folder(self, builder: pygit2.TreeBuilder, name: str, writes: Mapping[str, bytes | None]) -> None:
+        existing = builder.get(name)
+        subtree = None
+        if existing is not None:
+            if existing.type != pygit2.enums.ObjectType.TREE:
+                raise ConflictError(f"{name} is a file; it cannot hold {next(iter(writes))}")
+            found = self.repo[existing.id]
+            assert isinstance(found, pygit2.Tree)
+            subtree = found
+        sub_oid = self._build(subtree, writes)
+        if sub_oid is None:
+            if existing is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, sub_oid, _TREE)
 
     def create_commit(
         self, *, tree: str, parents: list[str], author: Person, committer: Person,
