@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from verifier.formats.ids import trace_id_for
-from verifier.formats.ledger import LedgerRow, row_hash, row_line, segment_path
+from verifier.formats.ledger import LedgerRow, Outcome, row_hash, row_line, segment_path
 from verifier.formats.trace import TraceManifest, TraceRecord, bundle_digest
 from verifier.pipeline.ledger import ledger_head
 from verifier.pipeline.project import init_project
@@ -38,7 +38,7 @@ CODES = ("excerpt_not_found", "finding_count", "write_set")
 TOOLS = ("rw source text", "read", "write")
 
 
-def _outcome(number: int) -> tuple[str, str | None]:
+def _outcome(number: int) -> tuple[Outcome, str | None]:
     slot = number % 20
     if slot < 11:
         return "rejected", CODES[number % 3]

@@ -26,7 +26,7 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.entries import SubmitEntry
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import ProjectWriter
@@ -143,7 +143,7 @@ def run(home_dir: Path, *, durable: bool, sources: int, per_source: int, rounds:
         tip = repo.tip()
         assert tip is not None
         add_leaf(home, SLUG, LeafContract(
-            leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},
+            leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id),
             base_revision=tip, may_write=default_write_rules("extract"), check="extract",
             created_at=NOW, created_by="planner", expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
         submission = extract_submission(home, token, leaf_id, source_id, text, source_index, per_source, 5)

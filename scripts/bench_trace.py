@@ -2,14 +2,19 @@
 
 This script's one job is that measurement. It builds a realistic trace bundle (manifest.json,
 events.jsonl, patch.diff) in a temp dir, plants secrets of every kind detect-secrets knows
-(plain, hidden by JSON \\u escapes, hidden by base64), and times verifier.secrets.scan_bytes and
-`detect-secrets scan` on the same bytes. It also checks that an honest bundle (the same
-generator, nothing planted) gives zero hits.
+(raw, hidden by JSON \\u escapes, base64, URL-safe base64, Unicode disguises, two layers of
+encoding), and times verifier.secrets.scan_bytes and `detect-secrets scan` on the same bytes. It
+also scans an honest 5 MB trace (the same generator, nothing planted: hashes, commit ids, UUIDs,
+base64 thumbnails, credential-named variables) and counts every hit there as a false one.
 
 The last line printed is one JSON object:
-    {"mb_per_s", "stock_mb_per_s", "speedup", "planted", "found", "stock_found"}
-(MB = 2**20 bytes, the unit of the 20 MB bundle cap). Exit status is non-zero if our scanner
-misses a planted secret that stock found, or flags anything in the honest bundle.
+    {"mb_per_s", "stock_mb_per_s", "speedup", "planted", "found", "stock_found",
+     "honest_hits", "recall_by_encoding": {"raw", "escaped", "base64", "base64url", "unicode",
+     "two-layer"}}
+(MB = 2**20 bytes, the unit of the 20 MB bundle cap). Both scanners are timed in CPU seconds
+(ours: process time; stock: its process's user + system time), so other work on a shared
+machine does not skew the ratio; each includes what it does per run (stock: its start-up).
+Exit status is non-zero if our scanner misses a planted secret that stock found, or flags anything in the honest bundle.
 
 Run: .venv/bin/python scripts/bench_trace.py [--mb 20] [--stock-mb N] [--seed 7]
 """
@@ -18,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import gzip
 import hashlib
 import json
 import random
+import resource
 import string
 import subprocess
 import sys
@@ -398,11 +405,16 @@ def secret_cases(rng: random.Random) -> list[SecretCase]:
 # --------------------------------------------------------------------------------------------
 
 
+# How each planted encoding is reported (the keys of recall_by_encoding).
+ENCODING_LABELS = {"plain": "raw", "json-escape": "escaped", "base64": "base64", "base64url": "base64url",
+                   "unicode": "unicode", "two-layer": "two-layer"}
+
+
 @dataclass(frozen=True)
 class Plant:
     kind: str
     file: str
-    encoding: str  # "plain" | "json-escape" | "base64"
+    encoding: str  # a key of ENCODING_LABELS
     line: int  # 1-based line number in the file
     start: int  # byte span of the planted (encoded) value in the file
     end: int
@@ -455,7 +467,45 @@ def plant_lines(gen: Gen, cases: list[SecretCase]) -> tuple[list[PlantedLine], l
         line = (f'{{"ts": "{gen.ts()}", "type": "tool_result", '
                 f'"content": "$ base64 deploy/.env\\n{blob}\\n"}}')
         events.append(PlantedLine(line, case.kind, "base64", blob))
+        # base64url: the same with the URL-safe alphabet, unpadded (JWT-style tooling).
+        blob = base64.urlsafe_b64encode(payload).decode().rstrip("=")
+        line = f'{{"ts": "{gen.ts()}", "type": "tool_result", "content": "env={blob}"}}'
+        events.append(PlantedLine(line, case.kind, "base64url", blob))
+        # unicode: the value disguised with invisible or compatibility characters.
+        disguised = _disguise(case.value, rng)
+        body = f"{gen.words(6)}\\n{_json_str(before)}{disguised}{_json_str(after)}"
+        line = json.dumps({"ts": gen.ts(), "type": "tool_result", "content": ""}, ensure_ascii=False)
+        line = line[:-2] + body + '"}'
+        events.append(PlantedLine(line, case.kind, "unicode", disguised))
+        # two-layer: one of the nested encodings, in turn.
+        blob = _two_layers(payload, i)
+        line = f'{{"ts": "{gen.ts()}", "type": "tool_result", "content": "$ cat blob\\n{blob}\\n"}}'
+        events.append(PlantedLine(line, case.kind, "two-layer", blob))
     return events, patch
+
+
+_INVISIBLE = ("\u200b", "\u00ad", "\u200d", "\u2060", "\ufeff")
+
+
+def _disguise(value: str, rng: random.Random) -> str:
+    """value with an invisible character inside, or some letters and digits full-width."""
+    if rng.random() < 0.5:
+        at = rng.randint(1, len(value) - 1)
+        return value[:at] + rng.choice(_INVISIBLE) + value[at:]
+    return "".join(chr(ord(ch) + 0xFEE0) if ch.isalnum() and rng.random() < 0.3 else ch for ch in value)
+
+
+def _two_layers(payload: bytes, turn: int) -> str:
+    """payload under two encodings: base64 of base64, of escaped JSON, of gzip; hex; \\u of \\u."""
+    kind = turn % 4
+    if kind == 0:
+        return base64.b64encode(base64.b64encode(payload)).decode()
+    if kind == 1:
+        escaped = json.dumps({"env": payload.decode()})
+        return base64.b64encode(escaped.encode()).decode()
+    if kind == 2:
+        return base64.b64encode(gzip.compress(payload, mtime=0)).decode()
+    return payload.hex()
 
 
 def build_bundle(gen: Gen, total: int, cases: list[SecretCase] | None,
@@ -517,9 +567,9 @@ def run_ours(files: dict[str, bytes], repeat: int) -> tuple[float, list[SecretHi
     best = float("inf")
     hits: list[SecretHit] = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         hits = [hit for name, data in files.items() for hit in scan_bytes(data, name=name)]
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best, hits
 
 
@@ -530,13 +580,25 @@ def run_stock(directory: Path, names: list[str]) -> tuple[float, dict[str, set[i
     vendor's API (the planted fakes included); detection itself is unchanged by it.
     """
     tool = Path(sys.executable).parent / "detect-secrets"
-    start = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([str(tool), "scan", "--no-verify", *names], cwd=directory,
                           capture_output=True, check=True)
-    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    elapsed = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     results = json.loads(proc.stdout)["results"]
     lines = {name: {item["line_number"] for item in found} for name, found in results.items()}
     return elapsed, lines
+
+
+def recall_by_encoding(plants: list[Plant], found: list[Plant]) -> dict[str, float]:
+    """Share of planted secrets found, per encoding (printed as found/planted too)."""
+    recall: dict[str, float] = {}
+    for encoding, label in ENCODING_LABELS.items():
+        subset = [p for p in plants if p.encoding == encoding]
+        got = [p for p in found if p.encoding == encoding]
+        recall[label] = round(len(got) / len(subset), 3) if subset else 0.0
+        print(f"       {label:12s} {len(got)}/{len(subset)}")
+    return recall
 
 
 def prefix(data: bytes, size: int) -> bytes:
@@ -558,7 +620,7 @@ def main() -> int:  # noqa: C901 - one linear report of every figure the benchma
 
     gen = Gen(args.seed)
     cases = secret_cases(random.Random(args.seed + 1))
-    print(f"building a {args.mb:g} MB bundle with {len(cases)} secret kinds x 3 encodings ...")
+    print(f"building a {args.mb:g} MB bundle with {len(cases)} secret kinds x {len(ENCODING_LABELS)} encodings ...")
     files, plants = build_bundle(gen, total, cases)
     honest, _ = build_bundle(Gen(args.seed + 2), total, None)
     size = sum(len(data) for data in files.values())
@@ -575,12 +637,12 @@ def main() -> int:  # noqa: C901 - one linear report of every figure the benchma
     stray = [h for h in hits if not any(
         h.file == p.file and p.start <= h.offset < p.end for p in plants)]
     honest_seconds, honest_hits = run_ours(honest, 1)
+    five, _ = build_bundle(Gen(args.seed + 3), 5 * MB, None)
+    _, five_hits = run_ours(five, 1)
+    print(f"honest 5 MB trace: {len(five_hits)} hits" + ("" if not five_hits else f": {five_hits[:5]}"))
     print(f"ours:  {size / MB:.1f} MB in {seconds:.3f} s = {mb_per_s:.1f} MB/s; "
           f"found {len(found_plants)}/{len(plants)} planted; {len(stray)} other hits")
-    for encoding in ("plain", "json-escape", "base64"):
-        subset = [p for p in plants if p.encoding == encoding]
-        got = [p for p in found_plants if p.encoding == encoding]
-        print(f"       {encoding:12s} {len(got)}/{len(subset)}")
+    recall = recall_by_encoding(plants, found_plants)
     for plant in plants:
         if plant not in found_plants:
             print(f"       MISSED {plant.kind} ({plant.encoding}) {plant.file}:{plant.line}")
@@ -647,7 +709,7 @@ def main() -> int:  # noqa: C901 - one linear report of every figure the benchma
             print(f"       stock missed: {plant.kind} {plant.file}:{plant.line}")
     speedup = mb_per_s / stock_mb_per_s
     print(f"speedup: {speedup:.0f}x")
-    ok = not missed_by_us and not honest_hits
+    ok = not missed_by_us and not honest_hits and not five_hits
     print(json.dumps({
         "mb_per_s": round(mb_per_s, 2),
         "stock_mb_per_s": round(stock_mb_per_s, 4),
@@ -655,6 +717,8 @@ def main() -> int:  # noqa: C901 - one linear report of every figure the benchma
         "planted": len(plants),
         "found": len(found_plants),
         "stock_found": len(stock_hit_plants),
+        "honest_hits": len(five_hits),
+        "recall_by_encoding": recall,
     }))
     return 0 if ok else 1
 

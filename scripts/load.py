@@ -51,7 +51,7 @@ from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ids import trace_id_for
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
@@ -143,8 +143,8 @@ def build(root: Path, *, projects: int, agents: int, per_project: int, reject_ev
             leaf_id = f"extract-{n:05d}"
             tip = repo.tip()
             add_leaf(home, slug, LeafContract(
-                leaf_id=leaf_id, kind="extract", inputs={"source_id": source_id},
-                base_revision=tip, may_write=default_write_rules("extract"), check="extract", created_at=now,
+                leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id),
+                base_revision=tip or "", may_write=default_write_rules("extract"), check="extract", created_at=now,
                 created_by="planner", expires_at=now + timedelta(days=1)), now=now, actor="planner")
             handle, operator, token = registered[(n * projects + p) % agents]
             bad = reject_every > 0 and (n * projects + p) % reject_every == reject_every - 1

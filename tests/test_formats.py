@@ -10,13 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from verifier.errors import FormatError
-from verifier.formats.finding import Finding
+from verifier.formats.finding import Finding, Location
 from verifier.formats.frontmatter import load_yaml
 from verifier.formats.ids import canonical_url, finding_id_for, source_id_for
-from verifier.formats.ledger import LedgerRow, parse_row, row_line
+from verifier.formats.ledger import LedgerRow, Outcome, parse_row, row_line
 from verifier.formats.project import parse_project
 from verifier.formats.schema import MODELS
-from verifier.formats.source import SourceRecord
+from verifier.formats.source import MediaType, SourceRecord
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.project import TEMPLATE
 from verifier.text.normalize import normalize
@@ -58,7 +58,7 @@ def test_finding_id_depends_on_source_and_normalized_excerpt_only(h: str, excerp
 def test_finding_round_trips_through_yaml(a: str, b: str, excerpt: str, statement: str, limitation: str,
                                           start: int, length: int) -> None:
     finding = Finding(finding_id=f"fnd_{a}", source_id=f"src_{b}", excerpt=excerpt,
-                      location={"start": start, "end": start + length},
+                      location=Location(start=start, end=start + length),
                       statement=statement, limitation=limitation, leaf_id="extract-1")
     data = dump_yaml(finding.model_dump(mode="json"))
     assert Finding.model_validate(load_yaml(data, "x.yaml")) == finding
@@ -66,7 +66,7 @@ def test_finding_round_trips_through_yaml(a: str, b: str, excerpt: str, statemen
 
 @given(hex16, st.integers(0, 10**9), st.sampled_from(["text/plain", "text/html", "application/pdf"]),
        st.dates(min_value=date(1990, 1, 1), max_value=date(2100, 1, 1)))
-def test_source_round_trips(h: str, size: int, media: str, published: date) -> None:
+def test_source_round_trips(h: str, size: int, media: MediaType, published: date) -> None:
     record = SourceRecord(source_id=f"src_{h}", url="https://example.org/x", sha256="0" * 64, media_type=media,
                           size=size, retrieved_at=datetime(2026, 1, 1, tzinfo=UTC), fetched_by="agent-a",
                           language="en", rights="public", date=published)
@@ -75,7 +75,7 @@ def test_source_round_trips(h: str, size: int, media: str, published: date) -> N
 
 
 @given(st.integers(0, 10**6), st.sampled_from(["accepted", "rejected", "crash", "held"]), words)
-def test_ledger_row_round_trips_byte_for_byte(seq: int, outcome: str, description: str) -> None:
+def test_ledger_row_round_trips_byte_for_byte(seq: int, outcome: Outcome, description: str) -> None:
     row = LedgerRow(seq=seq, prev="a" * 64, at=datetime(2026, 11, 30, 12, tzinfo=UTC), action="submit",
                     outcome=outcome, description=description[:4000], actor="agent-a", actor_type="agent",
                     verifier_version="0.1.0")

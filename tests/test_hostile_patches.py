@@ -97,7 +97,8 @@ def test_binary_change_to_a_text_path(world: World) -> None:
 
 def test_binary_literal_outside_the_write_set(world: World) -> None:
     path = "findings/ab/fnd_ab00000000000000.pdf"
-    patch = (f"diff --git a/{path} b/{path}\nnew file mode 100644\n" + binary_literal(b"%PDF-1.4\x00\x01")).encode()
+    patch = (f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000..0a1b2c3\n"
+             + binary_literal(b"%PDF-1.4\x00\x01")).encode()
     assert_refused_cleanly(world, patch, "outside_write_set")
 
 

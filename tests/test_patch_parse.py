@@ -121,7 +121,7 @@ def test_oversize_patch_is_refused() -> None:
 def test_binary_literal_round_trips() -> None:
     data = bytes(range(256)) * 9
     header = "diff --git a/sources/ab/src_ab00000000000000.pdf b/sources/ab/src_ab00000000000000.pdf\n"
-    patch = parse_patch((header + "new file mode 100644\n" + binary_literal(data)).encode())
+    patch = parse_patch((header + "new file mode 100644\nindex 0000000..0a1b2c3\n" + binary_literal(data)).encode())
     assert patch.changes[0].binary == data
 
 

@@ -19,6 +19,7 @@ from verifier.pipeline.project import init_project
 from verifier.store.fetcher import HttpFetcher, OfflineFetcher
 
 from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
+from .support_policy import allow_loopback_sources
 
 PAGE = b"Quillmark reported 14 paying customers for Anchor in February 2026.\n"
 PDF = (FIXTURES / "sources-raw" / "verification-layer-eval-2026.pdf").read_bytes()
@@ -57,6 +58,7 @@ def server() -> Iterator[str]:
 @pytest.fixture
 def online(world: World) -> World:
     world.fetcher = HttpFetcher(user_agent="ResearchWiki-Verifier/test", timeout_s=2.0, allow_private_addresses=True)
+    allow_loopback_sources(world)
     return world
 
 

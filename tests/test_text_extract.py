@@ -55,7 +55,8 @@ def _blank_pdf(pages: int = 1, password: str | None = None) -> bytes:
 
 def test_normalization_rule_is_published() -> None:
     assert NORMALIZATION == (
-        "NFC; CRLF and CR to LF; every run of Unicode whitespace to one space; strip ends"
+        "NFC; byte-order marks (U+FEFF) removed; CRLF and CR to LF; every run of Unicode whitespace to one "
+        "space; strip ends"
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from verifier.agentkit.scripted import ScriptedAgent, load_script
 from verifier.formats.base import iso
 from verifier.formats.ids import source_id_for
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import add_leaf, init_project
@@ -43,7 +43,7 @@ def run_demo(root: Path, *, now: datetime, echo: Callable[[str], None]) -> int:
     assert tip is not None
     leaf = LeafContract(
         leaf_id="extract-analyst-note", kind="extract", title="Extract findings from the analyst note",
-        inputs={"source_id": source_id}, base_revision=tip, may_write=default_write_rules("extract"),
+        inputs=LeafInputs(source_id=source_id), base_revision=tip, may_write=default_write_rules("extract"),
         check="extract", created_at=now, created_by="planner", expires_at=now.replace(year=now.year + 1),
     )
     add_leaf(home, SLUG, leaf, now=now, actor="planner")

@@ -13,7 +13,8 @@ from verifier.patch.apply import git_blob_id
 
 def clone(bare_repo: Path, dest: Path, *, revision: str | None = None) -> pygit2.Repository:
     """Clone a project repository and check out `revision` (default: the tip)."""
-    repo = pygit2.clone_repository(str(bare_repo), str(dest))
+    # Through git's protocol (file://), not a copy of the folder: only reachable objects come.
+    repo = pygit2.clone_repository(bare_repo.resolve().as_uri(), str(dest))
     if revision is not None:
         commit = repo.revparse_single(revision).peel(pygit2.Commit)
         repo.checkout_tree(commit.tree, strategy=pygit2.enums.CheckoutStrategy.FORCE)  # type: ignore[no-untyped-call]
@@ -37,7 +38,7 @@ def binary_literal(data: bytes) -> str:
         chunk = packed[start : start + 52]
         size = len(chunk)
         marker = chr(ord("A") + size - 1) if size <= 26 else chr(ord("a") + size - 27)
-        lines.append(marker + base64.b85encode(chunk).decode("ascii"))
+        lines.append(marker + base64.b85encode(chunk, pad=True).decode("ascii"))  # whole 4-byte groups, as git
     return "\n".join(lines) + "\n\nliteral 0\nHcmV?d00001\n\n"
 
 

@@ -10,6 +10,7 @@ from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.ids import finding_id_for
 from verifier.formats.layout import classify, finding_path, queue_path, source_record_path
+from verifier.formats.project import MIN_EXCERPT_CHARS
 from verifier.formats.source import parse_source
 from verifier.formats.wording import count
 from verifier.text.normalize import normalize
@@ -36,7 +37,7 @@ def source_problem(tree: TreeView, source_id: str) -> Rejection | None:
 
 
 def check_finding_file(path: str, data: bytes, text: str | None, *, source_id: str | None,
-                       leaf_id: str | None) -> list[Rejection]:
+                       leaf_id: str | None, min_chars: int = MIN_EXCERPT_CHARS) -> list[Rejection]:
     """The rules every finding obeys; `source_id` and `leaf_id` pin it to a leaf when given.
 
     `text` is the derived text of the finding's source (None when the source is unavailable,
@@ -68,6 +69,11 @@ def check_finding_file(path: str, data: bytes, text: str | None, *, source_id: s
     start, end = finding.location.start, finding.location.end
     if not excerpt:
         problems.append(Rejection("excerpt_not_found", "the excerpt is empty after normalization", path))
+        return problems
+    if len(excerpt) < min_chars:
+        # A few letters occur in any source, so they would pin any claim to it.
+        problems.append(Rejection("excerpt_too_short", f"the excerpt is {len(excerpt)} characters after "
+                                  f"normalization; the project asks for at least {min_chars}", path))
         return problems
     if text[start:end] == excerpt:
         return problems
@@ -104,7 +110,8 @@ def check_extract(ctx: CheckContext) -> CheckResult:
             rejections.append(Rejection("unexpected_file", "an extract leaf only adds findings", path))
             continue
         findings += 1
-        rejections += check_finding_file(path, data, text, source_id=source_id, leaf_id=leaf_id)
+        rejections += check_finding_file(path, data, text, source_id=source_id, leaf_id=leaf_id,
+                                         min_chars=ctx.project.min_excerpt_chars)
     if not MIN_FINDINGS <= findings <= MAX_FINDINGS:
         rejections.insert(0, Rejection(
             "finding_count", f"an extract leaf adds {MIN_FINDINGS}-{MAX_FINDINGS} findings; this patch adds {findings}"

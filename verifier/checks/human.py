@@ -126,4 +126,5 @@ def _finding(ctx: CheckContext, path: str, data: bytes) -> list[Rejection]:
     unavailable = source_problem(ctx.tree, source_id)
     if unavailable is not None:
         return [unavailable]
-    return check_finding_file(path, data, ctx.source_texts.get(source_id), source_id=None, leaf_id=HUMAN_LEAF)
+    return check_finding_file(path, data, ctx.source_texts.get(source_id), source_id=None, leaf_id=HUMAN_LEAF,
+                              min_chars=ctx.project.min_excerpt_chars)

@@ -2,22 +2,44 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import date
+from urllib.parse import urlsplit
 
 from verifier.formats.ids import UrlError, canonical_url, url_host
 from verifier.formats.project import SourcePolicy
 
 
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
 def _within(host: str, domain: str) -> bool:
+    address = _address(host)
+    if address is not None:  # an address is named exactly, never by a suffix
+        return address == _address(domain)
     return host == domain or host.endswith("." + domain)
 
 
 def url_problem(url: str, policy: SourcePolicy) -> str | None:
-    """None if the URL's domain is inside the policy, else why not."""
+    """None if the URL is inside the policy, else why not.
+
+    Asked again for every URL of a redirect chain (the fetcher calls it per hop), so the deny
+    list applies after every redirect.
+    """
     try:
-        host = url_host(canonical_url(url))
+        canonical = canonical_url(url)
+        host = url_host(canonical)
     except UrlError as exc:
         return f"URL {url!r} is not usable: {exc}"
+    scheme = urlsplit(canonical).scheme
+    if scheme != "https" and not (scheme == "http" and policy.allow_http):
+        return f"{scheme}:// is not allowed: sources are fetched over https (source_policy.allow_http is off)"
+    if _address(host) is not None and not any(_within(host, domain) for domain in policy.allow_domains):
+        return f"host {host} is an IP address the policy does not name (list it in source_policy.allow_domains)"
     denied = next((domain for domain in policy.deny_domains if _within(host, domain)), None)
     if denied:
         return f"domain {host} is denied by source_policy.deny_domains ({denied})"

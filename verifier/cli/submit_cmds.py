@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
@@ -22,7 +21,7 @@ from verifier.cli.app import (
 )
 from verifier.cli.service_cmds import remote_submit
 from verifier.demo import run_demo
-from verifier.errors import AuthError, FormatError, NotFound, Rejected
+from verifier.errors import AuthError, FormatError, NotFound, Rejected, Rejection
 from verifier.pipeline.followups import seal_after_landing
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.store.traces import load_bundle
@@ -61,13 +60,9 @@ def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Pat
         if patch_file.stat().st_size > MAX_PATCH_FILE:
             raise RwError(f"{patch_file} is larger than {MAX_PATCH_FILE} bytes")
         patch = patch_file.read_bytes()
-        bundle: dict[str, bytes] = {}
-        if trace_path is not None:
-            # An unreadable bundle is a rejection the pipeline records, like a missing one.
-            with contextlib.suppress(Rejected):
-                bundle = load_bundle(trace_path)
-        verdict = submit(home, Submission(slug, leaf_id, patch, bundle, token, base=base), now=now_from_env(),
-                         fetcher=fetcher_for(home))
+        bundle, problem = _read_bundle(trace_path)
+        verdict = submit(home, Submission(slug, leaf_id, patch, bundle, token, base=base, bundle_problem=problem),
+                         now=now_from_env(), fetcher=fetcher_for(home))
     except (AuthError, NotFound, FormatError) as exc:
         fail(exc)
     if leaf_id is None and verdict.outcome == "accepted":
@@ -85,6 +80,16 @@ def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Pat
         for rejection in verdict.rejections[1:]:
             click.echo(f"  also [{rejection.code}] {rejection.render()}")
     raise SystemExit(_exit_for(verdict))
+
+
+def _read_bundle(trace_path: Path | None) -> tuple[dict[str, bytes], Rejection | None]:
+    """The bundle's files; an unreadable bundle is a rejection the pipeline records, with its own reason."""
+    if trace_path is None:
+        return {}, None
+    try:
+        return load_bundle(trace_path), None
+    except Rejected as exc:
+        return {}, exc.headline
 
 
 @cli.command("demo")

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from verifier.commons.adapter import Claim, ClaimConflict, Message, Outage, OutgoingMessage
 from verifier.commons.db import Database
+from verifier.commons.screen import withhold
 from verifier.formats.base import iso
 from verifier.store.identities import Actor, FileIdentities
 
@@ -105,6 +106,7 @@ class LocalCommons:
         """Store messages; one already stored under the same key is kept as it was."""
         if not messages:
             return 0
+        messages = [withhold(message) for message in messages]  # scanned before stored
         with self.db.write() as conn:
             before = conn.total_changes
             conn.executemany(

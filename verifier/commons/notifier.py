@@ -244,6 +244,7 @@ class Notifier:
         secret = triggers.secret_message(facts)
         if secret is not None:
             out.append(secret)
+        out.extend(triggers.revoked_messages(facts))
         needs_digest = (row.action == "submit" and row.outcome in triggers.SUBMIT_ACCEPTED
                         and not memory.first_seen(f"operator:{row.operator}"))
         lineage = {h: memory.lineage(h) for h in facts.hypotheses_touched()}

@@ -7,7 +7,8 @@ idempotent: the same row always yields the same keys, so posting twice keeps one
 - outcome        every submit row, on the leaf's thread (§6 "post the outcome to the leaf's thread")
 - first_minute   an operator's first accepted leaf in a project: findings added, the project, first
                  on that source or not, the project's current digest (§9.1)
-- secret         a trace refused for a secret: the agent is told, nothing was kept (§11)
+- secret         a trace or patch refused for a secret: the agent is told, nothing was kept (§11);
+                 and each person or agent whose bearer token was found and revoked
 - finding_linked a link landed on your finding; says how its use score moved when it did (§9.2)
 - use_score      your finding's use score moved for another reason (a report cited it, a revert)
 - hypothesis_moved a hypothesis you have links or findings on changed or resolved; with the
@@ -18,6 +19,7 @@ idempotent: the same row always yields the same keys, so posting twice keeps one
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,9 @@ from verifier.commons.adapter import OutgoingMessage
 from verifier.formats.ledger import LedgerRow
 
 SUBMIT_ACCEPTED = ("accepted", "held")
+SECRET_CODES = ("secret_in_trace", "secret_in_patch")
+# Must match verifier.pipeline.secrets_gate.REVOKED_MARK (commons does not import the pipeline).
+_REVOKED = re.compile(r"revoked the bearer token of: ([a-z0-9_.,\s-]+)")
 
 
 @dataclass(frozen=True)
@@ -117,12 +122,26 @@ def first_minute_message(facts: RowFacts, snapshot: Snapshot, digest: dict[str, 
 
 def secret_message(facts: RowFacts) -> OutgoingMessage | None:
     row = facts.row
-    if row.action != "submit" or row.reason_code != "secret_in_trace":
+    if row.action != "submit" or row.reason_code not in SECRET_CODES:
         return None
-    body = (f"Your trace for {facts.slug}/{row.leaf_id} contained a secret. It was refused and nothing of it "
-            "was kept; rotate the credential and submit again without it.")
+    part = "trace" if row.reason_code == "secret_in_trace" else "patch"
+    body = (f"Your {part} for {facts.slug}/{row.leaf_id or 'an edit'} contained a secret. It was refused and "
+            "nothing of it was kept; rotate the credential and submit again without it.")
     return OutgoingMessage(_key(facts, "secret"), "secret", body, facts.slug, row.leaf_id, row.actor,
                            data={"seq": row.seq, "description": row.description})
+
+
+def revoked_messages(facts: RowFacts) -> list[OutgoingMessage]:
+    """A bearer token found in a refused submission was revoked: tell its owner (§11)."""
+    row = facts.row
+    match = _REVOKED.search(row.description) if row.reason_code in SECRET_CODES else None
+    if match is None:
+        return []
+    handles = [handle.strip() for handle in match.group(1).split(",") if handle.strip()]
+    body = (f"Your bearer token appeared in a submission to {facts.slug} and was revoked at once; it no longer "
+            "authenticates. Ask the project's operator for a new token, and keep tokens out of traces and files.")
+    return [OutgoingMessage(_key(facts, "revoked", handle), "secret", body, facts.slug, row.leaf_id, handle,
+                            data={"seq": row.seq}) for handle in handles]
 
 
 def linked_messages(facts: RowFacts, snapshot: Snapshot) -> list[OutgoingMessage]:

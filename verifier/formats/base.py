@@ -7,10 +7,10 @@ becomes one FormatError naming the file, the line (when it can be found) and the
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
 
 from verifier.errors import FormatError
 from verifier.formats.frontmatter import key_line, load_front_matter, load_yaml
@@ -19,9 +19,15 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class Strict(BaseModel):
-    """Base for every format: unknown fields are errors, values are frozen after parsing."""
+    """Base for every format: unknown fields are errors, values are frozen after parsing.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+    Strict: a value is read as the type it is written as, never coerced ('10', 10.0 and true are
+    not the integer 10; 1 is not true), and every number is finite. Timestamps and dates are the
+    one text-to-value reading, and only from their ISO spelling (`Timestamp`, `Day`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False, strict=True,
+                              allow_inf_nan=False)
 
 
 HANDLE_RE = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
@@ -46,7 +52,37 @@ def _aware_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-Timestamp = Annotated[datetime, AfterValidator(_aware_utc)]
+_ISO_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def timestamp_text(value: object) -> object:
+    """An ISO 8601 timestamp string becomes a datetime; anything else is left for strict checking."""
+    if isinstance(value, str):
+        if not _ISO_TIMESTAMP.match(value):
+            raise ValueError("timestamp must be ISO 8601, e.g. 2026-11-30T12:00:00Z")
+        return datetime.fromisoformat(value)
+    return value
+
+
+def _date_text(value: object) -> object:
+    if isinstance(value, str):
+        if not _ISO_DATE.match(value):
+            raise ValueError("date must be ISO 8601, e.g. 2026-11-30")
+        return date.fromisoformat(value)
+    if isinstance(value, datetime):  # a datetime is not a date, though Python says it is one
+        raise ValueError("expected a date (YYYY-MM-DD), not a timestamp")
+    return value
+
+
+def _tuple_of_list(value: object) -> object:
+    """JSON and YAML have lists, not tuples: a list is the one spelling of a tuple field."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+Timestamp = Annotated[datetime, BeforeValidator(timestamp_text), AfterValidator(_aware_utc)]
+Day = Annotated[date, BeforeValidator(_date_text)]
+ListIn = BeforeValidator(_tuple_of_list)
 
 
 def iso(moment: datetime) -> str:

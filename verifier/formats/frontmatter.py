@@ -1,18 +1,26 @@
 """Safe reading of YAML documents and Markdown front matter from untrusted bytes.
 
-YAML is parsed with ruamel's safe loader (no tags, no Python objects). Aliases are refused
-outright: our formats never need them, and they are the lever of expansion bombs. Size is bounded
-before parsing and nesting after. Errors name the file and the line.
+YAML is parsed with ruamel's safe loader (no Python objects), and read only one way: a document
+that another YAML reader could read differently is refused rather than guessed at. Refused
+outright, before loading: anchors and aliases (the lever of expansion bombs; our formats never
+need them), explicit tags (`!!str`, `!foo`), %YAML and %TAG directives, the `<<` merge key, and
+plain scalars that YAML 1.1 and YAML 1.2 readers resolve differently (yes/no/on/off, numbers
+with a leading zero or colons, 0b/0o prefixes, an exponent without a dot). Front matter is
+delimited by lines that are exactly `---` at column 0, and holds no line break but LF and CRLF
+(NEL, U+2028/9 and a lone CR are breaks to some readers only); a second front-matter block
+after the first is refused. Size is bounded before parsing and nesting after. Errors name the file and the line.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import threading
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent, DocumentStartEvent, NodeEvent, ScalarEvent
 
 from verifier.errors import FormatError
 
@@ -66,10 +74,51 @@ def _refuse_shared_nodes(value: Any, where: str) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
+# Plain scalars that YAML 1.1 readers (PyYAML, many tools) and YAML 1.2 readers (ruamel, ours)
+# resolve to different values: 1.1 booleans, sexagesimal numbers, leading zeros (octal in 1.1),
+# 1.1 binary, 1.2 octal, exponents without a dot. (Digit separators, 2_000_000, are read as the
+# same number by PyYAML and ruamel, and stay allowed.)
+_AMBIGUOUS_PLAIN = re.compile(
+    r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF"
+    r"|[-+]?0[0-9_]+(?:\.[0-9_]*)?"  # a leading zero: octal to 1.1
+    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"  # sexagesimal to 1.1
+    r"|[-+]?0b[01_]+|[-+]?0o[0-7_]+"  # binary to 1.1, octal to 1.2
+    r"|[-+]?[0-9]+[eE][-+]?[0-9]+"  # an exponent without a dot: a float to 1.2, text to 1.1
+    r")$"
+)
+
+
+def _event_problem(event: object) -> str | None:
+    if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor is not None):
+        return "YAML anchors and aliases are not allowed"
+    if isinstance(event, DocumentStartEvent) and (event.version is not None or event.tags):
+        return "YAML directives (%YAML, %TAG) are not allowed"
+    tag = getattr(event, "tag", None)
+    if tag is not None and tag != "!":
+        return f"YAML tags are not allowed (found {str(tag)[:40]!r}); write the value plainly"
+    if isinstance(event, ScalarEvent) and event.style in (None, "") and event.value == "<<":
+        return "the YAML merge key `<<` is not allowed"  # a merge to 1.1 readers, a plain key to others
+    if isinstance(event, ScalarEvent) and event.style in (None, "") and _AMBIGUOUS_PLAIN.match(event.value):
+        return (f"{event.value[:40]!r} means different things to different YAML readers; quote it if it is "
+                "text, or write the number or true/false plainly")
+    return None
+
+
+def _refuse_ambiguous(text: str, where: str, line_offset: int) -> None:
+    """Walk the YAML events once; refuse what another reader would read differently."""
+    for event in _yaml().parse(io.StringIO(text)):
+        problem = _event_problem(event)
+        if problem is not None:
+            mark = getattr(event, "start_mark", None)
+            line = mark.line + 1 + line_offset if mark is not None else "?"
+            raise FormatError(f"line {line}: {problem}", where)
+
+
 def load_yaml(data: bytes | str, where: str, *, line_offset: int = 0) -> Any:
     """Parse one YAML document from untrusted input; raise FormatError naming the line."""
     text = _decode(data, where)
     try:
+        _refuse_ambiguous(text, where, line_offset)
         docs = list(_yaml().load_all(io.StringIO(text)))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark
@@ -89,12 +138,28 @@ def split_front_matter(data: bytes | str, where: str) -> tuple[str, str, int]:
     """Split `---\\n<yaml>\\n---\\n<body>`; return (yaml text, body, line of the yaml's start)."""
     text = _decode(data, where).replace("\r\n", "\n")
     lines = text.split("\n")
-    if not lines or lines[0].strip() != FENCE:
-        raise FormatError("expected front matter: the first line must be '---'", where)
+    if not lines or lines[0] != FENCE:
+        raise FormatError("expected front matter: the first line must be exactly '---'", where)
     for index in range(1, len(lines)):
-        if lines[index].strip() == FENCE:
-            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), 1
-    raise FormatError("front matter is not closed by a '---' line", where)
+        if lines[index] == FENCE:
+            yaml_text, body = "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])
+            _refuse_other_readings(yaml_text, body, where)
+            return yaml_text, body, 1
+    raise FormatError("front matter is not closed by a '---' line at column 0", where)
+
+
+_OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+
+
+def _refuse_other_readings(yaml_text: str, body: str, where: str) -> None:
+    """Refuse front matter whose extent another reader could see differently."""
+    odd = _OTHER_BREAKS.search(yaml_text)
+    if odd is not None:
+        line = yaml_text.count("\n", 0, odd.start()) + 2
+        raise FormatError(f"line {line}: front matter holds a line break some readers do not see "
+                          f"(U+{ord(odd.group()):04X}); use LF or CRLF", where)
+    if body.lstrip("\n").startswith(FENCE + "\n") or body.lstrip("\n") == FENCE:
+        raise FormatError("a second front-matter block follows the first; keep one", where)
 
 
 def load_front_matter(data: bytes | str, where: str) -> tuple[Any, str]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Literal
 
 from pydantic import Field, model_validator
 
-from verifier.formats.base import Strict, Text, Timestamp, parse_front_matter_model
+from verifier.formats.base import Day, Strict, Text, Timestamp, parse_front_matter_model
 from verifier.formats.project import HypothesisId
 
 HypothesisStatus = Literal["loose", "active", "resolved"]
@@ -16,7 +15,7 @@ VerdictValue = Literal["true", "false", "unresolved", "none"]
 
 class Resolution(Strict):
     criterion: Text
-    check_date: date
+    check_date: Day
     measure: Text
 
 

@@ -131,8 +131,14 @@ def hypothesis_path(hypothesis_id: str) -> str:
 
 
 def is_verifier_only(path: str) -> bool:
-    return path.startswith(VERIFIER_ONLY_PREFIXES) or path in VERIFIER_ONLY_NAMES
+    # In any case: `Ledger/x` is `ledger/x` on a case-insensitive disk.
+    folded = path.casefold()
+    return folded.startswith(VERIFIER_ONLY_PREFIXES) or folded in VERIFIER_ONLY_NAMES
 
 
 def is_human_only(path: str) -> bool:
-    return path in HUMAN_ONLY or path.startswith(HUMAN_ONLY_PREFIXES)
+    folded = path.casefold()
+    return folded in _HUMAN_ONLY_FOLDED or folded.startswith(HUMAN_ONLY_PREFIXES)
+
+
+_HUMAN_ONLY_FOLDED = tuple(name.casefold() for name in HUMAN_ONLY)

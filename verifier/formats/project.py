@@ -3,22 +3,38 @@ untouched template still runs."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from verifier.formats.base import HANDLE_RE, Strict, parse_front_matter_model
+from verifier.formats.base import HANDLE_RE, Day, Strict, parse_front_matter_model
 
 HoldType = Literal["sources", "plans", "links", "verdicts"]
+# A few letters occur in any source: an excerpt this short could pin any claim to it.
+MIN_EXCERPT_CHARS = 20
 HOLD_TYPES: tuple[HoldType, ...] = ("sources", "plans", "links", "verdicts")
 HypothesisId = Annotated[str, StringConstraints(pattern=r"^H[1-9][0-9]{0,5}$")]
 _DOMAIN_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9-]{1,63}$")
 
 
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 class SourcePolicy(Strict):
-    """Which sources scouts may bring in. Empty lists mean "any"."""
+    """Which sources scouts may bring in. Empty lists mean "any".
+
+    Only https, unless allow_http; a host written as an IP address only if allow_domains names
+    that address (deny_domains may name addresses too).
+    """
+
+    allow_http: bool = False
 
     allow_domains: list[str] = Field(default_factory=list)
     deny_domains: list[str] = Field(default_factory=list)
@@ -28,14 +44,14 @@ class SourcePolicy(Strict):
     rights: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]] = Field(
         default_factory=list
     )
-    min_date: date | None = None
+    min_date: Day | None = None
 
     @field_validator("allow_domains", "deny_domains")
     @classmethod
     def _domains(cls, value: list[str]) -> list[str]:
         for domain in value:
-            if not _DOMAIN_RE.match(domain):
-                raise ValueError(f"{domain!r} is not a lower-case domain name like example.org")
+            if not _DOMAIN_RE.match(domain) and not _is_address(domain):
+                raise ValueError(f"{domain!r} is not a lower-case domain name like example.org, or an IP address")
         return value
 
 
@@ -58,6 +74,8 @@ class ProjectFile(Strict):
     hypotheses: list[HypothesisId] = Field(default_factory=list)
     # How many sources a "none found" counter-evidence note must list (issue 10).
     counter_evidence_min_sources: int = Field(default=3, ge=1, le=100)
+    # The shortest excerpt a finding may quote, in characters after normalization.
+    min_excerpt_chars: int = Field(default=MIN_EXCERPT_CHARS, ge=1, le=2000)
 
     @field_validator("holds", "hypotheses")
     @classmethod

@@ -3,12 +3,11 @@ retained bytes (sources/<shard>/<source_id>.<ext>)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
-from verifier.formats.base import Handle, Sha256Hex, Strict, Text, Timestamp, parse_yaml_model
+from verifier.formats.base import Day, Handle, Sha256Hex, Strict, Text, Timestamp, parse_yaml_model
 
 SourceStatus = Literal["staged", "included", "failed"]
 MediaType = Literal["text/plain", "text/html", "application/pdf"]
@@ -31,7 +30,7 @@ class SourceRecord(Strict):
     fetched_by: Handle
     language: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]
     rights: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
-    date: dt.date | None = None
+    date: Day | None = None
     title: Text | None = None
     status: SourceStatus = "staged"
     leaf_id: str | None = None

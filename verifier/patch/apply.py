@@ -46,9 +46,24 @@ def split_lines(text: str) -> list[str]:
     return out
 
 
+def _check_trailing_context(hunks: tuple[Hunk, ...], old_lines: list[str], path: str) -> None:
+    """As git: a hunk with context but none after its changes must end at the end of the file
+    (else the missing context hides what follows). A patch with no context at all is taken as
+    zero-context by declaration (`diff -U0`) and exempt."""
+    if not any(line.tag == " " for hunk in hunks for line in hunk.lines):
+        return
+    for hunk in hunks:
+        if hunk.lines and hunk.lines[-1].tag != " " and hunk.old_count:
+            end = hunk.old_start - 1 + hunk.old_count
+            if end != len(old_lines):
+                raise _fail("does_not_apply", f"hunk at line {hunk.old_start} has no trailing context but does "
+                            "not end at the end of the file", path)
+
+
 def apply_hunks(old: str, hunks: tuple[Hunk, ...], path: str) -> str:
     """Apply hunks to `old`; every hunk at exactly its stated position."""
     old_lines = split_lines(old)
+    _check_trailing_context(hunks, old_lines, path)
     out: list[str] = []
     cursor = 0  # index into old_lines of the next line not yet copied
     for hunk in hunks:
@@ -83,10 +98,15 @@ def apply_hunks(old: str, hunks: tuple[Hunk, ...], path: str) -> str:
 
 
 def _decode(data: bytes, path: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _fail("binary", "a text patch cannot change a binary file", path) from exc
+    # As git: a file with a NUL byte is binary. Other bytes that are not UTF-8 are carried
+    # through exactly (surrogateescape), so a Latin-1 text file is patched byte for byte.
+    if b"\x00" in data:
+        raise _fail("binary", "a text patch cannot change a binary file", path)
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _check_blob(claimed: str | None, data: bytes, what: str, path: str) -> None:
@@ -107,7 +127,7 @@ def apply_change(change: FileChange, read: Callable[[str], bytes | None]) -> lis
         if read(change.path) is not None:
             raise _fail("path_exists", f"the patch creates {change.path}, which already exists", change.path)
         data = change.binary if change.binary is not None else (
-            apply_hunks("", change.hunks, change.path).encode("utf-8")
+            _encode(apply_hunks("", change.hunks, change.path))
         )
         _check_blob(change.new_blob, data, "new", change.path)
         return [Write(change.path, data)]
@@ -116,12 +136,19 @@ def apply_change(change: FileChange, read: Callable[[str], bytes | None]) -> lis
     if old is None:
         raise _fail("missing_path", f"the patch changes {change.old_path}, which does not exist", change.old_path)
     _check_blob(change.old_blob, old, "old", change.old_path)
+    if change.op == "delete" and not change.hunks and (change.binary is not None or b"\x00" in old):
+        # A binary deletion: the whole file goes, and what the patch says it deletes must be it.
+        if change.binary is not None and change.binary != old:
+            raise _fail("does_not_apply", "the binary file being deleted is not the one in the tree", change.old_path)
+        if change.binary is None and (change.old_blob is None or set(change.old_blob) == {"0"}):
+            raise _fail("binary", "a binary deletion must name the deleted blob (index line)", change.old_path)
+        return [Write(change.old_path, None)]
     new_text = apply_hunks(_decode(old, change.old_path), change.hunks, change.old_path)
     if change.op == "delete":
         if new_text:
             raise _fail("does_not_apply", "a deletion must remove the whole file", change.old_path)
         return [Write(change.old_path, None)]
-    data = new_text.encode("utf-8")
+    data = _encode(new_text)
     _check_blob(change.new_blob, data, "new", change.path)
     if change.op == "rename":
         if read(change.path) is not None:

@@ -1,8 +1,10 @@
 """Strict parsing of a git-format unified diff into typed file changes. Pure.
 
 Accepted: `diff --git` sections for regular files (mode 100644) that create, modify, delete or
-rename, with text hunks; and, for new files only, a `GIT binary patch` literal (how `git diff
---binary` carries retained PDF bytes). Refused, each with its own code: anything else (mode
+rename, with text hunks (UTF-8 or not: other bytes are carried through exactly); and, for new
+and deleted files, a `GIT binary patch` literal with its index line, framed exactly as git frames it
+(how `git diff --binary` carries retained PDF bytes). `git format-patch`
+output is accepted: its mail envelope is stripped. Refused, each with its own code: anything else (mode
 changes, symlinks, submodules, executables, copies, binary deltas, "Binary files differ" without
 data, quoted or unsafe names, a path named twice, headers that disagree, malformed hunks, an empty
 patch). What is accepted here is then applied by `patch.apply` and checked again on the tree.
@@ -61,7 +63,9 @@ class FileChange:
     hunks: tuple[Hunk, ...]
     old_blob: str | None  # abbreviated blob ids from the `index` line, when present
     new_blob: str | None
-    binary: bytes | None = None  # full new content of a binary create
+    # A binary create: the full new content. A binary delete: the content being deleted (from
+    # git's reverse section), checked against the tree; None when the patch does not carry it.
+    binary: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -115,12 +119,14 @@ def _decode_base85_line(line: str, number: int) -> bytes:
         size = ord(size_char) - ord("a") + 27
     else:
         raise _fail("malformed_patch", "bad length character in binary data", number)
+    if len(line) - 1 != (size + 3) // 4 * 5:
+        # As git: the length byte must match the characters on the line exactly.
+        raise _fail("malformed_patch", f"binary data line says {size} bytes but carries {len(line) - 1} "
+                    "characters", number)
     try:
         decoded = base64.b85decode(line[1:])
     except ValueError as exc:
         raise _fail("malformed_patch", f"bad base85 in binary data: {exc}", number) from exc
-    if len(decoded) < size:
-        raise _fail("malformed_patch", "binary data line shorter than it says", number)
     return decoded[:size]
 
 
@@ -142,15 +148,17 @@ class _Reader:
         return self.i + 1
 
 
-def _read_binary(reader: _Reader, max_size: int) -> bytes:
+def _read_literal(reader: _Reader, max_size: int, *, reverse: bool) -> bytes:
+    """One `literal <size>` (or, in the reverse section, `delta <size>`) block, checked as git does:
+    exact line lengths, a complete zlib stream (its checksum included), the stated size."""
     start = reader.number
     header = reader.take() if reader.peek() is not None else ""
-    if header.startswith("delta "):
+    if header.startswith("delta ") and not reverse:
         raise _fail("binary", "binary deltas are not allowed; send the whole file (literal)", start)
-    match = re.match(r"^literal (\d{1,9})$", header)
+    match = re.match(r"^(literal|delta) (\d{1,9})$", header)
     if not match:
         raise _fail("malformed_patch", "expected 'literal <size>' after 'GIT binary patch'", start)
-    size = int(match.group(1))
+    size = int(match.group(2))
     if size > max_size:
         raise _fail("oversize", f"binary file of {size} bytes exceeds {max_size}", start)
     chunks: list[bytes] = []
@@ -158,21 +166,29 @@ def _read_binary(reader: _Reader, max_size: int) -> bytes:
         chunks.append(_decode_base85_line(reader.take(), reader.number - 1))
     if reader.peek() == "":
         reader.take()
+    inflater = zlib.decompressobj()
     try:
-        inflater = zlib.decompressobj()
         data = inflater.decompress(b"".join(chunks), size + 1)
     except zlib.error as exc:
         raise _fail("malformed_patch", f"binary data does not inflate: {exc}", start) from exc
     if len(data) != size:
         raise _fail("malformed_patch", f"binary data inflates to {len(data)} bytes, not {size}", start)
-    # A reverse section may follow (git writes one); it carries nothing we need.
-    if (line := reader.peek()) is not None and line.startswith(("literal ", "delta ")):
-        reader.take()
-        while (line := reader.peek()) is not None and line != "":
-            reader.take()
-        if reader.peek() == "":
-            reader.take()
+    if not inflater.eof or inflater.unused_data:
+        raise _fail("malformed_patch", "binary data is not one complete zlib stream (truncated or trailing "
+                    "bytes)", start)
     return data
+
+
+def _read_binary(reader: _Reader, max_size: int) -> tuple[bytes, bytes | None]:
+    """(forward contents, reverse contents or None). A reverse section (git writes one) is
+    checked as strictly as the forward one; a delta there has no contents of its own (None)."""
+    data = _read_literal(reader, max_size, reverse=False)
+    reverse = None
+    if (line := reader.peek()) is not None and line.startswith(("literal ", "delta ")):
+        is_literal = line.startswith("literal ")
+        old = _read_literal(reader, max_size, reverse=True)
+        reverse = old if is_literal else None
+    return data, reverse
 
 
 def _read_hunks(reader: _Reader) -> list[Hunk]:
@@ -214,6 +230,26 @@ def _read_hunks(reader: _Reader) -> list[Hunk]:
             raise _fail("malformed_patch", "misplaced 'No newline' marker", reader.number)
         hunks.append(Hunk(old_start, old_count, new_start, new_count, tuple(lines)))
     return hunks
+
+
+def _binary_change(reader: _Reader, op: ChangeOp, path: str, blobs: tuple[str | None, str | None],
+                   max_binary: int) -> FileChange:
+    """The FileChange of a `GIT binary patch` section (its header line already taken)."""
+    number = reader.number - 1
+    old_blob, new_blob = blobs
+    if op not in ("create", "delete"):
+        raise _fail("binary", "binary data is allowed only for new and deleted files", number)
+    if new_blob is None:
+        # As git: a binary patch needs the index line (the blob id its contents are checked against).
+        raise _fail("binary", "a binary patch needs its `index <old>..<new>` line, as `git diff --binary` "
+                    "writes it", number)
+    data, reverse = _read_binary(reader, max_binary)
+    if op == "create":
+        return FileChange(op, path, None, (), old_blob, new_blob, binary=data)
+    if data:
+        raise _fail("malformed_patch", f"{path}: a binary deletion must leave nothing (literal 0)", number)
+    # The deleted file's contents, when the reverse section carries them, are checked on apply.
+    return FileChange(op, path, path, (), old_blob, new_blob, binary=reverse)
 
 
 def _read_section(reader: _Reader, max_binary: int) -> FileChange:  # noqa: C901, PLR0912, PLR0915 - git's header grammar, one branch per header line it allows
@@ -272,10 +308,7 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:  # noqa: C901
         raise _fail("binary", "a binary change without data; use `git diff --binary`", reader.number)
     if nxt is not None and nxt.startswith("GIT binary patch"):
         reader.take()
-        if op != "create":
-            raise _fail("binary", "binary data is allowed only for new files", reader.number - 1)
-        data = _read_binary(reader, max_binary)
-        return FileChange(op, b_path, None, (), old_blob, new_blob, binary=data)
+        return _binary_change(reader, op, b_path, (old_blob, new_blob), max_binary)
 
     hunks: list[Hunk] = []
     if nxt is not None and nxt.startswith("--- "):
@@ -304,7 +337,34 @@ def _read_section(reader: _Reader, max_binary: int) -> FileChange:  # noqa: C901
     return FileChange(op, b_path, old_path, tuple(hunks), old_blob, new_blob)
 
 
-def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:  # noqa: C901 - the patch-level refusals, each named, in the order a reader meets them
+_MAIL_FROM = re.compile(r"^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001$")
+_SIGNATURE = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
+
+
+def strip_mail_envelope(lines: list[str]) -> list[str]:
+    """The diff inside `git format-patch` output: the mail headers and message up to the `---`
+    line, the diffstat, and the trailing `-- ` signature are dropped. Anything else is returned
+    as it was (and the parser decides)."""
+    if not lines or not _MAIL_FROM.match(lines[0]):
+        return lines
+    body = next((index for index, line in enumerate(lines) if line.startswith("diff --git ")), None)
+    if body is None or "---" not in lines[:body]:
+        return lines
+    tail = len(lines)
+    while tail > body and lines[tail - 1] == "":
+        tail -= 1
+    if tail - 2 > body and lines[tail - 2] == "-- " and _SIGNATURE.match(lines[tail - 1]):
+        tail -= 2
+    return [*lines[body:tail], ""]
+
+
+def _not_a_section(line: str, number: int) -> Rejected:
+    if any("\udc80" <= char <= "\udcff" for char in line):
+        return _fail("binary", "the patch is not text: its headers are not UTF-8", number)
+    return _fail("malformed_patch", f"expected 'diff --git', got {line[:60]!r}", number)
+
+
+def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:
     """Parse untrusted patch bytes; raise Rejected naming the line at fault."""
     if len(data) > max_bytes:
         raise _fail("oversize", f"patch is {len(data)} bytes; the limit is {max_bytes}")
@@ -312,11 +372,10 @@ def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch
         raise _fail("empty_patch", "the patch is empty")
     if b"\x00" in data:
         raise _fail("binary", "the patch contains NUL bytes; binary content needs `git diff --binary`")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _fail("binary", f"the patch is not UTF-8 text (byte {exc.start})") from exc
-    lines = text.split("\n")
+    # Text files need not be UTF-8: bytes that are not are carried through as they are
+    # (surrogateescape), so such a file is patched byte-exactly. Names and headers stay ASCII.
+    text = data.decode("utf-8", "surrogateescape")
+    lines = strip_mail_envelope(text.split("\n"))
     if lines and lines[-1] == "":
         lines.pop()
     reader = _Reader(lines)
@@ -328,7 +387,7 @@ def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch
             reader.take()
             continue
         if not (line or "").startswith("diff --git "):
-            raise _fail("malformed_patch", f"expected 'diff --git', got {(line or '')[:60]!r}", reader.number)
+            raise _not_a_section(line or "", reader.number)
         change = _read_section(reader, max_bytes)
         for path in {change.path, change.old_path} - {None}:
             assert path is not None

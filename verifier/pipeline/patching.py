@@ -5,12 +5,15 @@ Pure: reads go through a TreeView; the result is the map of writes, nothing is s
 
 from __future__ import annotations
 
-from verifier.checks.view import TreeView
+from typing import Protocol, runtime_checkable
+
+from verifier.checks.view import Overlay, TreeView
 from verifier.checks.writeset import evaluate
 from verifier.errors import Rejected, Rejection
 from verifier.formats.layout import classify
 from verifier.formats.leaf import WriteRule
 from verifier.patch.apply import apply_patch
+from verifier.patch.casefold import case_clashes
 from verifier.patch.parse import ParsedPatch
 
 _DUPLICATE_NAMES = {"finding": "finding_id", "source": "source_id", "source-bytes": "source_id",
@@ -37,8 +40,11 @@ def _explain_existing(exc: Rejected) -> Rejected:
     return exc
 
 
-def _check_shape(view: TreeView, writes: dict[str, bytes | None]) -> None:
-    """Refuse a file where a directory is, or a directory where a file is."""
+def _check_shape(base: TreeView, writes: dict[str, bytes | None]) -> None:
+    """Refuse a file where a directory is, or a directory where a file is: in the tree as it
+    would be, the base with the patch's writes and deletions laid on it (a patch may delete a
+    folder's files and write a file in its place)."""
+    view = Overlay(base, writes)
     for path, data in writes.items():
         if data is None:
             continue
@@ -53,13 +59,40 @@ def _check_shape(view: TreeView, writes: dict[str, bytes | None]) -> None:
                 raise Rejected(Rejection("path_clash", f"the patch writes {parent} as a file and a folder", path))
 
 
+@runtime_checkable
+class _ModesCheck(Protocol):
+    def file_mode(self, path: str) -> int | None: ...
+
+
+_REGULAR = 0o100644
+
+
+def _check_modes(view: TreeView, patch: ParsedPatch) -> None:
+    """Every file the patch reads must be a regular file: the verifier writes regular files only,
+    so renaming or changing an executable or a symlink would change its mode silently."""
+    if not isinstance(view, _ModesCheck):
+        return
+    for change in patch.changes:
+        if change.old_path is None:
+            continue
+        mode = view.file_mode(change.old_path)
+        if mode is not None and mode != _REGULAR:
+            raise Rejected(Rejection("mode", f"{change.old_path} has mode {mode:o} in the tree; the patch would "
+                                     "change it to 100644 (only regular files are patched)", change.old_path))
+
+
 def apply_to(view: TreeView, patch: ParsedPatch) -> dict[str, bytes | None]:
     """The writes `patch` makes to `view`, checked for exactness and shape."""
+    _check_modes(view, patch)
     try:
         writes = apply_patch(patch, view.read)
     except Rejected as exc:
         raise _explain_existing(exc) from None
     _check_shape(view, writes)
+    clash = case_clashes([path for path, data in writes.items() if data is not None], view.list_dir,
+                         removed=[path for path, data in writes.items() if data is None])
+    if clash is not None:
+        raise Rejected(clash)
     return writes
 
 

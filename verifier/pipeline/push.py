@@ -20,6 +20,7 @@ import pygit2
 from verifier.errors import ConflictError, FormatError, NotFound, Rejected, Rejection
 from verifier.patch.parse import parse_patch
 from verifier.pipeline.revert import revert_landing
+from verifier.pipeline.secrets_gate import gate_patch
 from verifier.pipeline.submit import Attempt, Submission, accept, land_refusal
 from verifier.pipeline.verdict import Verdict
 from verifier.pipeline.writer import ProjectWriter
@@ -108,7 +109,9 @@ def _judge(home: Home, writer: ProjectWriter, attempt: Attempt, commit: pygit2.C
     base = str(commit.parents[0].id) if first else writer.tip
     token = attempt.submission.token
     attempt.submission = Submission(writer.slug, None, _patch_of(writer.repo.repo, commit), {}, token, base)
-    return accept(home, writer, attempt, parse_patch(attempt.submission.patch), {}, now)
+    patch = parse_patch(attempt.submission.patch)
+    gate_patch(home.identities, attempt.submission.patch, patch, now)  # a pushed secret never lands
+    return accept(home, writer, attempt, patch, {}, now)
 
 
 def land_push(home: Home, writer: ProjectWriter, actor: Actor, token: str, commits: list[pygit2.Commit],

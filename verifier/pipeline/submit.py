@@ -7,9 +7,12 @@ edit outside any leaf has no leaf id, an optional trace and a base revision. It 
                    manifest or the patch can say otherwise (a mismatch is refused). A failure
                    here raises AuthError and writes nothing: strangers cannot fill the ledger.
  2. trace ingest   parts present, level L1 or above, 20 MB cap, patch.diff byte-identical to
-                   the patch, secret scan (a hit refuses and nothing is kept), then the bundle is
-                   stored under trc_<sha256[:16]>. All before any patch work.
- 3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse); then the URL
+                   the patch, secret scan (a hit refuses, nothing is kept, and a bearer token of
+                   ours found in it is revoked). All before any patch work.
+ 3. parse patch    strict git diff parsing: path names, modes, hunks (patch.parse); the secret
+                   gate over everything the patch writes (binary contents decoded), for agents
+                   and people alike; then the bundle is stored under trc_<sha256[:16]> (a refused
+                   attempt's bundle later moves to a bounded per-agent quarantine), and the URL
                    check of new sources, for a scout leaf or a person's edit only.
     [the project's writer is opened here (lock, history check) and held to the end]
  4. leaf & base    the leaf exists, is open, unexpired, its plan not held; the submission's base
@@ -74,6 +77,7 @@ from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
 from verifier.pipeline.routing import count_objects, route
 from verifier.pipeline.scores import apply_writes
+from verifier.pipeline.secrets_gate import gate_patch, revoke_on_trace_secret
 from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
@@ -102,6 +106,7 @@ class Attempt:
     author: Person | None = None
     subject: str = ""
     body: str = ""
+    trace_stored: bool = False  # this attempt stored the bundle (so a refusal quarantines it)
 
     def entry(self, now: datetime, outcome: Outcome, *, reason: Rejection | None = None,
               description: str = "") -> SubmitEntry:
@@ -320,16 +325,28 @@ def fetches_for(home: Home, attempt: Attempt, patch: ParsedPatch, fetcher: Fetch
     return fetch_new_sources(patch, project, fetcher)
 
 
-def ingest_trace(home: Home, attempt: Attempt) -> None:
-    """the trace bundle checked and stored (optional for a person's edit)."""
+def ingest_trace(home: Home, attempt: Attempt, now: datetime) -> None:
+    """the trace bundle checked (optional for a person's edit); a secret in it refuses the attempt
+    and revokes any bearer token of ours it holds."""
     submission = attempt.submission
+    if submission.bundle_problem is not None:
+        raise Rejected(submission.bundle_problem)
     if submission.bundle or submission.leaf_id is not None:
-        attempt.trace = inspect_bundle(submission.bundle, submission.patch)
-        _check_assertions(attempt.actor, attempt.trace, submission.leaf_id)
         try:
-            home.traces.put(attempt.trace, submission.bundle)
-        except ConflictError as exc:
-            raise _reject("trace_collision", str(exc), "trace/") from exc
+            attempt.trace = inspect_bundle(submission.bundle, submission.patch)
+        except Rejected as exc:
+            raise revoke_on_trace_secret(home.identities, exc, submission.bundle, now) from None
+        _check_assertions(attempt.actor, attempt.trace, submission.leaf_id)
+
+
+def store_trace(home: Home, attempt: Attempt) -> None:
+    """the checked bundle kept, content-addressed, once the patch has passed the secret gate."""
+    if attempt.trace is None:
+        return
+    try:
+        attempt.trace_stored = home.traces.put(attempt.trace, attempt.submission.bundle)
+    except ConflictError as exc:
+        raise _reject("trace_collision", str(exc), "trace/") from exc
 
 
 def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPatch,
@@ -352,8 +369,10 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
     patch: ParsedPatch | None = None
     fetches: dict[str, FetchOutcome] = {}
     try:
-        ingest_trace(home, attempt)  # 2
+        ingest_trace(home, attempt, now)  # 2
         patch = parse_patch(submission.patch)  # 3
+        gate_patch(home.identities, submission.patch, patch, now)  # what lands is scanned before anything is kept
+        store_trace(home, attempt)
         fetches = fetches_for(home, attempt, patch, fetcher)
     except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row below
         early = exc
@@ -376,7 +395,10 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
 def land_refusal(writer: ProjectWriter, attempt: Attempt, exc: Rejected, now: datetime,
                  patch: ParsedPatch | None = None, fetches: dict[str, FetchOutcome] | None = None) -> Verdict:
     """The one ledger row of a refused attempt (with the record of any source whose URL did not
-    resolve, so nobody scouts it blind again)."""
+    resolve, so nobody scouts it blind again); the bundle it stored moves to the agent's bounded
+    quarantine."""
+    if attempt.trace is not None and attempt.trace_stored:
+        writer.home.traces.quarantine(attempt.trace.trace_id, attempt.actor.handle)
     failed = failed_source_contribution(writer.repo, attempt.actor, attempt.trace, attempt.submission.leaf_id,
                                         patch, fetches or {}, exc.rejections)
     landed = writer.land(attempt.entry(now, "rejected", reason=exc.headline), contribution=failed)

@@ -6,13 +6,12 @@ missing or faulty part. Storing the bundle is the store's job, and happens only 
 
 from __future__ import annotations
 
-import json
-
 from pydantic import ValidationError
 
 from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.base import validate
 from verifier.formats.ids import trace_id_for
+from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import (
     BUNDLE_ORDER,
     MAX_BUNDLE_BYTES,
@@ -34,7 +33,7 @@ def _reject(code: str, message: str, where: str | None = None) -> Rejected:
 
 def _parse_manifest(data: bytes) -> TraceManifest:
     try:
-        value = json.loads(data)
+        value = strict_loads(data)
     except (ValueError, RecursionError) as exc:
         raise _reject("trace_manifest", f"manifest.json is not JSON: {exc}", "trace/manifest.json") from exc
     try:
@@ -54,7 +53,7 @@ def _parse_events(data: bytes) -> list[TraceEvent]:
     for number, line in enumerate(lines, 1):
         where = f"trace/events.jsonl:{number}"
         try:
-            event = TraceEvent.model_validate(json.loads(line))
+            event = TraceEvent.model_validate(strict_loads(line))
         except (ValueError, ValidationError, RecursionError) as exc:
             detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)[:200]
             raise _reject("trace_events", f"not a trace event ({{ts, type, content}}): {detail}", where) from exc

@@ -22,6 +22,9 @@ class Submission:
     bundle: dict[str, bytes]
     token: str
     base: str | None = None
+    # Why the bundle could not be read at all (an unreadable archive, a link member...): the
+    # pipeline records this reason rather than "no trace".
+    bundle_problem: Rejection | None = None
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
 from verifier.checks.view import TreeView
 from verifier.errors import FormatError
-from verifier.formats.base import Sha256Hex, Strict, Text, Timestamp, iso
+from verifier.formats.base import Day, Sha256Hex, Strict, Text, Timestamp, iso
 from verifier.formats.document import parse_report
 from verifier.formats.layout import USE_SCORES
 from verifier.formats.project import HypothesisId
@@ -151,7 +150,7 @@ class ResolutionRecord(Strict):
     version: Literal[1] = 1
     hypothesis_id: HypothesisId
     revision: int = Field(ge=1)
-    check_date: date
+    check_date: Day
     evidence_at: Timestamp
     # sha256 of the baseline request this hypothesis asked when its evidence was frozen: a baseline
     # is compared in lift only if it answered exactly that (same wording, same criterion).

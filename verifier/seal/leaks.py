@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
+from verifier.seal.decoded import payload_views
 from verifier.seal.sealing import Baseline, SealedBaseline
 
 Secret = Literal["plaintext", "canary", "ciphertext", "answer_sha256"]
@@ -118,13 +119,19 @@ def leak_needles(sealed: SealedBaseline, baseline: Baseline) -> list[bytes]:
 
 
 def find_leaks(payloads: Mapping[str, bytes], needles: Iterable[Needle]) -> list[Leak]:
-    """Every (payload, secret, spelling) found; empty means no leak. Sorted, one entry each."""
+    """Every (payload, secret, spelling) found; empty means no leak. Sorted, one entry each.
+
+    Each payload is searched as it is and in every decoded view (seal.decoded: JSON escapes,
+    percent, base64, hex, two layers deep); a find in a decoded view says how it was decoded.
+    """
     needle_list = list(needles)
     found: set[Leak] = set()
     for where, payload in payloads.items():
-        folded = payload.lower()
-        for needle in needle_list:
-            haystack, value = (folded, needle.value.lower()) if needle.fold_case else (payload, needle.value)
-            if value and value in haystack:
-                found.add(Leak(where, needle.secret, needle.encoding))
+        for decoding, view in payload_views(payload):
+            folded = view.lower()
+            for needle in needle_list:
+                haystack, value = (folded, needle.value.lower()) if needle.fold_case else (view, needle.value)
+                if value and value in haystack:
+                    encoding = f"{needle.encoding} in the {decoding} payload" if decoding else needle.encoding
+                    found.add(Leak(where, needle.secret, encoding))
     return sorted(found)

@@ -27,21 +27,21 @@ import re
 import secrets
 import struct
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from pydantic import AfterValidator, Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationError
 
 from verifier.errors import VerifierError
-from verifier.formats.base import Sha256Hex, Strict, iso
+from verifier.formats.base import Sha256Hex, Strict, iso, timestamp_text
 from verifier.formats.project import HypothesisId
 
-SEAL_VERSION = 1
-ALGORITHM = "X25519-HKDF-SHA256-ChaCha20Poly1305"
+SEAL_VERSION: Final = 1
+ALGORITHM: Final = "X25519-HKDF-SHA256-ChaCha20Poly1305"
 INFO = b"researchwiki/sealed-baseline/v1"
 # Every plaintext is padded to exactly this many bytes (a 4-byte length, the JSON, zeros). The
 # largest valid Baseline is under 600 bytes (tests/test_seal.py checks the worst case), so the
@@ -103,7 +103,7 @@ class Baseline(Strict):
     model: ModelName
     request_sha256: Sha256Hex
     answer_sha256: Sha256Hex
-    sealed_at: Annotated[datetime, AfterValidator(_whole_seconds)]
+    sealed_at: Annotated[datetime, BeforeValidator(timestamp_text), AfterValidator(_whole_seconds)]
     canary: Annotated[str, StringConstraints(pattern=CANARY_RE)] = Field(default_factory=new_canary)
 
     def canonical(self) -> bytes:

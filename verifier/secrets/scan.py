@@ -30,10 +30,20 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from verifier.secrets.keywords import find_assignments
+from verifier.secrets.layers import PieceMap, gzip_members, hex_layer, text_layer, unicode_layer
 from verifier.secrets.patterns import TRIGGERS, Detector, Trigger
+from verifier.secrets.tokens import KIND as TOKEN_KIND
+from verifier.secrets.tokens import token_offsets
 
 # Preference when the same secret (kind, offset) is seen through more than one view.
-_ENCODINGS = ("plain", "json-escape", "base64")
+_ENCODINGS = ("plain", "json-escape", "unicode", "hex", "base64")
+# Layers of encoding read beneath the outer one: 1 reads two layers (base64 of base64, base64 of
+# escaped JSON, gzip then base64, escaped JSON inside JSON). Each layer is smaller than the one
+# it came from, except gzip, whose inflation is capped per byte: the work stays linear.
+NESTING = 1
+GZIP_PER_BYTE = 8
+GZIP_FLOOR = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,7 @@ class SecretHit:
     kind: str
     file: str  # the name passed to scan_bytes, e.g. "events.jsonl"
     offset: int  # byte offset in the original bytes where the (possibly encoded) secret starts
-    encoding: str  # "plain" | "json-escape" | "base64"
+    encoding: str  # "plain" | "json-escape" | "unicode" | "hex" | "base64" (the outermost disguise)
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,6 +183,8 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
                 if budget < 0:
                     found.add((trigger.detectors[0].kind + FLOOD, at))
                     return found
+    found.update((TOKEN_KIND, at) for at in token_offsets(data))
+    found |= find_assignments(data, data.lower() if lowered is None else lowered)
     return found
 
 
@@ -185,13 +197,20 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
 MIN_BASE64_RUN = 20
 # Runs are found on a mask of the data (base64 alphabet -> "a", anything else -> " ") with
 # bytes.find, which skips a run-free stretch far faster than a character-class regex scans it.
-_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# Both alphabets: standard (+/) and URL-safe (-_); the stream is decoded as standard after
+# mapping -_ to +/ (no run mixes them in an honest encoder's output, and a mixed run decodes
+# to garbage that holds nothing).
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+_URL_SAFE = bytes.maketrans(b"-_", b"+/")
 _MASK = bytes(0x61 if byte in _BASE64_ALPHABET else 0x20 for byte in range(256))
 _RUN = b"a" * MIN_BASE64_RUN
 # A run of lowercase hex (a sha256, a commit id) is never base64 of text carrying a secret:
 # such base64 puts every third decoded byte in 0x68..0x7f or above 0xcf, and every detector's
 # secret has three bytes in a row below 0x68 (upper case, digits, "a".."g", punctuation).
 _HEX = re.compile(rb"[0-9a-f]+")
+# Nor is a run with no upper-case letter and no digit besides hex (a path, a snake_case or
+# kebab-case name): base64 of 17 or more bytes of text has one with odds of a billion to one.
+_NAME = re.compile(rb"[a-z/_+-]+")
 _LINE_BREAKS = (b"\n", b"\r\n", b"\\n", b"\\r\\n")
 # Decodes to "\n\n\n": keeps decoded blobs apart so no match spans two of them.
 _SEPARATOR = b"CgoK"
@@ -215,13 +234,15 @@ def _line_break(data: bytes, at: int) -> int:
     return 0
 
 
-def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
+def _base64_blobs(data: bytes, hex_runs: list[tuple[int, int]] | None = None) -> list[list[tuple[int, int]]]:
     """Blobs of base64 in data: lists of (start, end) lines, all but the last of whole quads.
 
     Padding is left out of the spans; a one-line padded run starts where its quads start.
+    Runs of lowercase hex are not base64; they are appended to hex_runs when it is given.
     """
     mask = data.translate(_MASK)
     find, is_hex, size = mask.find, _HEX.fullmatch, len(data)  # locals: this loop runs per run
+    is_name = _NAME.fullmatch
     blobs: list[list[tuple[int, int]]] = []
     pos = 0
     while (start := find(_RUN, pos)) >= 0:
@@ -233,6 +254,10 @@ def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
             # Right after a backslash the first letter is an escape ("\n", "\t"), not base64.
             start += 1
         if is_hex(data, start, end):
+            if hex_runs is not None:
+                hex_runs.append((start, end))
+            continue
+        if is_name(data, start, end):
             continue
         lines = [(start, end)]
         padded = data.startswith(b"=", end)
@@ -255,9 +280,13 @@ def _base64_blobs(data: bytes) -> list[list[tuple[int, int]]]:
     return blobs
 
 
-def _scan_base64(data: bytes) -> set[tuple[str, int]]:
-    """(kind, offset in data) of secrets inside base64 runs of data."""
-    blobs = _base64_blobs(data)
+def _scan_base64(data: bytes, depth: int = 0, hex_runs: list[tuple[int, int]] | None = None) -> set[tuple[str, int]]:
+    """(kind, offset in data) of secrets inside base64 runs of data.
+
+    With depth > 0 the decoded bytes are read through every view again (base64 of base64, of
+    escaped JSON, of hex...), and gzip streams in them are inflated and read too.
+    """
+    blobs = _base64_blobs(data, hex_runs)
     if not blobs:
         return set()
     stream: list[bytes] = []
@@ -279,16 +308,37 @@ def _scan_base64(data: bytes) -> set[tuple[str, int]]:
             quads += len(piece) // 4
         stream.append(_SEPARATOR)
         quads += 1
-    decoded = bytearray(binascii.a2b_base64(b"".join(stream)))
+    decoded = bytearray(binascii.a2b_base64(b"".join(stream).translate(_URL_SAFE)))
     for at, length in junk:
         decoded[at : at + length] = b"\n" * length
     found: set[tuple[str, int]] = set()
     starts = [segment.quad for segment in segments]
-    for kind, offset in _scan_plain(bytes(decoded)):
+
+    def origin(offset: int) -> int:
         quad = offset // 3
         segment = segments[bisect_right(starts, quad) - 1]
-        found.add((kind, segment.origin + 4 * (quad - segment.quad)))
+        return segment.origin + 4 * (quad - segment.quad)
+
+    plain_bytes = bytes(decoded)
+    found.update((kind, origin(offset)) for kind, offset in _scan_text(plain_bytes, depth))
+    if depth > 0:
+        for at, inflated in gzip_members(plain_bytes, GZIP_PER_BYTE * len(plain_bytes) + GZIP_FLOOR):
+            found.update((kind, origin(at)) for kind, _ in _deep(inflated, depth - 1))
     return found
+
+
+def _scan_text(decoded: bytes, depth: int) -> set[tuple[str, int]]:
+    """Secrets in the text runs of decoded bytes; with depth > 0, under one more layer too.
+
+    Every secret is text, so only runs of printable text are read: the bytes of images and
+    archives (most of what base64 carries) cost one mask-and-find pass and nothing more.
+    """
+    layer = text_layer(decoded)
+    if layer is None:
+        return set()
+    text, mapping = layer
+    found = _scan_plain(text) if depth <= 0 else _deep(text, depth - 1)
+    return {(kind, mapping.origin(offset)) for kind, offset in found}
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,10 +415,11 @@ def _unescape(data: bytes, regions: list[tuple[int, int]]) -> tuple[bytes, list[
     return b"".join(out), decoded_at, original_at
 
 
-def _scan_json_escapes(data: bytes) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+def _scan_json_escapes(data: bytes, depth: int = 0) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     """(plain, base64) secrets seen once the text around hiding escapes is unescaped.
 
-    Offsets are in the original bytes.
+    Offsets are in the original bytes. With depth > 0 the unescaped text is read through every
+    view again (escaped JSON inside JSON, hex, Unicode disguises); those count as plain.
     """
     regions = _hiding_regions(data)
     if not regions:
@@ -380,25 +431,50 @@ def _scan_json_escapes(data: bytes) -> tuple[set[tuple[str, int]], set[tuple[str
         # Raw text (even pieces) moves with the original; an escape maps to its backslash.
         return original_at[piece] + (0 if piece % 2 else offset - decoded_at[piece])
 
-    plain = {(kind, origin(offset)) for kind, offset in _scan_plain(decoded)}
-    hidden = {(kind, origin(offset)) for kind, offset in _scan_base64(decoded)}
+    if depth <= 0:
+        plain = {(kind, origin(offset)) for kind, offset in _scan_plain(decoded)}
+        hidden = {(kind, origin(offset)) for kind, offset in _scan_base64(decoded)}
+        return plain, hidden
+    views = _views(decoded, depth - 1)
+    hidden = {(kind, origin(offset)) for kind, offset in views.pop("base64")}
+    plain = {(kind, origin(offset)) for found in views.values() for kind, offset in found}
     return plain, hidden
 
 
 # --------------------------------------------------------------------------------------------
 
 
-def scan_bytes(data: bytes, *, name: str) -> list[SecretHit]:
-    """Every secret in data, ordered by offset then kind; each (kind, offset) reported once."""
+def _scan_layer(layer: tuple[bytes, PieceMap] | None) -> set[tuple[str, int]]:
+    if layer is None:
+        return set()
+    decoded, mapping = layer
+    return {(kind, mapping.origin(offset)) for kind, offset in _scan_plain(decoded)}
+
+
+def _views(data: bytes, depth: int) -> dict[str, set[tuple[str, int]]]:
+    """(kind, offset) of secrets per view of data; views nest `depth` more layers deep."""
+    hex_runs: list[tuple[int, int]] = []
     views: dict[str, set[tuple[str, int]]] = {
         "plain": _scan_plain(data),
-        "base64": _scan_base64(data),
+        "base64": _scan_base64(data, depth, hex_runs),
+        "unicode": _scan_layer(unicode_layer(data)),
     }
-    escaped, escaped_base64 = _scan_json_escapes(data)
+    views["hex"] = _scan_layer(hex_layer(data, hex_runs))
+    escaped, escaped_base64 = _scan_json_escapes(data, depth)
     views["json-escape"] = escaped
     views["base64"] |= escaped_base64
+    return views
+
+
+def _deep(data: bytes, depth: int) -> set[tuple[str, int]]:
+    return {hit for found in _views(data, depth).values() for hit in found}
+
+
+def scan_bytes(data: bytes, *, name: str) -> list[SecretHit]:
+    """Every secret in data, ordered by offset then kind; each (kind, offset) reported once."""
+    views = _views(data, NESTING)
     best: dict[tuple[str, int], str] = {}
-    for encoding in reversed(_ENCODINGS):  # later writes win: plain over json-escape over base64
+    for encoding in reversed(_ENCODINGS):  # later writes win: plain over json-escape over ... base64
         for key in views[encoding]:
             best[key] = encoding
     return [SecretHit(kind, name, offset, encoding)

@@ -32,6 +32,7 @@ from verifier.errors import (
 from verifier.formats.base import SLUG_RE, iso
 from verifier.formats.ids import trace_id_for
 from verifier.formats.ledger import row_line
+from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.digest import digest
 from verifier.pipeline.submit import Submission, submit
@@ -41,6 +42,7 @@ from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
 from verifier.service.journal import Journal, Record
 from verifier.service.schemas import ClaimRequest, ThreadPost
+from verifier.service.screening import refuse_secret_message
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -235,6 +237,15 @@ class Service:
         view = self._tip_view(self.project(slug))
         if self.contracts.contract(view, leaf_id) is None:
             raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+        now = clock()
+
+        def tell(handles: list[str]) -> None:
+            body = (f"Your bearer token appeared in a message on {slug}/{leaf_id} and was revoked at once; it no "
+                    "longer authenticates. Ask the project's operator for a new token.")
+            self.commons.post([OutgoingMessage(f"revoked:{secrets.token_hex(12)}", "secret", body, slug, leaf_id,
+                                               handle) for handle in handles], now=now)
+
+        refuse_secret_message(self.home.identities, request.body, now, tell)
         key = "question:" + secrets.token_hex(12)
         self.commons.post([OutgoingMessage(key, "question", request.body, slug, leaf_id, None, sender=actor.handle)],
                           now=clock())
@@ -334,7 +345,7 @@ def _status_of(verdict: dict[str, Any]) -> int:
 
 def _manifest_base(files: dict[str, bytes]) -> str | None:
     try:
-        value = json.loads(files.get("manifest.json", b""))
+        value = strict_loads(files.get("manifest.json", b""))
     except ValueError:
         return None
     base = value.get("base_revision") if isinstance(value, dict) else None

@@ -15,7 +15,6 @@ hold at most 20 MB (the trace cap), `patch` at most the patch cap.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 from starlette.requests import ClientDisconnect
 
+from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES
 from verifier.patch.parse import MAX_PATCH_BYTES
 from verifier.service.errors import ApiError
@@ -91,7 +91,7 @@ async def read_json(stream: AsyncIterator[bytes], headers: Any, *, cap: int, idl
     if not body.strip():
         return {}
     try:
-        value = json.loads(body)
+        value = strict_loads(body)
     except ValueError as exc:
         raise ApiError(400, "bad_json", f"the body is not JSON: {exc}") from exc
     if not isinstance(value, dict):

@@ -6,7 +6,8 @@ process is alive). In order:
 1. half-stored trace bundles (`traces/.incoming-*`) are removed;
 2. per project, under its writer lock: lock and temporary files a killed writer left in the bare
    repository (`refs/heads/main.lock`, `packed-refs.lock`, libgit2's `tmp_obj_*`, the anchor's
-   temporary file) are removed, and an anchor that fell behind the branch (the process died
+   temporary file) are removed, unreachable objects (refused and crashed attempts) are pruned,
+   and an anchor that fell behind the branch (the process died
    between moving the branch and writing the anchor) catches up with the ledger head, but only
    when the anchored row is still in the chain unchanged: a ledger that disagrees with its anchor
    is reported, never "repaired";
@@ -40,6 +41,7 @@ from verifier.service.board import ContractCache
 from verifier.service.journal import Journal, Record
 from verifier.service.outage import Heartbeat, apply_outage, outage_since
 from verifier.store.home import Home
+from verifier.store.prune import prune_unreachable
 
 _TRACE_ID = re.compile(r"^trc_[0-9a-f]{16}$")
 
@@ -87,6 +89,9 @@ def _check_project(home: Home, slug: str, report: RecoveryReport) -> None:
     try:
         with ProjectWriter.open(home, slug) as writer:
             report.leftovers_removed += [str(Path(path).relative_to(home.root)) for path in writer.cleaned]
+            # Under the lock: what refused and crashed attempts left is dropped, so no copy carries it.
+            if (problem := prune_unreachable(writer.repo.path)) is not None:
+                report.problems.append(f"{slug}: {problem}")
     except HistoryBrokenError as exc:
         report.problems.append(f"{slug}: {exc}")
         return

@@ -53,6 +53,16 @@ class GitTree:
         except KeyError:
             return None
 
+    def file_mode(self, path: str) -> int | None:
+        """The git file mode of the entry at `path` (0o100644, 0o100755, 0o120000...), or None."""
+        if self.tree is None or not path:
+            return None
+        try:
+            mode: int = self.tree[path].filemode
+        except KeyError:
+            return None
+        return mode
+
     def read(self, path: str) -> bytes | None:
         entry = self._entry(path)
         if entry is None or entry.type != pygit2.enums.ObjectType.BLOB:
@@ -162,40 +172,57 @@ class ProjectRepo:
             oid = self.repo.TreeBuilder().write()
         return str(oid)
 
-    def _build(self, tree: pygit2.Tree | None, writes: Mapping[str, bytes | None]) -> pygit2.Oid | None:  # noqa: PLR0912 - the tree builder's cases (file, delete, subtree, clash) in one place
+    def _build(self, tree: pygit2.Tree | None, writes: Mapping[str, bytes | None]) -> pygit2.Oid | None:
+        # Order matters when one patch swaps a file and a folder of the same name: deletions
+        # here first, then the folders below, then new files here (a folder emptied below is gone
+        # by then, and a file deleted here no longer blocks a folder).
         builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
         nested: dict[str, dict[str, bytes | None]] = defaultdict(dict)
+        direct: dict[str, bytes | None] = {}
         for path, data in writes.items():
             head, sep, rest = path.partition("/")
             if sep:
                 nested[head][rest] = data
-                continue
-            existing = builder.get(head)
-            if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
-                raise ConflictError(f"{path} is a directory; a file cannot replace it")
-            if data is None:
-                if existing is not None:
-                    builder.remove(head)
             else:
-                builder.insert(head, self.repo.create_blob(data), _BLOB)
+                direct[head] = data
+        for head in [head for head, data in direct.items() if data is None]:
+            self._remove_file(builder, head)
         for name, sub_writes in nested.items():
-            existing = builder.get(name)
-            subtree = None
-            if existing is not None:
-                if existing.type != pygit2.enums.ObjectType.TREE:
-                    raise ConflictError(f"{name} is a file; it cannot hold {next(iter(sub_writes))}")
-                found = self.repo[existing.id]
-                assert isinstance(found, pygit2.Tree)
-                subtree = found
-            sub_oid = self._build(subtree, sub_writes)
-            if sub_oid is None:
-                if existing is not None:
-                    builder.remove(name)
-            else:
-                builder.insert(name, sub_oid, _TREE)
+            self._build_folder(builder, name, sub_writes)
+        for head, data in direct.items():
+            if data is not None:
+                existing = builder.get(head)
+                if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
+                    raise ConflictError(f"{head} is a directory; a file cannot replace it")
+                builder.insert(head, self.repo.create_blob(data), _BLOB)
         if len(builder) == 0:
             return None
         return builder.write()
+
+    @staticmethod
+    def _remove_file(builder: pygit2.TreeBuilder, name: str) -> None:
+        existing = builder.get(name)
+        if existing is None:
+            return
+        if existing.type == pygit2.enums.ObjectType.TREE:
+            raise ConflictError(f"{name} is a directory; a file deletion cannot remove it")
+        builder.remove(name)
+
+    def _build_folder(self, builder: pygit2.TreeBuilder, name: str, writes: Mapping[str, bytes | None]) -> None:
+        existing = builder.get(name)
+        subtree = None
+        if existing is not None:
+            if existing.type != pygit2.enums.ObjectType.TREE:
+                raise ConflictError(f"{name} is a file; it cannot hold {next(iter(writes))}")
+            found = self.repo[existing.id]
+            assert isinstance(found, pygit2.Tree)
+            subtree = found
+        sub_oid = self._build(subtree, writes)
+        if sub_oid is None:
+            if existing is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, sub_oid, _TREE)
 
     def create_commit(
         self, *, tree: str, parents: list[str], author: Person, committer: Person,

@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import json
 import re
-import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -19,10 +18,12 @@ from typing import Literal, Protocol
 
 from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.base import HANDLE_RE, iso
+from verifier.secrets.tokens import new_token
 from verifier.store.files import exclusive_lock, write_atomic
 
 ActorKind = Literal["agent", "human"]
 TOKEN_PREFIX = "rwt_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
+# Both spellings (with and without the checksum, see verifier.secrets.tokens) have this shape.
 _TOKEN_RE = re.compile(r"^rwt_[A-Za-z0-9_-]{43}$")
 
 
@@ -82,7 +83,7 @@ class FileIdentities:
         for name, value in (("handle", handle), ("operator", operator)):
             if not re.match(HANDLE_RE, value):
                 raise FormatError(f"{name} {value!r} must be 1-63 of a-z, 0-9, '_', '.', '-'")
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token = new_token()
         with exclusive_lock(self.path.with_suffix(".lock")):
             actors = self._load()
             if handle in actors:
@@ -102,3 +103,25 @@ class FileIdentities:
             return None
         kind: ActorKind = "human" if entry.get("type") == "human" else "agent"
         return Actor(handle, entry["operator"], kind)
+
+    def revoke_leaked(self, tokens: list[str], now: datetime, where: str) -> list[str]:
+        """Revoke every registered token among `tokens` (found where they must not be); return whose.
+
+        The entry keeps its handle and operator, so history still resolves, but no token hash: the
+        token authenticates no more. The owner is told by the caller (a Commons message).
+        """
+        wanted = {_token_hash(token) for token in tokens if _TOKEN_RE.match(token)}
+        if not wanted:
+            return []
+        revoked: list[str] = []
+        with exclusive_lock(self.path.with_suffix(".lock")):
+            actors = self._load()
+            for handle, entry in sorted(actors.items()):
+                if entry.get("token_sha256") in wanted:
+                    entry["token_sha256"] = "revoked"  # noqa: S105 - a marker no sha256 equals
+                    entry["revoked_at"] = iso(now)
+                    entry["revoked_because"] = f"the token was found in {where[:200]}"
+                    revoked.append(handle)
+            if revoked:
+                write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
+        return revoked

@@ -2,20 +2,28 @@
 
 Traces are content-addressed and immutable: traces/<trace_id>/ holds the bundle's files and
 DIGEST, the full sha256. A second bundle with the same short id but another digest is refused.
+A bundle first stored by an attempt that was then refused moves to a bounded per-agent
+quarantine (traces/.quarantine/<agent>/, newest QUARANTINE_PER_AGENT kept).
 Bundles are read defensively: only the known file names, only regular files, sizes capped while
 reading, so a hostile tar cannot write anywhere or blow up memory.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from verifier.errors import ConflictError, Rejected, Rejection
 from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES, TraceRecord
 from verifier.store.files import fsync_dir, write_atomic
+
+# Refused attempts' bundles kept per agent (traces/.quarantine/<agent>/), newest first.
+QUARANTINE_PER_AGENT = 8
+QUARANTINE_DIR = ".quarantine"
 
 
 class TraceStore:
@@ -26,13 +34,15 @@ class TraceStore:
     def path(self, trace_id: str) -> Path:
         return self.root / trace_id
 
-    def put(self, record: TraceRecord, files: dict[str, bytes]) -> None:
-        """Store a bundle under its id; idempotent for the same digest, refused on a collision."""
+    def put(self, record: TraceRecord, files: dict[str, bytes]) -> bool:
+        """Store a bundle under its id; idempotent for the same digest, refused on a collision.
+
+        True if this call stored it (False: the same bundle was already there)."""
         target = self.path(record.trace_id)
         if target.exists():
             existing = (target / "DIGEST").read_text().strip() if (target / "DIGEST").exists() else ""
             if existing == record.digest:
-                return
+                return False
             raise ConflictError(
                 f"trace id {record.trace_id} is taken by another bundle (digest {existing[:12]}...); refusing"
             )
@@ -49,8 +59,35 @@ class TraceStore:
             existing = (target / "DIGEST").read_text().strip() if (target / "DIGEST").exists() else ""
             if existing != record.digest:
                 raise ConflictError(f"trace id {record.trace_id} is taken by another bundle; refusing") from None
+            return False
         if self.durable:
             fsync_dir(self.root)
+        return True
+
+    def quarantine(self, trace_id: str, agent: str, *, keep: int = QUARANTINE_PER_AGENT) -> None:
+        """Move a refused attempt's bundle to the agent's quarantine; keep only its newest `keep`.
+
+        Refused attempts would otherwise keep their bundles with no quota, so any agent could
+        fill the disk on demand: per agent at most `keep` bundles (oldest evicted), 0 keeps none.
+        """
+        source = self.path(trace_id)
+        if not source.is_dir():
+            return
+        folder = self.root / QUARANTINE_DIR / agent
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / trace_id
+        if target.exists():
+            shutil.rmtree(source, ignore_errors=True)
+        else:
+            source.rename(target)
+            os.utime(target)  # its age in the quarantine is when it was refused
+        held = sorted(folder.iterdir(), key=lambda path: (path.stat().st_mtime_ns, path.name))
+        for old in held[: max(0, len(held) - keep)]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def quarantined(self, agent: str) -> list[str]:
+        folder = self.root / QUARANTINE_DIR / agent
+        return sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
 
     def read(self, trace_id: str) -> dict[str, bytes]:
         target = self.path(trace_id)
@@ -67,12 +104,16 @@ class TraceStore:
         return len(leftovers)
 
 
-def _bad(message: str) -> Rejected:
-    return Rejected(Rejection("trace_unreadable", message, "trace/"))
+def _bad(message: str, code: str = "trace_unreadable") -> Rejected:
+    return Rejected(Rejection(code, message, "trace/"))
 
 
 def load_bundle(path: Path) -> dict[str, bytes]:
-    """Read a trace bundle from a folder (trace/ with its files) or a .tar / .tar.gz file."""
+    """Read a trace bundle from a folder (trace/ with its files) or a .tar / .tar.gz file.
+
+    Each failure says what it is: an unreadable archive or member (and which), a link member, a
+    duplicate member, an unexpected member, or one past the size cap.
+    """
     if path.is_dir():
         return _load_dir(path)
     if path.is_file():
@@ -80,40 +121,68 @@ def load_bundle(path: Path) -> dict[str, bytes]:
     raise _bad(f"no trace bundle at {path}")
 
 
+def _oversize(what: str) -> Rejected:
+    return _bad(f"{what} takes the bundle past {MAX_BUNDLE_BYTES} bytes", "trace_oversize")
+
+
 def _load_dir(path: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     total = 0
     for entry in sorted(path.iterdir()):
         if entry.name not in BUNDLE_ORDER:
-            raise _bad(f"unexpected file {entry.name!r} in the bundle folder")
-        if entry.is_symlink() or not entry.is_file():
+            raise _bad(f"unexpected file {entry.name!r} in the bundle folder (only {', '.join(BUNDLE_ORDER)})",
+                       "trace_unknown_file")
+        if entry.is_symlink():
+            raise _bad(f"{entry.name} is a link; the bundle holds regular files only", "trace_link_member")
+        if not entry.is_file():
             raise _bad(f"{entry.name} is not a regular file")
         total += entry.stat().st_size
         if total > MAX_BUNDLE_BYTES:
-            raise Rejected(Rejection("trace_oversize", f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes", "trace/"))
+            raise _oversize(entry.name)
         files[entry.name] = entry.read_bytes()
     return files
+
+
+def _member_name(member: tarfile.TarInfo, files: dict[str, bytes]) -> str | None:
+    """The bundle file a tar member holds; None for the folder itself; Rejected otherwise."""
+    name = member.name.removeprefix("./").removeprefix("trace/")
+    if member.isdir() and name in ("", "trace", "."):
+        return None
+    if member.issym() or member.islnk():
+        raise _bad(f"tar member {member.name!r} is a link; the bundle holds regular files only",
+                   "trace_link_member")
+    if name not in BUNDLE_ORDER:
+        raise _bad(f"unexpected tar member {member.name!r} (only {', '.join(BUNDLE_ORDER)})", "trace_unknown_file")
+    if name in files:
+        raise _bad(f"tar member {member.name!r} appears twice; which one is the bundle's is ambiguous",
+                   "trace_duplicate_member")
+    if not member.isfile():
+        raise _bad(f"tar member {member.name!r} is not a regular file")
+    return name
 
 
 def _load_tar(path: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     total = 0
     try:
-        with tarfile.open(path, "r:*") as archive:
+        archive = tarfile.open(path, "r:*")  # noqa: SIM115 - closed below; errors differ per step
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise _bad(f"{path.name} is not a readable tar file: {exc}") from exc
+    with archive:
+        current = "(the first member)"
+        try:
             for member in archive:
-                name = member.name.removeprefix("./").removeprefix("trace/")
-                if member.isdir() and name in ("", "trace", "."):
+                current = repr(member.name)
+                name = _member_name(member, files)
+                if name is None:
                     continue
-                if not member.isfile() or name not in BUNDLE_ORDER or name in files:
-                    raise _bad(f"unexpected tar member {member.name!r} (only {', '.join(BUNDLE_ORDER)})")
                 total += member.size
                 if total > MAX_BUNDLE_BYTES:
-                    raise Rejected(Rejection("trace_oversize", f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes",
-                                             "trace/"))
+                    raise _oversize(f"tar member {member.name!r} ({member.size} bytes)")
                 handle = archive.extractfile(member)
                 if handle is None:
                     raise _bad(f"tar member {member.name!r} has no data")
                 files[name] = handle.read(member.size + 1)[: member.size]
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise _bad(f"not a readable tar file: {exc}") from exc
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+            raise _bad(f"tar member {current} cannot be read: {exc}") from exc
     return files

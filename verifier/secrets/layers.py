@@ -1,0 +1,214 @@
+"""Decoded layers the scanner reads besides plain, JSON-escaped and base64 text. Pure.
+
+Each function returns decoded bytes plus a map back to offsets in its input, so a hit found
+in the layer is reported where its disguise starts in the original bytes:
+- unicode_layer: text around non-ASCII characters that hide ASCII (full-width letters,
+  ligatures, other compatibility forms: NFKC) or hide nothing but break a token (zero-width
+  spaces and joiners, soft hyphen, direction marks: Unicode category Cf, removed);
+- hex_layer: runs of hex digits decoded to bytes;
+- gzip_members: gzip streams (inside decoded base64) inflated, within a byte budget.
+All are linear in their input: one mask-and-find pass, Python work per run, not per byte.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+import unicodedata
+import zlib
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+# How far around a disguising character the text is normalised and rescanned: more than a
+# token and the context its pattern reads, on the same line.
+UNICODE_REACH = 512
+# Hex runs shorter than this cannot carry a secret (the shortest, an AWS key id, is 20 bytes).
+MIN_HEX_RUN = 32
+_SEPARATOR = b"\n\n\n"
+_NON_ASCII_MASK = bytes(0x78 if byte >= 0x80 else 0x20 for byte in range(256))
+
+
+@dataclass
+class PieceMap:
+    """Maps offsets in decoded text back to the input. Each piece starts at decoded_at in the
+    decoded text and original_at in the input, and moves `stride` input bytes per decoded byte:
+    1 for text kept as it was, 2 for hex, 0 for a replaced run (every byte maps to its start)."""
+
+    decoded_at: list[int] = field(default_factory=list)
+    original_at: list[int] = field(default_factory=list)
+    stride: list[int] = field(default_factory=list)
+
+    def add(self, decoded: int, original: int, stride: int) -> None:
+        self.decoded_at.append(decoded)
+        self.original_at.append(original)
+        self.stride.append(stride)
+
+    def origin(self, offset: int) -> int:
+        piece = max(0, bisect_right(self.decoded_at, offset) - 1)
+        return self.original_at[piece] + (offset - self.decoded_at[piece]) * self.stride[piece]
+
+
+def _invisible_chars() -> str:
+    """Format characters (Cf: zero-width space and joiners, soft hyphen, direction marks, tags)
+    and variation selectors: they change no letter, so a secret reads the same without them."""
+    codes = [*range(0x80, 0x30000), *range(0xE0000, 0xE1000)]
+    chars = "".join(chr(code) for code in codes if unicodedata.category(chr(code)) == "Cf")
+    return chars + "".join(map(chr, range(0xFE00, 0xFE10))) + "".join(map(chr, range(0xE0100, 0xE01F0)))
+
+
+_FORMAT = re.compile("[" + re.escape(_invisible_chars()) + "]")
+
+
+def normalise(run: str) -> str:
+    """A run of non-ASCII text as a scanner should read it: Cf removed, then NFKC."""
+    return unicodedata.normalize("NFKC", _FORMAT.sub("", run))
+
+
+_NOT_ALNUM = bytes(byte for byte in range(256) if not chr(byte).isascii() or not chr(byte).isalnum())
+# Lines longer than this are read in pieces that overlap by UNICODE_REACH.
+CHUNK = 1 << 16
+
+
+def _runs(data: bytes, mask_table: bytes, mark: bytes, minimum: int) -> list[tuple[int, int]]:
+    mask = data.translate(mask_table)
+    runs: list[tuple[int, int]] = []
+    pos = 0
+    size = len(data)
+    needle = mark * minimum
+    while (start := mask.find(needle, pos)) >= 0:
+        end = mask.find(b" ", start + minimum)
+        end = size if end < 0 else end
+        runs.append((start, end))
+        pos = end
+    return runs
+
+
+_ASCII = bytes(range(0x80))
+
+
+def _disguising_chars(data: bytes) -> set[str]:
+    """The distinct characters in data that normalise to ASCII letters or digits, or to nothing.
+
+    Found from the non-ASCII bytes alone (all ASCII deleted at C speed),
+    so an honest trace of prose and typography costs one pass and a set of a few characters."""
+    distinct = set(data.translate(None, _ASCII).decode("utf-8", "ignore"))
+    found = set()
+    for char in distinct:
+        seen = normalise(char)
+        if seen != char and (not seen or seen.encode("utf-8", "replace").translate(None, _NOT_ALNUM)):
+            found.add(char)
+    return found
+
+
+def _chunks(data: bytes, chars: set[str]) -> list[tuple[int, int]]:
+    """Lines of data that hold one of `chars`; long ones cut into overlapping pieces.
+
+    Walks the runs of non-ASCII bytes (found on a mask by memory search) and skips to the end
+    of the line once a run holds one of the characters: Python work per run, not per byte.
+    """
+    mask = data.translate(_NON_ASCII_MASK)
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (start := mask.find(b"x", pos)) >= 0:
+        end = mask.find(b" ", start)
+        end = len(data) if end < 0 else end
+        pos = end
+        if chars.isdisjoint(data[start:end].decode("utf-8", "ignore")):
+            continue
+        lo = data.rfind(b"\n", 0, start) + 1
+        if spans and lo < spans[-1][1]:
+            lo = spans[-1][1]
+        hi = data.find(b"\n", end)
+        hi = len(data) if hi < 0 else hi
+        spans.extend((at, min(hi, at + CHUNK)) for at in range(lo, hi, CHUNK - UNICODE_REACH))
+        pos = hi
+    return spans
+
+
+def unicode_layer(data: bytes) -> tuple[bytes, PieceMap] | None:
+    """Normalised text of the lines that hold a Unicode disguise, or None when none does."""
+    if data.isascii():
+        return None
+    chars = _disguising_chars(data)
+    if not chars:
+        return None
+    out: list[bytes] = []
+    mapping = PieceMap()
+    size = 0
+    for lo, hi in _chunks(data, chars):
+        chunk = data[lo:hi]
+        pos = 0
+        for start, end in _runs(chunk, _NON_ASCII_MASK, b"x", 1):
+            mapping.add(size, lo + pos, 1)
+            out.append(chunk[pos:start])
+            size += start - pos
+            seen = normalise(chunk[start:end].decode("utf-8", "ignore")).encode("utf-8", "replace")
+            mapping.add(size, lo + start, 0)
+            out.append(seen)
+            size += len(seen)
+            pos = end
+        mapping.add(size, lo + pos, 1)
+        out.append(chunk[pos:] + _SEPARATOR)
+        size += len(chunk) - pos + len(_SEPARATOR)
+    return (b"".join(out), mapping) if out else None
+
+
+def hex_layer(data: bytes, runs: list[tuple[int, int]]) -> tuple[bytes, PieceMap] | None:
+    """The hex runs of data (found by the base64 pass) decoded and joined, or None.
+
+    A run that decodes to anything but ASCII text is a digest (a sha256, a commit id), not an
+    encoded secret, and is left out: 20 random bytes are all ASCII one time in a million.
+    """
+    out: list[bytes] = []
+    mapping = PieceMap()
+    size = 0
+    for start, stop in runs:
+        # Hex of ASCII text has a high nibble of 0-7 in every byte: test two before decoding.
+        if stop - start < MIN_HEX_RUN or data[start] > 0x37 or data[start + 2] > 0x37:
+            continue
+        decoded = binascii.unhexlify(data[start : stop - (stop - start) % 2])
+        if not decoded.isascii():
+            continue
+        mapping.add(size, start, 2)
+        out.append(decoded + _SEPARATOR)
+        size += len(decoded) + len(_SEPARATOR)
+    return (b"".join(out), mapping) if out else None
+
+
+_TEXT_MASK = bytes(0x74 if 0x20 <= byte < 0x7F or byte in b"\t\n\r" else 0x20 for byte in range(256))
+MIN_TEXT_RUN = 16  # shorter than any secret with the context its detector reads
+
+
+def text_layer(data: bytes) -> tuple[bytes, PieceMap] | None:
+    """Runs of printable ASCII text in (decoded, mostly binary) data, joined, or None.
+
+    Only text can carry a further layer of encoding (base64, escapes, hex): reading the next
+    layer in these runs alone keeps the cost of nesting off the bytes of images and archives.
+    """
+    out: list[bytes] = []
+    mapping = PieceMap()
+    size = 0
+    for start, stop in _runs(data, _TEXT_MASK, b"t", MIN_TEXT_RUN):
+        mapping.add(size, start, 1)
+        out.append(data[start:stop] + _SEPARATOR)
+        size += stop - start + len(_SEPARATOR)
+    return (b"".join(out), mapping) if out else None
+
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+MAX_GZIP_MEMBERS = 16
+
+
+def gzip_members(data: bytes, budget: int) -> list[tuple[int, bytes]]:
+    """(offset, inflated bytes) of gzip streams in data; at most `budget` bytes inflated in all."""
+    members: list[tuple[int, bytes]] = []
+    pos = 0
+    while budget > 0 and len(members) < MAX_GZIP_MEMBERS and (at := data.find(_GZIP_MAGIC, pos)) >= 0:
+        pos = at + 1
+        try:
+            inflated = zlib.decompressobj(wbits=31).decompress(data[at:], budget)
+        except zlib.error:
+            continue
+        budget -= len(inflated)
+        members.append((at, inflated))
+    return members
