@@ -18,6 +18,7 @@ from verifier.pipeline.replay import replay
 from verifier.store.fetcher import HttpFetcher
 
 from .conftest import NOW, World
+from .support_policy import allow_loopback_sources
 
 PAGE = b"Quillmark reported 14 paying customers for Anchor in February 2026.\n"
 
@@ -32,6 +33,7 @@ def closed_port() -> int:
 
 def test_a_failed_scout_leaves_a_failed_record_and_no_extract_leaf(world: World) -> None:
     world.fetcher = HttpFetcher(user_agent="ResearchWiki-Verifier/test", timeout_s=2.0, allow_private_addresses=True)
+    allow_loopback_sources(world)
     url = f"http://127.0.0.1:{closed_port()}/doc.txt"
     world.leaf("scout-1", "scout", source_id=None, gap="customer counts")
     files = source_files(url=url, data=PAGE, media_type="text/plain", fetched_by="agent-a", retrieved_at=NOW,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -33,9 +34,11 @@ from pydantic import Field, StringConstraints
 
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Strict, iso
-from verifier.formats.layout import classify
+from verifier.formats.frontmatter import load_front_matter
+from verifier.formats.layout import PROJECT_FILE, classify
 from verifier.formats.leaf import LeafContract, default_write_rules
 from verifier.formats.skill import skill_version
+from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
 from verifier.roles.gating import LeafScore
@@ -250,6 +253,18 @@ def _run_leaf(scratch: _Scratch, leaf: ValidationLeaf, skill_text: str, worker: 
                      verdict.rejections[0].code if verdict.rejections else None)
 
 
+def _loopback_template(template: Path, into: Path) -> Path:
+    """A copy of the pinned project whose source policy names the harness's loopback server (plain
+    http to 127.0.0.1), so the verifier's real fetch runs on the pinned bytes; nothing else changes."""
+    shutil.copytree(template, into)
+    front, body = load_front_matter((into / PROJECT_FILE).read_bytes(), PROJECT_FILE)
+    policy = dict(front.get("source_policy") or {})
+    policy.update(allow_http=True, allow_domains=["127.0.0.1"])
+    front["source_policy"] = policy
+    (into / PROJECT_FILE).write_bytes(b"---\n" + dump_yaml(front) + b"---\n" + body.encode("utf-8"))
+    return into
+
+
 def replay(validation: LoadedSet, skill_text: str, worker: Worker, *, now: datetime) -> list[LeafScore]:
     """Run every validation leaf with `skill_text` in a scratch home; one LeafScore per leaf."""
     with tempfile.TemporaryDirectory(prefix="rw-validation-") as folder, _serving(validation.served()) as base:
@@ -257,7 +272,9 @@ def replay(validation: LoadedSet, skill_text: str, worker: Worker, *, now: datet
         Home(root).save_settings(Settings(durable=False, allow_private_addresses=True))
         home = Home(root)
         slug = validation.spec.slug
-        init_project(home, slug, now=now, template=(validation.folder / validation.spec.project).resolve())
+        pinned = (validation.folder / validation.spec.project).resolve()
+        template = _loopback_template(pinned, Path(folder) / "template")
+        init_project(home, slug, now=now, template=template)
         token = home.identities.add(WORKER[0], WORKER[1], "agent", now)
         fetcher = HttpFetcher(user_agent=home.settings.user_agent, timeout_s=10.0, allow_private_addresses=True)
         scratch = _Scratch(home, slug, token, fetcher, base)

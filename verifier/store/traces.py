@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 
 from verifier.errors import ConflictError, Rejected, Rejection
+from verifier.formats.ids import TRACE_ID_RE
 from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES, TraceRecord
 from verifier.store.files import fsync_dir, write_atomic
 
@@ -90,7 +91,11 @@ class TraceStore:
         return sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
 
     def read(self, trace_id: str) -> dict[str, bytes]:
+        """A stored bundle's files, from the store or, for a refused attempt, from its agent's
+        quarantine (the improvement loop reads refused attempts' traces too); {} when gone."""
         target = self.path(trace_id)
+        if not target.is_dir() and TRACE_ID_RE.match(trace_id):
+            target = next((self.root / QUARANTINE_DIR).glob(f"*/{trace_id}"), target)
         return {name: (target / name).read_bytes() for name in BUNDLE_ORDER if (target / name).exists()}
 
     def purge(self, trace_id: str) -> None:
