@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from verifier.cli.agent_cmds import submit_work
 from verifier.cli.app import (
     EXIT_CRASH,
     EXIT_REJECTED,
@@ -35,9 +36,10 @@ def _exit_for(verdict: Verdict) -> int:
 
 
 @cli.command("submit")
-@click.argument("slug")
+@click.argument("slug", required=False)
 @click.option("--leaf", "leaf_id", help="The leaf this patch is for. Without it: a person's edit (human token).")
-@click.option("--patch", "patch_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--patch", "patch_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="The patch. Without it (and without SLUG): submit the working folder you are in (rw work).")
 @click.option("--trace", "trace_path", type=click.Path(path_type=Path),
               help="The trace bundle: a folder with manifest.json, events.jsonl, patch.diff, or a tar. "
                    "Required for leaves; optional for a person's edit.")
@@ -46,9 +48,19 @@ def _exit_for(verdict: Verdict) -> int:
 @click.option("--server", metavar="URL",
               help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down.")
 @click.option("--retry-for", default="10m", show_default=True, help="With --server: how long to keep retrying.")
-def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None, base: str | None,
-               as_json: bool, server: str | None, retry_for: str) -> None:
-    """Submit a patch with its trace bundle for a leaf, or a person's edit; the token comes from RW_TOKEN."""
+@click.option("--summary", help="A working folder's submit: the final summary, if the trace has none yet.")
+def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
+               base: str | None, as_json: bool, server: str | None, retry_for: str, summary: str | None) -> None:
+    """Submit a patch with its trace bundle for a leaf, or a person's edit; the token comes from RW_TOKEN.
+
+    Inside a working folder made by `rw work`, plain `rw submit` sends the folder's patch and trace.
+    """
+    if patch_file is None:
+        if slug is not None or leaf_id is not None or trace_path is not None:
+            raise RwError("give --patch with SLUG, or nothing at all inside a working folder (rw work)")
+        submit_work(as_json, retry_for, summary)
+    if slug is None:
+        raise RwError("give SLUG and --patch (or run plain `rw submit` inside a working folder)")
     if server is not None:
         if leaf_id is None or trace_path is None or base is not None:
             raise RwError("--server submits a leaf's patch: give --leaf and --trace (no --base)")

@@ -13,17 +13,19 @@ ways. Nothing here parses the git protocol; it only decides who may run which se
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import io
 import logging
 import os
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import IO, cast
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from verifier.formats.base import SLUG_RE
 from verifier.service.auth import bearer_token
@@ -120,23 +122,18 @@ def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | Non
     return env
 
 
-async def _feed(proc: asyncio.subprocess.Process, request: Request, cap: int) -> None:
-    """Stream the request body into git's stdin, refusing more than `cap` bytes."""
-    assert proc.stdin is not None
-    sent = 0
-    try:
-        async for chunk in request.stream():
-            sent += len(chunk)
-            if sent > cap:
-                proc.kill()
-                return
-            proc.stdin.write(chunk)
-            await proc.stdin.drain()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # git stopped reading: its answer says why
-    finally:
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            proc.stdin.close()
+async def spool_body(request: Request, cap: int) -> IO[bytes]:
+    """The request body streamed into a temporary file (memory up to 1 MB), refusing more than `cap`."""
+    spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1024 * 1024)  # noqa: SIM115 - closed by caller
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            spool.close()
+            raise ApiError(413, "too_large", f"a git request body may be at most {cap} bytes")
+        spool.write(chunk)
+    spool.seek(0)
+    return spool
 
 
 def parse_cgi_head(head: bytes) -> tuple[int, dict[str, str]]:
@@ -152,37 +149,63 @@ def parse_cgi_head(head: bytes) -> tuple[int, dict[str, str]]:
     return status, headers
 
 
-async def _read_head(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+def _read_head(out: io.BufferedReader) -> tuple[bytes, bytes]:
     """(CGI head, the body bytes already read after it)."""
-    assert proc.stdout is not None
     buffered = b""
     while True:
         for separator in (b"\r\n\r\n", b"\n\n"):
             head, found, rest = buffered.partition(separator)
             if found:
                 return head, rest
-        chunk = await proc.stdout.read(CHUNK)
+        chunk = out.read1(CHUNK)
         if not chunk or len(buffered) > CHUNK:
             raise ApiError(502, "git_failed", "git http-backend gave no response head")
         buffered += chunk
 
 
-async def _body(proc: asyncio.subprocess.Process, first: bytes, feeder: asyncio.Task[None]) -> AsyncIterator[bytes]:
-    assert proc.stdout is not None and proc.stderr is not None
+def _finish(proc: subprocess.Popen[bytes], spool: IO[bytes], errors: IO[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    spool.close()
+    errors.seek(0)
+    said = errors.read(2000)
+    errors.close()
+    if said.strip():
+        log.info("git http-backend: %s", said.decode("utf-8", "replace").strip()[:500])
+
+
+async def _body(proc: subprocess.Popen[bytes], first: bytes, spool: IO[bytes],
+                errors: IO[bytes]) -> AsyncIterator[bytes]:
+    """git's output after the head, read in a worker thread so the event loop never blocks."""
+    out = cast(io.BufferedReader, proc.stdout)
     try:
         if first:
             yield first
-        while chunk := await proc.stdout.read(CHUNK):
+        while chunk := await run_in_threadpool(out.read1, CHUNK):
             yield chunk
     finally:
-        feeder.cancel()
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-        errors = await proc.stderr.read()
-        await proc.wait()
-        if errors.strip():
-            log.info("git http-backend: %s", errors.decode("utf-8", "replace").strip()[:500])
+        await run_in_threadpool(_finish, proc, spool, errors)
+
+
+class GitResponse(Response):
+    """git's answer streamed as it comes. Not StreamingResponse: that one also waits on `receive`
+    for a disconnect, and some servers answer `receive` with a disconnect as soon as the request
+    body is complete, which cut git's answer short."""
+
+    def __init__(self, chunks: AsyncIterator[bytes], status_code: int, headers: dict[str, str]) -> None:
+        super().__init__(None, status_code, headers)
+        # The length is unknown until git is done: the body goes chunked, never as "length 0".
+        self.raw_headers = [(name, value) for name, value in self.raw_headers if name != b"content-length"]
+        self.chunks = chunks
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self.chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def git_http(request: Request) -> Response:
@@ -196,21 +219,23 @@ async def git_http(request: Request) -> Response:
         raise ApiError(405, "method_not_allowed", "info/refs is read with GET; the services are POSTed to")
     repo = (await run_in_threadpool(svc.project, slug)).path
     token = await _authorize_push(request, svc, repo) if service == RECEIVE else None
-    git = _backend()
-    proc = await asyncio.create_subprocess_exec(
-        git, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=cgi_env(request, repo.parent, slug, rest, token), cwd=str(repo))
     cap = MAX_RECEIVE_REQUEST if service == RECEIVE else MAX_UPLOAD_REQUEST
-    feeder = asyncio.create_task(_feed(proc, request, cap))
+    spool = await spool_body(request, cap)
+    # stderr goes to a file, not a pipe: a chatty git must never block on a pipe nobody reads.
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _finish
     try:
-        head, first = await _read_head(proc)
+        proc = subprocess.Popen([_backend()], stdin=spool, stdout=subprocess.PIPE, stderr=errors,
+                                env=cgi_env(request, repo.parent, slug, rest, token), cwd=str(repo))
+    except OSError as exc:
+        spool.close()
+        errors.close()
+        raise ApiError(503, "git_unavailable", f"git http-backend could not start: {exc}") from exc
+    try:
+        head, first = await run_in_threadpool(_read_head, cast(io.BufferedReader, proc.stdout))
     except BaseException:
-        feeder.cancel()
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
+        await run_in_threadpool(_finish, proc, spool, errors)
         raise
     status, headers = parse_cgi_head(head)
-    return StreamingResponse(_body(proc, first, feeder), status_code=status,
-                             headers={**headers, "cache-control": "no-cache", **{
-                                 k: v for k, v in SECURITY_HEADERS.items() if k != "cache-control"}})
+    return GitResponse(_body(proc, first, spool, errors), status_code=status,
+                       headers={**headers, "cache-control": "no-cache", **{
+                           k: v for k, v in SECURITY_HEADERS.items() if k != "cache-control"}})

@@ -1,0 +1,111 @@
+"""`rw check`: the verifier's own checks run on a working folder, before anything is sent.
+
+The same code as the pipeline's steps 3, 5 and 6 (patch parsing, the write set, the leaf kind's
+check) and its trace ingest, so the codes and messages are the verifier's. What only the service
+can do is left out and said so: fetching a scouted URL, whether the leaf is still open, and
+whether the branch moved past the base (a stale verdict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pygit2
+
+from verifier.agentkit.tracing import TraceLog
+from verifier.agentkit.workdir import Work, make_patch
+from verifier.checks.context import CheckContext
+from verifier.checks.registry import check_for
+from verifier.checks.view import Overlay
+from verifier.errors import FormatError, Rejected, Rejection
+from verifier.formats.layout import PROJECT_FILE
+from verifier.formats.leaf import LeafContract
+from verifier.formats.project import parse_project
+from verifier.patch.apply import git_blob_id
+from verifier.patch.parse import parse_patch
+from verifier.pipeline.patching import apply_to, check_write_set
+from verifier.pipeline.trace import inspect_bundle
+
+
+class CommitTree:
+    """A TreeView over one commit of the clone (the leaf's base), read with pygit2."""
+
+    def __init__(self, repo: pygit2.Repository, revision: str) -> None:
+        self.tree = repo.revparse_single(revision).peel(pygit2.Commit).tree
+
+    def _entry(self, path: str) -> pygit2.Object | None:
+        try:
+            return self.tree[path] if path else self.tree
+        except KeyError:
+            return None
+
+    def read(self, path: str) -> bytes | None:
+        entry = self._entry(path)
+        return entry.data if isinstance(entry, pygit2.Blob) else None
+
+    def is_dir(self, path: str) -> bool:
+        return isinstance(self._entry(path), pygit2.Tree)
+
+    def list_dir(self, path: str) -> list[str]:
+        entry = self._entry(path)
+        return sorted(str(item.name) for item in entry) if isinstance(entry, pygit2.Tree) else []
+
+    def blob_id(self, path: str) -> str | None:
+        data = self.read(path)
+        return None if data is None else git_blob_id(data)
+
+
+@dataclass
+class LocalResult:
+    rejections: list[Rejection]
+    summary: str = ""
+    notes: list[str] = field(default_factory=list)
+    trace_problems: list[Rejection] = field(default_factory=list)
+    patch: bytes = b""
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejections
+
+
+def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:
+    manifest: dict[str, object] = {"leaf_id": work.state.leaf_id, "agent": work.state.agent,
+                                   "operator": work.state.operator, "base_revision": work.state.base_revision,
+                                   "skill_version": skill_version, "level": work.state.level}
+    if summary:
+        manifest["summary"] = summary[:2000]
+    return manifest
+
+
+def default_final(work: Work) -> str:
+    return f"Submitted leaf {work.state.leaf_id}."
+
+
+def run_checks(work: Work, now: datetime, skill_version: str) -> LocalResult:
+    """The patch, the write set and the kind's check on the folder; then the trace as it stands."""
+    patch = make_patch(work)
+    leaf = LeafContract.model_validate(work.contract())
+    base = CommitTree(pygit2.Repository(str(work.root)), work.state.base_revision)
+    try:
+        parsed = parse_patch(patch)
+        check_write_set(parsed, leaf.may_write)
+        writes = apply_to(base, parsed)
+        project, _ = parse_project(base.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    except Rejected as exc:
+        return LocalResult(list(exc.rejections), patch=patch)
+    except FormatError as exc:
+        return LocalResult([Rejection("bad_format", exc.message, exc.where)], patch=patch)
+    texts = {source_id: work.source_text(source_id) for source_id in work.state.source_ids}
+    context = CheckContext(leaf=leaf, actor=work.state.agent, project=project, tree=Overlay(base, writes),
+                           writes=writes, now=now, source_texts=texts, base_tree=base, actor_type="agent")
+    result = check_for(leaf.kind)(context)
+    out = LocalResult(list(result.rejections), result.summary, list(result.notes), patch=patch)
+    try:
+        # As `rw submit` will send it: ended by a final event if the agent recorded none.
+        final = (now.isoformat().replace("+00:00", "Z"), default_final(work))
+        inspect_bundle(TraceLog(work.trace_dir, work.state.level).bundle(manifest_for(work, skill_version), patch,
+                                                                         final=final), patch)
+    except Rejected as exc:
+        out.trace_problems = list(exc.rejections)
+    return out
