@@ -293,15 +293,16 @@ def check_cmd(as_json: bool) -> None:
                                "rejections": [r.__dict__ for r in result.rejections],
                                "trace": [r.__dict__ for r in result.trace_problems]}, indent=2, sort_keys=True))
     else:
+        # In the verifier's order: the trace is checked before the patch.
+        for problem in result.trace_problems:
+            click.echo(f"{_render(problem)} (trace)")
         for rejection in result.rejections:
             click.echo(_render(rejection))
-        if result.ok:
+        if result.ok and not result.trace_problems:
             click.echo(f"OK {result.summary}".rstrip())
         for note in result.notes:
             click.echo(f"  note: {note}")
-        for problem in result.trace_problems:
-            click.echo(f"trace: {_render(problem)}")
-    if not result.ok:
+    if not result.ok or result.trace_problems:  # the verifier would reject either
         raise SystemExit(EXIT_REJECTED)
 
 
@@ -378,7 +379,8 @@ def _print_messages(client: Client, work: Work) -> None:
     """The messages the verdict set off for this leaf (the first-minute message, §9.1)."""
     reply = call(lambda: client.get("/messages"))
     for message in reply.body.get("messages", []) if reply.status == 200 else []:
-        if message.get("project") == work.state.project and message.get("leaf_id") == work.state.leaf_id:
+        if message.get("project") == work.state.project and message.get("leaf_id") == work.state.leaf_id \
+                and message.get("kind") != "new_leaf":
             click.echo(f"message [{message['kind']}] {message['body']}")
 
 

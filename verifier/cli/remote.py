@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
+from urllib.parse import quote
 
 import click
 
@@ -63,3 +64,18 @@ def ok(reply: Reply) -> Reply:
     if reply.status >= 400:
         fail_reply(reply)
     return reply
+
+
+def remote_payload(server: str, slug: str, leaf_id: str) -> dict[str, Any]:
+    """`rw leaf show --server`: what the service hands an agent for the leaf."""
+    client = client_for(server, token_required=False)
+    body: dict[str, Any] = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}/payload",
+                                                      auth=False))).body
+    return body
+
+
+def remote_source_text(server: str, slug: str, source_id: str) -> str:
+    """`rw source text --server`: the derived text excerpts are matched against."""
+    client = client_for(server, token_required=False)
+    reply = ok(call(lambda: client.get(f"/projects/{quote(slug)}/sources/{quote(source_id)}/text", auth=False)))
+    return str(reply.body["text"])

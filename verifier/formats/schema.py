@@ -6,11 +6,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from verifier.formats.document import Plan, Report
 from verifier.formats.finding import Finding
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.leaf import LeafContract
 from verifier.formats.ledger import LedgerRow
+from verifier.formats.link import CounterEvidenceNote, Link
 from verifier.formats.project import ProjectFile
+from verifier.formats.review import Review
 from verifier.formats.source import SourceRecord
 from verifier.formats.trace import TraceEvent, TraceManifest
 
@@ -23,6 +26,12 @@ MODELS: dict[str, type[BaseModel]] = {
     "ledger-row": LedgerRow,
     "trace-manifest": TraceManifest,
     "trace-event": TraceEvent,
+    # What agents and people write besides findings and sources (plans and reports: front matter).
+    "link": Link,
+    "note": CounterEvidenceNote,
+    "review": Review,
+    "plan": Plan,
+    "report": Report,
 }
 
 
