@@ -117,9 +117,10 @@ def prepare_event(ts: str, kind: str, content: Any, level: str) -> Recorded:
     if kind == "reasoning" and level == "L1":
         return Recorded(None, [])
     found: list[str] = []
-    clean = strip_value(content, found)
+    # Cut first, then strip: scanning 50 MB of tool output to keep 2 MB of it would be waste.
     if kind in TRUNCATABLE:
-        clean = truncate_content(clean, MAX_TOOL_EVENT_CHARS)
+        content = truncate_content(content, MAX_TOOL_EVENT_CHARS)
+    clean = strip_value(content, found)
     return Recorded({"ts": ts, "type": kind, "content": clean}, found)
 
 
