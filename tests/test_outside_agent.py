@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from verifier.formats.skill import skill_version
 from verifier.pipeline.project import init_project
 from verifier.store.home import Home
 
@@ -20,7 +21,7 @@ from .service_harness import Server, live_leaf, start
 from .support_agent import OutsideAgent, sentences
 
 ROOT = Path(__file__).resolve().parent.parent
-SKILL = (ROOT / "skill" / "SKILL.md").read_text(encoding="utf-8")
+SKILL = (ROOT / "skill" / "SKILL.md").read_bytes().decode("utf-8")
 
 
 @dataclass
@@ -74,6 +75,9 @@ def test_first_accepted_extract_then_link_then_review(site: Site, tmp_path: Path
     submitted = agent.rw("submit", cwd=work)
     assert submitted.out.startswith("ACCEPTED"), submitted.out
     assert "[first_minute]" in submitted.out
+    rows = site.server.client().get(f"/projects/{SLUG}/ledger", auth=False).body["rows"]
+    landed = [row for row in rows if row.get("leaf_id") == "extract-warm-1" and row["action"] == "submit"]
+    assert landed[0]["skill_version"] == skill_version(SKILL.encode("utf-8")), landed  # from the file, never typed
 
     findings = sorted(path.stem for path in (work / "findings").rglob("fnd_*.yaml"))
     live_leaf(site.home, "link-1", kind="link", hypothesis_id="H1", hypothesis_revision=1)
