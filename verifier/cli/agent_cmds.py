@@ -95,6 +95,8 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace."""
     if (leaf_id is None) == (not warm):
         raise RwError("give a LEAF_ID or --warm, not both")
+    if folder is not None and folder.exists() and any(folder.iterdir()):
+        raise RwError(f"{folder} exists and is not empty; choose another --dir")
     client = client_for(server)
     me = ok(call(lambda: client.get("/whoami"))).body
     chosen = _claim(client, slug, leaf_id, ttl)

@@ -13,6 +13,7 @@ ways. Nothing here parses the git protocol; it only decides who may run which se
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import os
@@ -37,6 +38,7 @@ UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
 SMART_PATHS = frozenset({"info/refs", UPLOAD, RECEIVE})
 MAX_UPLOAD_REQUEST = 16 * 1024 * 1024  # negotiation lines ("want"/"have"): generous for any project
 MAX_RECEIVE_REQUEST = 256 * 1024 * 1024  # a pushed pack
+RECEIVE_TIME_FACTOR = 10  # a push may take this many times the service's body timeout
 CHUNK = 64 * 1024
 # Headers git's CGI may set that we pass on; anything else it prints stays on the server.
 _PASSED_HEADERS = frozenset({"content-type", "cache-control", "expires", "pragma", "content-encoding"})
@@ -220,7 +222,13 @@ async def git_http(request: Request) -> Response:
     repo = (await run_in_threadpool(svc.project, slug)).path
     token = await _authorize_push(request, svc, repo) if service == RECEIVE else None
     cap = MAX_RECEIVE_REQUEST if service == RECEIVE else MAX_UPLOAD_REQUEST
-    spool = await spool_body(request, cap)
+    # A body that trickles in must not hold a request open forever; a pushed pack may be large.
+    allowed_s = svc.config.body_timeout_s * (RECEIVE_TIME_FACTOR if service == RECEIVE else 1)
+    try:
+        async with asyncio.timeout(allowed_s):
+            spool = await spool_body(request, cap)
+    except TimeoutError as exc:
+        raise ApiError(408, "body_timeout", f"the request body did not arrive within {allowed_s:g} s") from exc
     # stderr goes to a file, not a pipe: a chatty git must never block on a pipe nobody reads.
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _finish
     try:
