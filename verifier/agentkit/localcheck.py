@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import pygit2
+from pathlib import Path
 
 from verifier.agentkit.tracing import TraceLog
-from verifier.agentkit.workdir import Work, make_patch
+from verifier.agentkit.workdir import Work, git, make_patch
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
@@ -22,38 +21,52 @@ from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.layout import PROJECT_FILE
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
-from verifier.patch.apply import git_blob_id
 from verifier.patch.parse import parse_patch
 from verifier.pipeline.patching import apply_to, check_write_set
 from verifier.pipeline.trace import inspect_bundle
 
 
 class CommitTree:
-    """A TreeView over one commit of the clone (the leaf's base), read with pygit2."""
+    """A TreeView over one commit of the clone (the leaf's base), read through git itself: the
+    listing once (`git ls-tree -r`), each file's bytes when a check asks (`git cat-file`)."""
 
-    def __init__(self, repo: pygit2.Repository, revision: str) -> None:
-        self.tree = repo.revparse_single(revision).peel(pygit2.Commit).tree
-
-    def _entry(self, path: str) -> pygit2.Object | None:
-        try:
-            return self.tree[path] if path else self.tree
-        except KeyError:
-            return None
+    def __init__(self, root: Path, revision: str) -> None:
+        self.root = root
+        self.blobs: dict[str, str] = {}
+        self.children: dict[str, set[str]] = {"": set()}
+        for entry in git(root, "ls-tree", "-r", "-z", "--full-tree", revision).split(b"\0"):
+            if not entry:
+                continue
+            meta, _, raw_path = entry.partition(b"\t")
+            _mode, kind, oid = meta.split(b" ")
+            if kind != b"blob":
+                continue  # submodules: the verifier refuses them anyway
+            path = raw_path.decode("utf-8", "surrogateescape")
+            self.blobs[path] = oid.decode()
+            parent, _, name = path.rpartition("/")
+            self.children.setdefault(parent, set()).add(name)
+            while parent:
+                grand, _, folder = parent.rpartition("/")
+                self.children.setdefault(grand, set()).add(folder)
+                parent = grand
+        self._read: dict[str, bytes] = {}
 
     def read(self, path: str) -> bytes | None:
-        entry = self._entry(path)
-        return entry.data if isinstance(entry, pygit2.Blob) else None
+        oid = self.blobs.get(path)
+        if oid is None:
+            return None
+        if path not in self._read:
+            self._read[path] = git(self.root, "cat-file", "blob", oid)
+        return self._read[path]
 
     def is_dir(self, path: str) -> bool:
-        return isinstance(self._entry(path), pygit2.Tree)
+        return path.rstrip("/") in self.children
 
     def list_dir(self, path: str) -> list[str]:
-        entry = self._entry(path)
-        return sorted(str(item.name) for item in entry) if isinstance(entry, pygit2.Tree) else []
+        return sorted(self.children.get(path.rstrip("/"), ()))
 
     def blob_id(self, path: str) -> str | None:
-        data = self.read(path)
-        return None if data is None else git_blob_id(data)
+        return self.blobs.get(path)  # git's own id of the file: what git_blob_id computes
 
 
 @dataclass
@@ -86,7 +99,7 @@ def run_checks(work: Work, now: datetime, skill_version: str) -> LocalResult:
     """The patch, the write set and the kind's check on the folder; then the trace as it stands."""
     patch = make_patch(work)
     leaf = LeafContract.model_validate(work.contract())
-    base = CommitTree(pygit2.Repository(str(work.root)), work.state.base_revision)
+    base = CommitTree(work.root, work.state.base_revision)
     try:
         parsed = parse_patch(patch)
         check_write_set(parsed, leaf.may_write)
