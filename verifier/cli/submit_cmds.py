@@ -7,6 +7,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -35,6 +36,21 @@ def _exit_for(verdict: Verdict) -> int:
     return {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}[verdict.outcome]
 
 
+def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None,
+                           trace_path: Path | None, as_json: bool, retry_for: str, summary: str | None) -> NoReturn:
+    """Plain `rw submit` inside a working folder (rw work); anything else without SLUG or --patch is a usage error."""
+    if patch_file is not None or slug is not None or leaf_id is not None or trace_path is not None:
+        raise RwError("give SLUG and --patch, or nothing at all inside a working folder (rw work)")
+    submit_work(as_json, retry_for, summary)
+
+
+def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None,
+                   base: str | None, as_json: bool, retry_for: str) -> NoReturn:
+    if leaf_id is None or trace_path is None or base is not None:
+        raise RwError("--server submits a leaf's patch: give --leaf and --trace (no --base)")
+    remote_submit(server, slug, leaf_id, patch_file, trace_path, as_json, retry_for)
+
+
 @cli.command("submit")
 @click.argument("slug", required=False)
 @click.option("--leaf", "leaf_id", help="The leaf this patch is for. Without it: a person's edit (human token).")
@@ -55,16 +71,10 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
 
     Inside a working folder made by `rw work`, plain `rw submit` sends the folder's patch and trace.
     """
-    if patch_file is None:
-        if slug is not None or leaf_id is not None or trace_path is not None:
-            raise RwError("give --patch with SLUG, or nothing at all inside a working folder (rw work)")
-        submit_work(as_json, retry_for, summary)
-    if slug is None:
-        raise RwError("give SLUG and --patch (or run plain `rw submit` inside a working folder)")
+    if patch_file is None or slug is None:
+        _submit_working_folder(slug, leaf_id, patch_file, trace_path, as_json, retry_for, summary)
     if server is not None:
-        if leaf_id is None or trace_path is None or base is not None:
-            raise RwError("--server submits a leaf's patch: give --leaf and --trace (no --base)")
-        remote_submit(server, slug, leaf_id, patch_file, trace_path, as_json, retry_for)
+        _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
     home = home_from_env()
     token = os.environ.get("RW_TOKEN", "")
     try:
