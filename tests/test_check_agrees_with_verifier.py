@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,37 +13,14 @@ import pytest
 from verifier.agentkit.localcheck import manifest_for, run_checks
 from verifier.agentkit.objects import finding_file
 from verifier.agentkit.tracing import TraceLog
-from verifier.agentkit.workdir import Work, WorkState, clone_at, input_source_ids, make_patch
+from verifier.agentkit.workdir import Work, make_patch
 from verifier.errors import Rejection
-from verifier.pipeline.payload import leaf_payload
 from verifier.pipeline.submit import Submission
 
 from .conftest import NOTE_ID, NOW, SLUG, World
+from .support_workdir import working_folder
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "checks.json").read_text())
-TS = (NOW - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
-
-
-def working_folder(world: World, leaf_id: str, root: Path) -> Work:
-    """What `rw work` makes, without the service: a clone at the leaf's base and `.rw/`."""
-    world.leaf(leaf_id)
-    view = world.repo.view(world.tip())
-    payload = leaf_payload(view, leaf_id)
-    base = payload["contract"]["base_revision"]
-    clone_at(str(world.home.repo_path(SLUG)), root, base)
-    (root / ".rw" / "sources").mkdir(parents=True)
-    (root / ".rw" / "payload.json").write_text(json.dumps(payload))
-    (root / ".rw" / "sources" / f"{NOTE_ID}.txt").write_text(world.agent.source_text(SLUG, NOTE_ID, base))
-    work = Work(root, WorkState(server="http://127.0.0.1:9", project=SLUG, leaf_id=leaf_id, kind="extract",
-                                base_revision=base, agent=world.agent.handle, operator=world.agent.operator,
-                                source_ids=input_source_ids(payload)))
-    work.save()
-    log = TraceLog(work.trace_dir)
-    log.add(TS, "tool_call", {"tool": "rw work"})
-    log.add(TS, "tool_result", "claimed")
-    log.add(TS, "reasoning", "Quote the sentences with numbers.")
-    log.add(TS, "final", "Wrote findings.")
-    return work
 
 
 def write_findings(work: Work, count: int = 3, replace: dict[str, str] | None = None) -> None:
@@ -101,6 +77,7 @@ def codes(rejections: list[Rejection]) -> list[tuple[str, str | None, str]]:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rw_check_gives_the_verifiers_rejections(world: World, tmp_path: Path, name: str) -> None:
     assert name in GOLDEN  # the same cases as the golden check tests
+    world.leaf("extract-agree")
     work = working_folder(world, "extract-agree", tmp_path / "work")
     CASES[name](work)
     local = run_checks(work, NOW, "sk-test")

@@ -119,3 +119,15 @@ def test_unknown_event_types_and_levels_are_refused(tmp_path: Path) -> None:
         TraceLog(tmp_path / "t").add(TS, "thought", "x")
     with pytest.raises(ValueError, match="trace level"):
         TraceLog(tmp_path / "t", level="L4").add(TS, "final", "x")
+
+
+def test_event_times_never_go_backwards(tmp_path: Path) -> None:
+    log = TraceLog(tmp_path / "trace")
+    log.add("2026-11-30T12:00:00Z", "tool_call", {"tool": "a"})
+    log.add("2026-11-30T11:00:00+00:00", "tool_result", "an earlier clock")
+    log.add(TS, "reasoning", "r")
+    log.add("2026-11-30T12:00:05Z", "final", "f")
+    bundle = log.bundle(MANIFEST, PATCH)
+    assert inspect_bundle(bundle, PATCH).level == "L2"
+    times = [json.loads(line)["ts"] for line in bundle["events.jsonl"].splitlines()]
+    assert times[1] == "2026-11-30T12:00:00Z" and times[3] == "2026-11-30T12:00:05Z"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,14 @@ def truncate_content(content: Any, limit: int) -> Any:
     return {"truncated": True, "original_chars": len(rendered), "head": truncate_text(rendered, limit)}
 
 
+def _instant(ts: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"event time {ts!r} is not ISO 8601") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def event_line(event: dict[str, Any]) -> bytes:
     return json.dumps(event, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
 
@@ -155,7 +164,23 @@ class TraceLog:
         self.events = folder / "events.jsonl"
         self.context = folder / "context.md"
 
+    def _last_ts(self) -> str | None:
+        if not self.events.exists():
+            return None
+        with self.events.open("rb") as events:
+            events.seek(max(0, self.events.stat().st_size - 64 * 1024))
+            lines = [line for line in events.read().splitlines() if line.strip()]
+        try:
+            return str(json.loads(lines[-1])["ts"]) if lines else None
+        except (ValueError, KeyError):
+            return None
+
     def add(self, ts: str, kind: str, content: Any) -> Recorded:
+        """Append one event; a time earlier than the last event's is raised to it (the verifier
+        refuses a trace whose times go backwards, and clocks and imported events disagree)."""
+        last = self._last_ts()
+        if last is not None and _instant(ts) < _instant(last):
+            ts = last
         recorded = prepare_event(ts, kind, content, self.level)
         if recorded.event is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
