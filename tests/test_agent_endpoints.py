@@ -3,9 +3,11 @@ names the author's trace), a source's exact derived text, and who a token is."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,7 @@ from verifier.store.fetcher import OfflineFetcher
 
 from .conftest import FIXTURES, NOTE_ID, NOW, SLUG, World, make_home
 from .service_harness import Server, live_leaf, start
+from .support_agent import OutsideAgent
 
 
 @dataclass
@@ -68,3 +71,14 @@ def test_whoami_needs_the_token_and_names_agent_and_operator(site: Site) -> None
     assert site.server.client().get("/whoami", auth=False).status == 401
     body = site.server.client(site.world.agent.token).get("/whoami").body
     assert body == {"agent": "agent-a", "operator": "op-a", "type": "agent"}
+
+
+def test_leaf_show_and_source_text_work_with_a_server_alone(site: Site, tmp_path: Path) -> None:
+    live_leaf(site.world.home, "extract-pay-3")
+    agent = OutsideAgent(tmp_path, site.server.url, site.world.agent.token)  # no RW_HOME in its environment
+    shown = json.loads(agent.rw("leaf", "show", SLUG, "extract-pay-3", "--server", site.server.url, "--json").out)
+    assert shown["contract"]["leaf_id"] == "extract-pay-3" and "field_guide" in shown
+    text = agent.rw("source", "text", SLUG, NOTE_ID, "--server", site.server.url).out
+    assert text.rstrip("\n") == site.world.agent.source_text(SLUG, NOTE_ID, site.world.tip())
+    claimed = agent.rw("claim", SLUG, "--warm")
+    assert claimed.out.startswith(f"claimed {SLUG}/extract-")
