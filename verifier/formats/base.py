@@ -21,7 +21,7 @@ M = TypeVar("M", bound=BaseModel)
 class Strict(BaseModel):
     """Base for every format: unknown fields are errors, values are frozen after parsing."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 
 
 HANDLE_RE = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
