@@ -111,3 +111,17 @@ def test_the_guard_still_refuses_a_token_in_the_url(site: Site) -> None:
     answer = raw_request(site.server.port, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
                          .encode())
     assert answer.startswith(b"HTTP/1.1 400") and b"token_in_url" in answer
+
+
+def test_a_malformed_request_is_gits_to_answer_and_the_service_stays_up(site: Site, tmp_path: Path) -> None:
+    path = f"/projects/{SLUG}.git/git-upload-pack"
+    for body in (b"garbage", b"0000", b""):
+        head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-git-upload-pack-request\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        answer = raw_request(site.server.port, head + body)
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]  # git's own protocol error, in git's answer
+    head_only = raw_request(site.server.port, f"HEAD /projects/{SLUG}.git/info/refs?service=git-upload-pack HTTP/1.1"
+                            "\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    assert head_only.startswith(b"HTTP/1.1 200")
+    clone(site, tmp_path / "still-works")
+    assert "internal error" not in site.server.output()

@@ -205,8 +205,10 @@ class GitResponse(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        head_only = scope.get("method") == "HEAD"
         async for chunk in self.chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if not head_only:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
