@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from verifier.agentkit.tracing import TraceLog
-from verifier.agentkit.workdir import Work, git, make_patch
+from verifier.agentkit.workdir import Work, default_final, git, make_patch, manifest_for
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.checks.view import Overlay
@@ -80,19 +80,6 @@ class LocalResult:
     @property
     def ok(self) -> bool:
         return not self.rejections
-
-
-def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:
-    manifest: dict[str, object] = {"leaf_id": work.state.leaf_id, "agent": work.state.agent,
-                                   "operator": work.state.operator, "base_revision": work.state.base_revision,
-                                   "skill_version": skill_version, "level": work.state.level}
-    if summary:
-        manifest["summary"] = summary[:2000]
-    return manifest
-
-
-def default_final(work: Work) -> str:
-    return f"Submitted leaf {work.state.leaf_id}."
 
 
 def run_checks(work: Work, now: datetime, skill_version: str) -> LocalResult:

@@ -137,3 +137,16 @@ def input_source_ids(payload: dict[str, Any]) -> list[str]:
     if isinstance(source_id, str) and source_id not in found:
         found.insert(0, source_id)
     return found
+
+
+def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:
+    manifest: dict[str, object] = {"leaf_id": work.state.leaf_id, "agent": work.state.agent,
+                                   "operator": work.state.operator, "base_revision": work.state.base_revision,
+                                   "skill_version": skill_version, "level": work.state.level}
+    if summary:
+        manifest["summary"] = summary[:2000]
+    return manifest
+
+
+def default_final(work: Work) -> str:
+    return f"Submitted leaf {work.state.leaf_id}."

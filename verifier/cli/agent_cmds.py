@@ -1,7 +1,8 @@
 """The agent's commands, needing only a server URL and a token (no RW_HOME): `rw work` (claim, clone,
 write the payload beside the clone, start the trace), `rw new ...` (write a correct object file),
-`rw check` (the verifier's checks, locally), `rw trace ...` (record events) and the submit of a
-working folder (`rw submit` run inside it; see `submit_work`). skill/SKILL.md is their manual.
+`rw trace ...` (record events) and the submit of a working folder (`rw submit` run inside it; see
+`submit_work`). `rw check` is in check_cmds, so these start without the checks. skill/SKILL.md is
+their manual.
 """
 
 from __future__ import annotations
@@ -14,11 +15,19 @@ from urllib.parse import quote
 
 import click
 
-from verifier.agentkit.localcheck import default_final, manifest_for, run_checks
 from verifier.agentkit.objects import finding_file, link_file, note_file, review_file, source_files
 from verifier.agentkit.skillref import current_skill_version
 from verifier.agentkit.tracing import EVENT_TYPES, LEVELS, TraceLog
-from verifier.agentkit.workdir import Work, WorkState, clone_at, find_work, input_source_ids, make_patch
+from verifier.agentkit.workdir import (
+    Work,
+    WorkState,
+    clone_at,
+    default_final,
+    find_work,
+    input_source_ids,
+    make_patch,
+    manifest_for,
+)
 from verifier.checks.citation import ExcerptMissing, locate_excerpt
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, client_for, ok, seconds, server_option
@@ -30,6 +39,11 @@ from verifier.formats.trace import bundle_digest
 from verifier.service.client import Client
 
 _OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
+
+
+def render(rejection: Rejection) -> str:
+    """A rejection as the verifier's one-line verdict shows it: `[code] where: message`."""
+    return f"[{rejection.code}] {rejection.render()}"
 
 
 def now_iso() -> str:
@@ -275,39 +289,6 @@ def new_guide_line(text: str, old: str | None) -> None:
     _put(work, "guide-line", FIELD_GUIDE, ("\n".join(lines) + "\n").encode("utf-8"), overwrite=True)
 
 
-# rw check -----------------------------------------------------------------------------------------------
-
-def _render(rejection: Rejection) -> str:
-    return f"[{rejection.code}] {rejection.where + ': ' if rejection.where else ''}{rejection.message}"
-
-
-@cli.command("check")
-@click.option("--json", "as_json", is_flag=True)
-def check_cmd(as_json: bool) -> None:
-    """Run the leaf kind's checks on the working folder, as the verifier will (same codes)."""
-    work = current_work()
-    try:
-        result = run_checks(work, datetime.now(UTC).replace(microsecond=0), current_skill_version())
-    except RuntimeError as exc:
-        raise RwError(str(exc)) from exc
-    if as_json:
-        click.echo(json.dumps({"ok": result.ok, "summary": result.summary, "notes": result.notes,
-                               "rejections": [r.__dict__ for r in result.rejections],
-                               "trace": [r.__dict__ for r in result.trace_problems]}, indent=2, sort_keys=True))
-    else:
-        # In the verifier's order: the trace is checked before the patch.
-        for problem in result.trace_problems:
-            click.echo(f"{_render(problem)} (trace)")
-        for rejection in result.rejections:
-            click.echo(_render(rejection))
-        if result.ok and not result.trace_problems:
-            click.echo(f"OK {result.summary}".rstrip())
-        for note in result.notes:
-            click.echo(f"  note: {note}")
-    if not result.ok or result.trace_problems:  # the verifier would reject either
-        raise SystemExit(EXIT_REJECTED)
-
-
 # rw trace -----------------------------------------------------------------------------------------------
 
 @cli.group("trace")
@@ -412,7 +393,7 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None) -> NoReturn:
         rejections = verdict.get("rejections") or []
         for number, rejection in enumerate(rejections):
             click.echo(f"{head}: " if number == 0 else "  also ", nl=False)
-            click.echo(_render(Rejection(rejection["code"], rejection["message"], rejection.get("where"))))
+            click.echo(render(Rejection(rejection["code"], rejection["message"], rejection.get("where"))))
         if not rejections:
             click.echo(f"{head}: {verdict.get('summary', '')}".rstrip())
         _print_messages(client, work)

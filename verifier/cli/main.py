@@ -18,12 +18,13 @@ from verifier.cli.app import EXIT_USAGE, LazyGroup, cli
 
 _PACKAGE = "verifier.cli."
 
-COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds")
+COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
+                   "check_cmds")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
     "board": ("service_cmds", "The task board: SLUG's leaves in a state (reading needs no token)."),
-    "check": ("agent_cmds", "Run the leaf kind's checks on the working folder, as the verifier will."),
+    "check": ("check_cmds", "Run the leaf kind's checks on the working folder, as the verifier will."),
     "claim": ("service_cmds", "Claim LEAF_ID (or, with --warm, a warm extract leaf) until its claim expires."),
     "demo": ("submit_cmds", "Run the demo end to end: a project, an agent, an extract leaf, a bad and a good patch."),
     "digest": ("graph_cmds", "Print the project digest as JSON: newest reports, hypothesis moves, open gaps."),
