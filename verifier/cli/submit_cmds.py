@@ -7,7 +7,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -23,11 +23,10 @@ from verifier.cli.app import (
     now_from_env,
 )
 from verifier.cli.service_cmds import remote_submit
-from verifier.demo import run_demo
 from verifier.errors import AuthError, FormatError, NotFound, Rejected
-from verifier.pipeline.followups import seal_after_landing
-from verifier.pipeline.submit import Submission, Verdict, submit
-from verifier.store.traces import load_bundle
+
+if TYPE_CHECKING:
+    from verifier.pipeline.submit import Verdict
 
 MAX_PATCH_FILE = 20 * 1024 * 1024
 
@@ -75,6 +74,12 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
         _submit_working_folder(slug, leaf_id, patch_file, trace_path, as_json, retry_for, summary)
     if server is not None:
         _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
+    # The pipeline is imported here, not at the top: a working folder's or a --server submit (an
+    # agent's) never runs it, and it is most of this module's start-up time.
+    from verifier.pipeline.followups import seal_after_landing  # noqa: PLC0415
+    from verifier.pipeline.submit import Submission, submit  # noqa: PLC0415
+    from verifier.store.traces import load_bundle  # noqa: PLC0415
+
     home = home_from_env()
     token = os.environ.get("RW_TOKEN", "")
     try:
@@ -114,6 +119,8 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
               help="Where to build the demo home (default: a fresh temporary folder).")
 def demo_cmd(home_dir: Path | None) -> None:
     """Run the demo end to end: a project, an agent, an extract leaf, a bad and a good patch."""
+    from verifier.demo import run_demo  # noqa: PLC0415 - see submit_cmd
+
     target = home_dir or Path(tempfile.mkdtemp(prefix="rw-demo-"))
     code = run_demo(target, now=now_from_env(), echo=click.echo)
     raise SystemExit(code)
