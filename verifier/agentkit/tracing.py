@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from verifier.formats.trace import MAX_BUNDLE_BYTES
-from verifier.secrets import scan_bytes
 
 LEVELS = ("L1", "L2", "L3")
 EVENT_TYPES = ("reasoning", "tool_call", "tool_result", "final")
@@ -51,6 +50,10 @@ def _secret_end(data: bytes, start: int) -> int:
 
 def strip_secrets(text: str) -> tuple[str, list[str]]:
     """`text` with every secret the verifier's scanner finds replaced by a marker naming the detector."""
+    # Imported on first use: the scanner's detectors take longer to load than the rest of a
+    # command, and rw's own records (`TraceLog.add_own`) never need them.
+    from verifier.secrets import scan_bytes  # noqa: PLC0415
+
     found: list[str] = []
     data = text.encode("utf-8")
     for _ in range(_MAX_ROUNDS):
@@ -187,6 +190,16 @@ class TraceLog:
             with self.events.open("ab") as out:
                 out.write(event_line(recorded.event))
         return recorded
+
+    def add_own(self, ts: str, kind: str, content: dict[str, str]) -> None:
+        """A record `rw` makes of its own command: the command's name and the ids and paths it
+        wrote, never text the agent passed in, so there is nothing to strip."""
+        last = self._last_ts()
+        if last is not None and _instant(ts) < _instant(last):
+            ts = last
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with self.events.open("ab") as out:
+            out.write(event_line({"ts": ts, "type": kind, "content": content}))
 
     def add_lines(self, lines: Iterable[str]) -> int:
         """Append events given as JSON lines ({ts, type, content}); returns how many were recorded."""

@@ -61,11 +61,12 @@ def trace_of(work: Work) -> TraceLog:
     return TraceLog(work.trace_dir, work.state.level)
 
 
-def record_tool(work: Work, command: str, result: Any) -> None:
-    """Each `rw` command run in the folder is a tool call of the agent's, recorded as one."""
+def record_tool(work: Work, command: str, result: dict[str, str]) -> None:
+    """Each `rw` command run in the folder is a tool call of the agent's, recorded as one. Only ids,
+    paths and command names go in (rw's own words), so the records need no secret scan."""
     log = trace_of(work)
-    log.add(now_iso(), "tool_call", {"tool": "rw", "command": command})
-    log.add(now_iso(), "tool_result", result)
+    log.add_own(now_iso(), "tool_call", {"tool": "rw", "command": command})
+    log.add_own(now_iso(), "tool_result", result)
 
 
 # rw work ----------------------------------------------------------------------------------------------
@@ -130,7 +131,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     _write_inputs(work, client, payload)
     record_tool(work, f"rw work {slug} {chosen}", {"leaf_id": chosen, "kind": contract["kind"],
                                                    "base_revision": contract["base_revision"],
-                                                   "sources": work.state.source_ids})
+                                                   "sources": " ".join(work.state.source_ids)})
     if level == "L3":
         trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
     click.echo(f"claimed {slug}/{chosen} ({contract['kind']}); working folder {dest}")
