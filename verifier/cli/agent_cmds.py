@@ -30,8 +30,7 @@ from verifier.agentkit.workdir import (
 )
 from verifier.checks.citation import ExcerptMissing, locate_excerpt
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
-from verifier.cli.remote import call, client_for, ok, seconds, server_option
-from verifier.cli.warm import pick_warm
+from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
 from verifier.errors import Rejection
 from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
@@ -71,28 +70,14 @@ def record_tool(work: Work, command: str, result: dict[str, str]) -> None:
 
 # rw work ----------------------------------------------------------------------------------------------
 
-def _claim(client: Client, slug: str, leaf_id: str | None, ttl: str) -> str:
-    if leaf_id is None:
-        board = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": "open"}, auth=False)))
-        leaf_id = pick_warm(board.body.get("leaves", []))
-        if leaf_id is None:
-            raise RwError(f"no open extract leaf in {slug}; see `rw board {slug}` for other kinds", EXIT_REJECTED)
-    chosen = leaf_id
-    ok(call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/claim",
-                                     {"ttl_s": int(seconds(ttl))})))
-    return chosen
-
-
 def _write_inputs(work: Work, client: Client, payload: dict[str, Any]) -> None:
     meta = work.meta
     (meta / "sources").mkdir(parents=True, exist_ok=True)
     (meta / "payload.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (meta / "FIELD-GUIDE.md").write_text(str(payload.get("field_guide", "")), encoding="utf-8")
     for source_id in work.state.source_ids:
-        path = f"/projects/{quote(work.state.project)}/sources/{quote(source_id)}/text"
-        reply = call(lambda path=path: client.get(path, auth=False))  # type: ignore[misc]
-        if reply.status == 200:
-            (meta / "sources" / f"{source_id}.txt").write_text(str(reply.body["text"]), encoding="utf-8")
+        text = remote_source_text(work.state.server, work.state.project, source_id)
+        (meta / "sources" / f"{source_id}.txt").write_text(text, encoding="utf-8")
 
 
 @cli.command("work")
@@ -114,7 +99,8 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
         raise RwError(f"{folder} exists and is not empty; choose another --dir")
     client = client_for(server)
     me = ok(call(lambda: client.get("/whoami"))).body
-    chosen = _claim(client, slug, leaf_id, ttl)
+    chosen, claimed = claim_leaf(client, slug, leaf_id, ttl)
+    ok(claimed)
     payload = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/payload",
                                          auth=False))).body
     contract = payload["contract"]

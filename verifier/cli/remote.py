@@ -12,6 +12,7 @@ from urllib.parse import quote
 import click
 
 from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, EXIT_USAGE, RwError
+from verifier.cli.warm import pick_warm
 from verifier.errors import FormatError
 from verifier.service.client import Client, Reply, Unreachable
 
@@ -19,8 +20,6 @@ EXIT_UNREACHABLE = 5
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 server_option = click.option("--server", envvar="RW_SERVER", required=True, metavar="URL",
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
-retry_option = click.option("--retry-for", default="10m", show_default=True,
-                            help="How long to keep retrying while the service is down (like 90s, 10m, 1h).")
 
 
 def seconds(text: str) -> float:
@@ -79,3 +78,15 @@ def remote_source_text(server: str, slug: str, source_id: str) -> str:
     client = client_for(server, token_required=False)
     reply = ok(call(lambda: client.get(f"/projects/{quote(slug)}/sources/{quote(source_id)}/text", auth=False)))
     return str(reply.body["text"])
+
+
+def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tuple[str, Reply]:
+    """Claim LEAF_ID, or with None a warm extract leaf from the board (`verifier.cli.warm`)."""
+    if leaf_id is None:
+        board = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": "open"}, auth=False)))
+        leaf_id = pick_warm(board.body.get("leaves", []))
+        if leaf_id is None:
+            raise RwError(f"no open extract leaf in {slug}; see `rw board {slug}` for other kinds", EXIT_REJECTED)
+    chosen = leaf_id
+    return chosen, call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/claim",
+                                                 {"ttl_s": int(seconds(ttl))}))

@@ -13,11 +13,10 @@ import click
 
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli, home_from_env
 from verifier.cli.remote import call as _call
+from verifier.cli.remote import claim_leaf, server_option
 from verifier.cli.remote import client_for as _client
 from verifier.cli.remote import fail_reply as _fail
-from verifier.cli.remote import ok, seconds, server_option
 from verifier.cli.remote import show as _show
-from verifier.cli.warm import pick_warm
 from verifier.errors import ConflictError, Rejected
 from verifier.service.loopback import is_loopback
 
@@ -129,14 +128,7 @@ def claim_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, ttl: str,
     if (leaf_id is None) == (not warm):
         raise RwError("give a LEAF_ID or --warm, not both")
     client = _client(server)
-    if leaf_id is None:
-        board = ok(_call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": "open"}, auth=False)))
-        leaf_id = pick_warm(board.body.get("leaves", []))
-        if leaf_id is None:
-            raise RwError(f"no open extract leaf in {slug}; try `rw board {slug}` for other kinds", EXIT_REJECTED)
-    chosen = leaf_id
-    reply = _call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/claim",
-                                           {"ttl_s": int(seconds(ttl))}))
+    leaf_id, reply = claim_leaf(client, slug, leaf_id, ttl)
     _show(reply, as_json, f"claimed {slug}/{leaf_id} until {reply.body.get('expires_at')}")
 
 
