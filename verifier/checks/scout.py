@@ -14,7 +14,6 @@ from verifier.formats.ids import UrlError, canonical_url, sha256_hex, source_id_
 from verifier.formats.layout import classify, queue_path, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, SourceRecord, parse_source
 from verifier.formats.wording import count
-from verifier.text.extract import TextExtractionError, extract_text
 
 MIN_SOURCES = 1
 MAX_SOURCES = 5
@@ -69,6 +68,10 @@ def check_source_files(  # noqa: C901, PLR0912, PLR0915 - each staged source's c
         reject("source_policy", why)
     if ctx.tree.read(queue_path("sources", record_at)) is not None:
         reject("duplicate_id", f"source {source_id} already exists (held in queue/sources)")
+    # Imported here: the PDF and HTML parsers cost more start-up than every other check together,
+    # and only a scout leaf's check needs them (`rw check` on other kinds starts without them).
+    from verifier.text.extract import TextExtractionError, extract_text  # noqa: PLC0415
+
     try:
         extract_text(data, record.media_type)
     except TextExtractionError as exc:

@@ -10,10 +10,12 @@ machine (full disk, failed write: nothing kept, try again), 7 the project refuse
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -29,9 +31,10 @@ from verifier.errors import (
     RetryableError,
     VerifierError,
 )
-from verifier.gitdoor.hooks import ensure_hooks
-from verifier.store.fetcher import Fetcher, HttpFetcher, OfflineFetcher
-from verifier.store.home import Home
+
+if TYPE_CHECKING:
+    from verifier.store.fetcher import Fetcher
+    from verifier.store.home import Home
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_AUTH, EXIT_CRASH = 0, 1, 2, 3, 4
 EXIT_RETRY, EXIT_HISTORY = 6, 7
@@ -75,6 +78,11 @@ def now_from_env() -> datetime:
 
 def home_from_env() -> Home:
     """The home of RW_HOME; every project's hooks are put back if someone removed them."""
+    # Imported on use: the client commands (board, check, work...) never open a home, and the
+    # store is most of the start-up time of a command that imports it.
+    from verifier.gitdoor.hooks import ensure_hooks  # noqa: PLC0415
+    from verifier.store.home import Home  # noqa: PLC0415
+
     try:
         home = Home.from_env()
     except FormatError as exc:
@@ -102,6 +110,8 @@ def _deliver_on_close(home: Home) -> None:
 
 
 def fetcher_for(home: Home) -> Fetcher:
+    from verifier.store.fetcher import HttpFetcher, OfflineFetcher  # noqa: PLC0415 - see home_from_env
+
     mode = os.environ.get("RW_FETCH", home.settings.fetch)
     if mode == "offline":
         return OfflineFetcher()
@@ -123,7 +133,59 @@ def fail(exc: Exception) -> NoReturn:
     raise exc
 
 
-@click.group()
+class LazyGroup(click.Group):
+    """A command group whose commands live in modules imported on first use.
+
+    `lazy` maps a command name to (module, one-line help), so `rw --help` lists every command and
+    `rw board` imports only the module that defines `board`. `modules` are the command modules;
+    any of them that `lazy` does not name is imported whenever the full list is needed (help, an
+    unknown name), so a module registered only there still works, just without the fast start.
+    """
+
+    lazy: Mapping[str, tuple[str, str]] = {}
+    modules: tuple[str, ...] = ()
+
+    def configure(self, lazy: Mapping[str, tuple[str, str]], modules: tuple[str, ...]) -> None:
+        self.lazy, self.modules = lazy, modules
+
+    def _load_unnamed(self) -> None:
+        named = {module for module, _help in self.lazy.values()}
+        for module in self.modules:
+            if module not in named:
+                importlib.import_module(module)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_unnamed()
+        return sorted(set(self.commands) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            if cmd_name in self.lazy:
+                importlib.import_module(self.lazy[cmd_name][0])
+            else:
+                self._load_unnamed()
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            loaded = self.commands.get(name)
+            if loaded is not None:
+                if loaded.hidden:
+                    continue
+                rows.append((name, loaded.get_short_help_str(limit)))
+            else:
+                text = self.lazy[name][1]
+                rows.append((name, text if len(text) <= limit else text[: max(limit - 3, 1)].rstrip() + "..."))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(VERSION, prog_name="rw")
 def cli() -> None:
     """ResearchWiki verifier. The home folder is RW_HOME (default ~/.researchwiki)."""

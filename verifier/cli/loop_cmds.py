@@ -1,4 +1,6 @@
-"""Commands of the improvement loop (docs/loop.md): trace readers, the maintainer, the proposer."""
+"""Commands of the improvement loop (docs/loop.md): the maintainer, the proposer, the live skill, and the
+bodies of the steward's trace readers (`rw trace list|show`, declared beside the agent's `rw trace`
+in agent_cmds so that one `trace` group serves both)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,10 @@ import click
 from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.errors import AuthError, FormatError, NotFound
 from verifier.formats.skill import SKILL_KINDS, skill_version
-from verifier.formats.trace import BUNDLE_ORDER
 from verifier.model.adapter import ModelError
 from verifier.roles.gating import Decision
 from verifier.roles.liveskill import read_live_skill
 from verifier.roles.maintainer import configured_backend, kinds_due_for_maintenance, run_pass
-from verifier.roles.outcomes import OUTCOMES
 from verifier.roles.proposals import ProposalRefused
 from verifier.roles.proposer import run_proposer
 from verifier.roles.skillgate import gate
@@ -34,18 +34,8 @@ def _steward(home: Home) -> None:
         fail(exc)
 
 
-@cli.group("trace")
-def trace_group() -> None:
-    """Read the private trace store (a project steward's token in RW_TOKEN; never an agent's)."""
-
-
-@trace_group.command("list")
-@click.option("--kind", default=None, help="Only this leaf kind.")
-@click.option("--outcome", type=click.Choice(OUTCOMES), default=None, help="Only this outcome.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def trace_list(kind: str | None, outcome: str | None, limit: int, as_json: bool) -> None:
-    """The newest traced submissions, newest first."""
+def list_traces(kind: str | None, outcome: str | None, limit: int, as_json: bool) -> None:
+    """`rw trace list`: the newest traced submissions, newest first (a project steward only)."""
     home = home_from_env()
     _steward(home)
     index = TraceIndex(home)
@@ -56,12 +46,8 @@ def trace_list(kind: str | None, outcome: str | None, limit: int, as_json: bool)
     emit([asdict(e) for e in rows], as_json, text)
 
 
-@trace_group.command("show")
-@click.argument("trace_id")
-@click.option("--file", "name", type=click.Choice(BUNDLE_ORDER), default=None, help="Print one bundle file as is.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def trace_show(trace_id: str, name: str | None, as_json: bool) -> None:
-    """One trace: the ledger outcomes that cite it and its manifest (or one file with --file)."""
+def show_trace(trace_id: str, name: str | None, as_json: bool) -> None:
+    """`rw trace show`: one trace, the ledger outcomes that cite it and its manifest (or one file)."""
     home = home_from_env()
     _steward(home)
     index = TraceIndex(home)

@@ -1,4 +1,12 @@
-"""`rw`: the verifier's command line; wires the command modules onto the group and runs it."""
+"""`rw`: the verifier's command line. Commands are imported lazily, so a command pays only for what
+it uses (`rw --help`, `rw board --server` and `rw check` start without the store or the service).
+
+To add a command module: write `verifier/cli/<topic>_cmds.py` using the `cli` group from
+`verifier.cli.app`, and add its module name to `COMMAND_MODULES` below. That is enough for it to
+work. For a fast start, also add each of its top-level commands to `COMMANDS` (name -> module and
+the one-line help `rw --help` shows); tests/test_cli_startup.py checks that `COMMANDS` matches the
+commands the modules really define.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +14,58 @@ import sys
 
 import click
 
-from verifier.cli import (
-    graph_cmds,
-    graph_meaning_cmds,
-    loop_cmds,
-    planner_cmds,
-    project_cmds,
-    resolver_cmds,
-    runner_cmds,
-    service_cmds,
-    submit_cmds,
-    ui_cmds,
-    writer_cmds,
-)
-from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, cli, exit_code_of
+from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, LazyGroup, cli, exit_code_of
 
-COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, writer_cmds, loop_cmds,
-                   planner_cmds, runner_cmds, ui_cmds, graph_meaning_cmds)
+_PACKAGE = "verifier.cli."
+
+COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
+                   "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
+                   "graph_meaning_cmds")
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
+    "board": ("service_cmds", "The task board: SLUG's leaves in a state (reading needs no token)."),
+    "check": ("check_cmds", "Run the leaf kind's checks on the working folder, as the verifier will."),
+    "claim": ("service_cmds", "Claim LEAF_ID (or, with --warm, a warm extract leaf) until its claim expires."),
+    "demo": ("submit_cmds", "Run the demo end to end: a project, an agent, an extract leaf, a bad and a good patch."),
+    "digest": ("graph_cmds", "Print the project digest as JSON: newest reports, hypothesis moves, open gaps."),
+    "hold": ("graph_cmds", "What waits in the queue (PROJECT.md holds), and a person's decision on it."),
+    "import": ("planner_cmds", "Add loose hypotheses to SLUG from a list, a YAML or a CSV file."),
+    "inbox": ("graph_meaning_cmds", "Your inbox, read from the Commons database on this machine (no service needed)."),
+    "init": ("project_cmds", "Create project SLUG (a bare repository under RW_HOME/projects)."),
+    "leaf": ("project_cmds", "Write and read leaf contracts."),
+    "leaks": ("resolver_cmds", "Search every agent-visible payload for every baseline still sealed."),
+    "ledger": ("project_cmds", "Show every attempt: outcome, leaf, agent, operator, and why."),
+    "loop": ("loop_cmds", "The live skill and the gate, by hand."),
+    "maintainer": ("loop_cmds", "The Wiki Maintainer: traces -> pattern pages in $RW_HOME/ops-wiki.git."),
+    "messages": ("service_cmds", "Your inbox: the first-minute message and the return triggers."),
+    "new": ("agent_cmds", "Write an object file into the working folder: ids and offsets computed."),
+    "outcome": ("service_cmds", "The state and verdict of one of your submissions."),
+    "planner": ("planner_cmds", "The Planner: turns a project's state into a plan and leaves (docs/planner.md)."),
+    "proposer": ("loop_cmds", "The Skill Proposer: one atomic skill proposal, gated on the validation set."),
+    "release": ("service_cmds", "Release your claim on LEAF_ID."),
+    "repair": ("writer_cmds", "Put SLUG's branch back on a commit the ledger vouches for, as a ledger row (a person)."),
+    "replay": ("graph_cmds", "Rebuild ledger, scores and leaf results from git history alone."),
+    "resolve": ("resolver_cmds", "Resolve every active hypothesis past its check date (meant to run daily)."),
+    "resolver": ("resolver_cmds", "The Resolver's key pair."),
+    "revert": ("graph_cmds", "Revert an accepted contribution, withdrawing its citations (token: a person's)."),
+    "runner": ("runner_cmds", "Wake each project's Planner when its loop_cadence is due; optionally run workers."),
+    "schema": ("project_cmds", "Print the JSON Schema of one format, to check work before submitting."),
+    "scores": ("graph_cmds", "Show the v0 components per operator, side by side (never combined)."),
+    "seal": ("resolver_cmds", "Seal a baseline for every active hypothesis that has no current one."),
+    "serve": ("service_cmds", "Run the verifier as an HTTP service on RW_HOME (recovering from any crash first)."),
+    "source": ("project_cmds", "Read sources."),
+    "submit": ("submit_cmds", "Submit a patch with its trace bundle for a leaf, or a working folder."),
+    "thread": ("service_cmds", "Read a leaf's thread (outcomes, questions), or post on it."),
+    "trace": ("agent_cmds", "Record the trace of the leaf you work on: secrets stripped, tool output capped."),
+    "ui": ("ui_cmds", "The read-only UI: hypothesis cards, findings, the ledger, the hold queues (docs/ui.md)."),
+    "verdict": ("resolver_cmds", "Verdicts waiting for a person (PROJECT.md holds verdicts), and overrides."),
+    "work": ("agent_cmds", "Claim a leaf, clone the project at its base, write its payload, start the trace."),
+}
+
+assert isinstance(cli, LazyGroup)
+cli.configure({name: (_PACKAGE + module, text) for name, (module, text) in COMMANDS.items()},
+              tuple(_PACKAGE + module for module in COMMAND_MODULES))
 
 
 def main() -> None:

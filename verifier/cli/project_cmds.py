@@ -12,6 +12,7 @@ import click
 from pydantic import BaseModel
 
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
+from verifier.cli.remote import remote_payload, remote_source_text
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
 from verifier.formats.entries import (
@@ -158,8 +159,13 @@ def person_from_env(home: Home) -> Actor:
 @click.argument("slug")
 @click.argument("leaf_id")
 @click.option("--json", "as_json", is_flag=True)
-def leaf_show(slug: str, leaf_id: str, as_json: bool) -> None:
+@click.option("--server", metavar="URL", help="Ask a verifier service (rw serve) instead of RW_HOME.")
+def leaf_show(slug: str, leaf_id: str, as_json: bool, server: str | None) -> None:
     """Print a leaf's contract and its state (open, expired, accepted, held)."""
+    if server is not None:
+        payload = remote_payload(server, slug, leaf_id)
+        emit(payload, as_json, json.dumps(payload, indent=2, sort_keys=True))
+        return
     home = home_from_env()
     try:
         view = home.project(slug).view(home.project(slug).tip())
@@ -225,8 +231,12 @@ def source_group() -> None:
 @source_group.command("text")
 @click.argument("slug")
 @click.argument("source_id")
-def source_text(slug: str, source_id: str) -> None:
+@click.option("--server", metavar="URL", help="Ask a verifier service (rw serve) instead of RW_HOME.")
+def source_text(slug: str, source_id: str, server: str | None) -> None:
     """Print the derived text that excerpts are matched against (offsets count into it)."""
+    if server is not None:
+        click.echo(remote_source_text(server, slug, source_id))
+        return
     home = home_from_env()
     try:
         repo = home.project(slug)

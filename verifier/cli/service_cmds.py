@@ -4,70 +4,32 @@ thread, messages, outcome. The token comes from RW_TOKEN and travels only as a B
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 from urllib.parse import quote
 
 import click
 
-from verifier.cli.app import EXIT_AUTH, EXIT_CRASH, EXIT_REJECTED, EXIT_USAGE, RwError, cli, home_from_env
-from verifier.cli.project_cmds import parse_duration
-from verifier.errors import ConflictError, FormatError, Rejected
-from verifier.service.client import Client, Reply, Unreachable
-from verifier.service.config import ServiceConfig, is_loopback
-from verifier.service.openapi import openapi_text
-from verifier.service.server import serve
-from verifier.store.traces import load_bundle
+from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli, home_from_env
+from verifier.cli.remote import call as _call
+from verifier.cli.remote import claim_leaf, server_option
+from verifier.cli.remote import client_for as _client
+from verifier.cli.remote import fail_reply as _fail
+from verifier.cli.remote import show as _show
+from verifier.errors import ConflictError, Rejected
+from verifier.service.loopback import is_loopback
 
-EXIT_UNREACHABLE = 5
 _OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
-server_option = click.option("--server", envvar="RW_SERVER", required=True, metavar="URL",
-                             help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
 retry_option = click.option("--retry-for", default="10m", show_default=True,
                             help="How long to keep retrying while the service is down (like 90s, 10m, 1h).")
-
-
-def _seconds(text: str) -> float:
-    if text.endswith("s") and text[:-1].isdigit():
-        return float(text[:-1])
-    return parse_duration(text).total_seconds()
-
-
-def _client(server: str, retry_for: str = "10m", *, token_required: bool = True) -> Client:
-    token = os.environ.get("RW_TOKEN", "")
-    if token_required and not token:
-        raise RwError("no token: set RW_TOKEN", EXIT_AUTH)
-    try:
-        return Client(server, token or None, retry_for_s=_seconds(retry_for), on_retry=lambda problem, wait: click.echo(
-            f"service unavailable ({problem}); retrying in {wait:.1f}s", err=True))
-    except FormatError as exc:
-        raise RwError(str(exc)) from exc
-
-
-def _call(action: Any) -> Reply:
-    try:
-        reply: Reply = action()
-    except Unreachable as exc:
-        raise RwError(str(exc), EXIT_UNREACHABLE) from exc
-    return reply
-
-
-def _fail(reply: Reply) -> NoReturn:
-    code = EXIT_AUTH if reply.status == 401 else EXIT_REJECTED if reply.status in (403, 409) else EXIT_USAGE
-    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", code)
-
-
-def _show(reply: Reply, as_json: bool, text: str) -> None:
-    if reply.status >= 400:
-        _fail(reply)
-    click.echo(json.dumps(reply.body, indent=2, sort_keys=True) if as_json else text)
 
 
 def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool,
                   retry_for: str = "10m") -> NoReturn:
     """`rw submit --server URL`: the same verdict and exit codes as in-process, over HTTP."""
+    from verifier.store.traces import load_bundle  # noqa: PLC0415 - start-up cost: only a submit needs it
+
     client = _client(server, retry_for)
     try:
         patch = patch_file.read_bytes()
@@ -116,6 +78,11 @@ def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_
 def serve_cmd(host: str, port: int, workers: int, allowed_hosts: tuple[str, ...], header_timeout: float,
               body_idle_timeout: float, body_timeout: float, outage_min: float, print_openapi: bool) -> None:
     """Run the verifier as an HTTP service on RW_HOME (recovering from any crash first)."""
+    # Imported here, not at the top: the client commands of this module start without the service.
+    from verifier.service.config import ServiceConfig  # noqa: PLC0415
+    from verifier.service.openapi import openapi_text  # noqa: PLC0415
+    from verifier.service.server import serve  # noqa: PLC0415
+
     if print_openapi:
         click.echo(openapi_text(), nl=False)
         return
@@ -151,15 +118,17 @@ def board_cmd(slug: str, server: str, state: str, as_json: bool) -> None:
 
 @cli.command("claim")
 @click.argument("slug")
-@click.argument("leaf_id")
+@click.argument("leaf_id", required=False)
 @server_option
+@click.option("--warm", is_flag=True, help="Claim a warm extract leaf from the board instead of naming one.")
 @click.option("--ttl", default="30m", show_default=True, help="How long to hold the claim (like 30m, 2h).")
 @click.option("--json", "as_json", is_flag=True)
-def claim_cmd(slug: str, leaf_id: str, server: str, ttl: str, as_json: bool) -> None:
-    """Claim LEAF_ID until its claim expires (then it returns to the pool)."""
+def claim_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, ttl: str, as_json: bool) -> None:
+    """Claim LEAF_ID (or, with --warm, a warm extract leaf) until its claim expires."""
+    if (leaf_id is None) == (not warm):
+        raise RwError("give a LEAF_ID or --warm, not both")
     client = _client(server)
-    reply = _call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}/claim",
-                                           {"ttl_s": int(_seconds(ttl))}))
+    leaf_id, reply = claim_leaf(client, slug, leaf_id, ttl)
     _show(reply, as_json, f"claimed {slug}/{leaf_id} until {reply.body.get('expires_at')}")
 
 

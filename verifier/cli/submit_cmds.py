@@ -6,9 +6,11 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from verifier.cli.agent_cmds import submit_work
 from verifier.cli.app import (
     EXIT_CRASH,
     EXIT_REJECTED,
@@ -20,11 +22,10 @@ from verifier.cli.app import (
     now_from_env,
 )
 from verifier.cli.service_cmds import remote_submit
-from verifier.demo import run_demo
 from verifier.errors import AuthError, FormatError, NotFound, Rejected, Rejection
-from verifier.pipeline.followups import seal_after_landing
-from verifier.pipeline.submit import Submission, Verdict, submit
-from verifier.store.traces import load_bundle
+
+if TYPE_CHECKING:
+    from verifier.pipeline.submit import Verdict
 
 MAX_PATCH_FILE = 20 * 1024 * 1024
 
@@ -33,10 +34,26 @@ def _exit_for(verdict: Verdict) -> int:
     return {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}[verdict.outcome]
 
 
+def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None,
+                           trace_path: Path | None, as_json: bool, retry_for: str, summary: str | None) -> NoReturn:
+    """Plain `rw submit` inside a working folder (rw work); anything else without SLUG or --patch is a usage error."""
+    if patch_file is not None or slug is not None or leaf_id is not None or trace_path is not None:
+        raise RwError("give SLUG and --patch, or nothing at all inside a working folder (rw work)")
+    submit_work(as_json, retry_for, summary)
+
+
+def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None,
+                   base: str | None, as_json: bool, retry_for: str) -> NoReturn:
+    if leaf_id is None or trace_path is None or base is not None:
+        raise RwError("--server submits a leaf's patch: give --leaf and --trace (no --base)")
+    remote_submit(server, slug, leaf_id, patch_file, trace_path, as_json, retry_for)
+
+
 @cli.command("submit")
-@click.argument("slug")
+@click.argument("slug", required=False)
 @click.option("--leaf", "leaf_id", help="The leaf this patch is for. Without it: a person's edit (human token).")
-@click.option("--patch", "patch_file", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--patch", "patch_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="The patch. Without it (and without SLUG): submit the working folder you are in (rw work).")
 @click.option("--trace", "trace_path", type=click.Path(path_type=Path),
               help="The trace bundle: a folder with manifest.json, events.jsonl, patch.diff, or a tar. "
                    "Required for leaves; optional for a person's edit.")
@@ -45,13 +62,22 @@ def _exit_for(verdict: Verdict) -> int:
 @click.option("--server", metavar="URL",
               help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down.")
 @click.option("--retry-for", default="10m", show_default=True, help="With --server: how long to keep retrying.")
-def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None, base: str | None,
-               as_json: bool, server: str | None, retry_for: str) -> None:
-    """Submit a patch with its trace bundle for a leaf, or a person's edit; the token comes from RW_TOKEN."""
+@click.option("--summary", help="A working folder's submit: the final summary, if the trace has none yet.")
+def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
+               base: str | None, as_json: bool, server: str | None, retry_for: str, summary: str | None) -> None:
+    """Submit a patch with its trace bundle for a leaf, or a person's edit; the token comes from RW_TOKEN.
+
+    Inside a working folder made by `rw work`, plain `rw submit` sends the folder's patch and trace.
+    """
+    if patch_file is None or slug is None:
+        _submit_working_folder(slug, leaf_id, patch_file, trace_path, as_json, retry_for, summary)
     if server is not None:
-        if leaf_id is None or trace_path is None or base is not None:
-            raise RwError("--server submits a leaf's patch: give --leaf and --trace (no --base)")
-        remote_submit(server, slug, leaf_id, patch_file, trace_path, as_json, retry_for)
+        _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
+    # The pipeline is imported here, not at the top: a working folder's or a --server submit (an
+    # agent's) never runs it, and it is most of this module's start-up time.
+    from verifier.pipeline.followups import seal_after_landing  # noqa: PLC0415
+    from verifier.pipeline.submit import Submission, submit  # noqa: PLC0415
+
     home = home_from_env()
     token = os.environ.get("RW_TOKEN", "")
     try:
@@ -84,6 +110,8 @@ def submit_cmd(slug: str, leaf_id: str | None, patch_file: Path, trace_path: Pat
 
 def _read_bundle(trace_path: Path | None) -> tuple[dict[str, bytes], Rejection | None]:
     """The bundle's files; an unreadable bundle is a rejection the pipeline records, with its own reason."""
+    from verifier.store.traces import load_bundle  # noqa: PLC0415 - see submit_cmd
+
     if trace_path is None:
         return {}, None
     try:
@@ -97,6 +125,8 @@ def _read_bundle(trace_path: Path | None) -> tuple[dict[str, bytes], Rejection |
               help="Where to build the demo home (default: a fresh temporary folder).")
 def demo_cmd(home_dir: Path | None) -> None:
     """Run the demo end to end: a project, an agent, an extract leaf, a bad and a good patch."""
+    from verifier.demo import run_demo  # noqa: PLC0415 - see submit_cmd
+
     target = home_dir or Path(tempfile.mkdtemp(prefix="rw-demo-"))
     code = run_demo(target, now=now_from_env(), echo=click.echo)
     raise SystemExit(code)

@@ -28,9 +28,10 @@ MODELS: dict[str, type[BaseModel]] = {
     "ledger-row": LedgerRow,
     "trace-manifest": TraceManifest,
     "trace-event": TraceEvent,
+    # What agents and people write besides findings and sources (plans and reports: front matter).
     "link": Link,
+    "note": CounterEvidenceNote,
     "scout-request": ScoutRequest,
-    "counter-evidence": CounterEvidenceNote,
     "review": Review,
     "plan": Plan,
     "report": Report,

@@ -29,6 +29,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from verifier.pipeline.writer import CrashPoint, no_crash
+from verifier.service.agent_routes import AGENT_ROUTES
 from verifier.service.auth import host_name, origin_allowed, token_in_url
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service, clock
@@ -130,7 +131,7 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
             with contextlib.suppress(Exception):
                 heartbeat.beat(clock(), stopped=True)
 
-    app = Starlette(routes=[*WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
+    app = Starlette(routes=[*AGENT_ROUTES, *WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
         ApiError: api_error, HTTPException: http_error, Exception: internal_error})
     return Guard(app, config)
 

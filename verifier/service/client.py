@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from verifier.errors import FormatError
-from verifier.service.config import is_loopback
+from verifier.service.loopback import is_loopback
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 TRANSIENT = (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine, socket.timeout,

@@ -6,7 +6,6 @@ in RW_SERVICE_CONFIG (granian imports the app afresh in each worker).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -58,15 +57,6 @@ class ServiceConfig:
         data["home"] = Path(data["home"])
         data["allowed_hosts"] = tuple(data["allowed_hosts"])
         return cls(**data)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass

@@ -141,6 +141,16 @@ def _schemas() -> dict[str, Any]:
                                          "leaves": {"type": "object",
                                                     "additionalProperties": {"type": "integer"}}})
     schemas["Digest"] = _object({"project": {"type": "string"}}, extra=True)
+    schemas["LeafPayload"] = _object({
+        "project": {"type": "string"}, "tip": {"type": "string"}, "state": {"type": "string"},
+        "contract": {"type": "object"}, "inputs": {"type": "object"}, "inputs_error": {"type": "string"},
+        "field_guide": {"type": "string"}, "at": {"type": "string"}},
+        ["project", "tip", "state", "contract", "field_guide", "at"])
+    schemas["SourceText"] = _object({"project": {"type": "string"}, "source_id": {"type": "string"},
+                                     "media_type": {"type": "string"}, "revision": {"type": "string"},
+                                     "text": {"type": "string"}})
+    schemas["WhoAmI"] = _object({"agent": {"type": "string"}, "operator": {"type": "string"},
+                                 "type": {"type": "string", "enum": ["agent", "human"]}})
     schemas["Health"] = _object({"ok": {"type": "boolean"}, "version": {"type": "string"}})
     schemas["BundleForm"] = {
         "type": "object",
@@ -193,6 +203,17 @@ def _document() -> str:
         "/projects/{slug}/leaves/{leaf_id}": {"get": _operation("One leaf: contract, state, claim", {
             "200": _ok("the leaf", _ref("LeafDetail")), **not_found}, parameters=[slug, leaf],
             operation_id="getLeaf")},
+        "/projects/{slug}/leaves/{leaf_id}/payload": {"get": _operation(
+            "What an agent is handed for a leaf: contract, inputs, Field Guide (a review leaf's never names "
+            "the author's trace)", {"200": _ok("the payload", _ref("LeafPayload")), **not_found,
+                                    "409": _error("the leaf contract cannot be read")},
+            parameters=[slug, leaf], operation_id="getLeafPayload")},
+        "/projects/{slug}/sources/{source_id}/text": {"get": _operation(
+            "A source's derived text: what excerpts must quote, offsets count code points into it", {
+                "200": _ok("the text", _ref("SourceText")), **not_found,
+                "409": _error("the source has no quotable text")},
+            parameters=[slug, _path_param("source_id", {"type": "string", "pattern": "^src_[0-9a-f]{16}$"})],
+            operation_id="getSourceText")},
         "/projects/{slug}/leaves/{leaf_id}/claim": {
             "post": _operation("Claim a leaf until a time (an expired claim returns it to the pool)", {
                 "200": _ok("the claim", _ref("Claim")), **not_found,
@@ -244,6 +265,8 @@ def _document() -> str:
             "200": _ok("the submission", _ref("SubmissionRecord")), **not_found}, auth=True,
             parameters=[_path_param("submission_id", {"type": "string", "pattern": "^sub_[0-9a-f]{24}$"})],
             operation_id="getSubmission")},
+        "/whoami": {"get": _operation("The agent or person a token names (for the trace manifest)", {
+            "200": _ok("who", _ref("WhoAmI"))}, auth=True, operation_id="whoami")},
         "/messages": {"get": _operation("Your inbox: first-minute and return-trigger messages", {
             "200": _ok("messages, oldest first", _ref("Inbox"))}, auth=True, parameters=[after, limit],
             operation_id="getInbox")},

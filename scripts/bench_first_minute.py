@@ -1,0 +1,168 @@
+"""First minute of an outside agent: from nothing but a server URL and a token to an accepted leaf
+and the first-minute message, through the service alone.
+
+Set-up (not timed): a temporary home with the fixture project, an agent's token and one warm
+extract leaf, and `rw serve` on loopback. Then, in a fresh folder with no RW_HOME, each step of
+SKILL.md's loop runs as its own `rw` process, timed (wall clock, and the CPU of the process and
+its children such as git): board, work --warm (claim, clone over git's smart HTTP, payload and
+source text), three `rw new finding`, a `rw trace add`, `rw check`, `rw submit` (which prints the
+verdict and the first-minute message) and `rw messages`. The model's own thinking is not in it:
+the excerpts are picked from the source text by a fixed rule. `python -c pass` is timed for scale.
+
+Last line: one JSON object with first_minute_s (wall time of the whole path), commands,
+cpu_s_per_command, accepted, and the per-command and start-up figures. Target: accepted and
+first_minute_s <= 10.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from verifier.formats.ids import source_id_for
+from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.pipeline.project import add_leaf, init_project
+from verifier.store.home import Home, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+RW = str(Path(sys.executable).parent / "rw")
+SLUG = "world-model-eval"
+SOURCE = source_id_for("https://notes.example.org/world-models/analyst-note-2026-03-12.txt")
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    wall_s: float
+    cpu_s: float
+    code: int
+    out: str
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> Step:
+    before = os.times()
+    started = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=300)
+    wall = time.perf_counter() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    name = " ".join(Path(args[0]).name if i == 0 else a for i, a in enumerate(args[:3]))
+    return Step(name, wall, cpu, done.returncode, done.stdout + done.stderr)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_ready(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"rw serve exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                sock.sendall(f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+                if sock.recv(64).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("rw serve did not answer within 60 s")
+
+
+def set_up(root: Path) -> tuple[Home, str]:
+    home = Home(root / "home")
+    home.save_settings(Settings(durable=False, fetch="offline"))
+    now = datetime.now(UTC).replace(microsecond=0)
+    init_project(home, SLUG, now=now, template=ROOT / "fixtures" / "demo-project")
+    token = home.identities.add("first-timer", "new-operator", "agent", now)
+    contract = LeafContract.model_validate({
+        "leaf_id": "extract-warm-1", "kind": "extract", "inputs": {"source_id": SOURCE},
+        "base_revision": home.project(SLUG).tip(), "check": "extract", "created_at": now,
+        "created_by": "planner", "expires_at": now + timedelta(hours=2),
+        "may_write": [rule.model_dump() for rule in default_write_rules("extract")],
+    })
+    add_leaf(home, SLUG, contract, now=now, actor="planner")
+    return home, token
+
+
+def excerpts(text: str) -> list[str]:
+    """Three sentences with numbers in them: the fixed rule standing in for the model's choice."""
+    sentences = [part.strip() + "." for part in text.split(". ") if len(part.split()) >= 8]
+    with_numbers = [sentence for sentence in sentences if any(ch.isdigit() for ch in sentence)]
+    return (with_numbers + sentences)[:3]
+
+
+def agent_path(folder: Path, env: dict[str, str]) -> list[Step]:
+    steps = [run([RW, "board", SLUG], folder, env), run([RW, "work", SLUG, "--warm", "--dir", "leaf"], folder, env)]
+    work = folder / "leaf"
+    text = (work / ".rw" / "sources" / f"{SOURCE}.txt").read_text(encoding="utf-8")
+    for number, excerpt in enumerate(excerpts(text)):
+        steps.append(run([RW, "new", "finding", "--excerpt", excerpt, "--statement",
+                          f"The note reports claim {number}.", "--limitation",
+                          "One analyst note; interviews, not audited figures."], work, env))
+    steps.append(run([RW, "trace", "add", "reasoning", "Three sentences that carry counts; quoted exactly."], work,
+                     env))
+    steps.append(run([RW, "check"], work, env))
+    steps.append(run([RW, "submit"], work, env))
+    steps.append(run([RW, "messages"], work, env))
+    return steps
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="rw-first-minute-") as scratch:
+        root = Path(scratch)
+        home, token = set_up(root)
+        port = free_port()
+        server_env = {**os.environ, "RW_HOME": str(home.root)}
+        with (root / "serve.log").open("wb") as log:
+            proc = subprocess.Popen([RW, "serve", "--port", str(port), "--workers", "1"], env=server_env,
+                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_ready(port, proc)
+            agent = root / "agent"
+            agent.mkdir()
+            env = {key: value for key, value in os.environ.items() if not key.startswith("RW_")}
+            env.update({"RW_SERVER": f"http://127.0.0.1:{port}", "RW_TOKEN": token, "GIT_TERMINAL_PROMPT": "0"})
+            scale = run([sys.executable, "-c", "pass"], agent, env)
+            startup = {"rw --help": run([RW, "--help"], agent, env).cpu_s,
+                       "rw board --server": run([RW, "board", SLUG], agent, env).cpu_s}
+            steps = agent_path(agent, env)
+            startup["rw check"] = next(step.cpu_s for step in steps if step.name == "rw check")
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+    submitted = next(step for step in steps if step.name == "rw submit")
+    accepted = submitted.code == 0 and submitted.out.startswith("ACCEPTED")
+    first_minute = "[first_minute]" in submitted.out
+    for step in steps:
+        print(f"{step.name:<24} {step.wall_s:6.2f} s wall {step.cpu_s:6.2f} s CPU  exit {step.code}")
+    print(f"python -c pass           {scale.wall_s:6.2f} s wall {scale.cpu_s:6.2f} s CPU")
+    for name, cpu in startup.items():
+        print(f"start-up {name:<20} {cpu:.3f} s CPU")
+    print(submitted.out.strip())
+    total = sum(step.wall_s for step in steps)
+    print(json.dumps({
+        "first_minute_s": round(total, 2), "commands": len(steps),
+        "cpu_s_per_command": round(sum(step.cpu_s for step in steps) / len(steps), 3),
+        "accepted": accepted, "first_minute_message": first_minute,
+        "python_pass_cpu_s": round(scale.cpu_s, 3),
+        "startup_cpu_s": {name: round(cpu, 3) for name, cpu in startup.items()},
+        "per_command_cpu_s": {step.name: round(step.cpu_s, 3) for step in steps},
+    }))
+
+
+if __name__ == "__main__":
+    main()

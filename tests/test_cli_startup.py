@@ -1,0 +1,50 @@
+"""`rw` imports a command's module only when the command runs: the table in verifier/cli/main.py
+names every command and its module truthfully, and the light commands start without the store,
+the service or the pipeline (issue: start-up cost)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+from verifier.cli.app import cli
+from verifier.cli.main import _PACKAGE, COMMAND_MODULES, COMMANDS
+
+HEAVY = ("verifier.store", "verifier.pipeline.submit", "verifier.service.app", "granian", "pygit2")
+
+
+def test_the_table_names_every_command_and_its_module() -> None:
+    for module in COMMAND_MODULES:
+        importlib.import_module(_PACKAGE + module)
+    defined = {name: command.callback.__module__ for name, command in cli.commands.items()
+               if command.callback is not None}
+    unlisted = sorted(set(defined) - set(COMMANDS))
+    assert not unlisted, f"add these commands to COMMANDS in verifier/cli/main.py (name: module, help): {unlisted}"
+    assert not set(COMMANDS) - set(defined), "COMMANDS names a command no module defines"
+    for name, module in defined.items():
+        assert module == _PACKAGE + COMMANDS[name][0], name
+    assert {module for module, _help in COMMANDS.values()} <= set(COMMAND_MODULES)
+
+
+def modules_after(*argv: str) -> set[str]:
+    code = ("import sys, json\nfrom verifier.cli.main import main\nsys.argv = ['rw', *json.loads(sys.argv[1])]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\nprint('\\n' + json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(list(argv))], capture_output=True, text=True,
+                          check=False, timeout=60, env={"PATH": "/usr/bin:/bin", "RW_SERVER": "http://127.0.0.1:9"})
+    loaded: list[str] = json.loads(done.stdout.strip().rsplit("\n", 1)[-1])
+    return set(loaded)
+
+
+def test_help_lists_every_command_without_importing_them() -> None:
+    loaded = modules_after("--help")
+    assert not [name for name in loaded if name.startswith(_PACKAGE) and name.endswith("_cmds")]
+    assert not [name for name in loaded if name.startswith(HEAVY)]
+
+
+def test_board_and_check_start_without_the_store_or_the_service() -> None:
+    for argv in (("board", "x", "--retry-for", "1s"), ("check",)):
+        loaded = modules_after(*argv)
+        assert not [name for name in loaded if name.startswith(HEAVY)], argv
+        assert not {"bs4", "pypdf"} & loaded, argv

@@ -1,0 +1,111 @@
+"""`rw check`: the verifier's own checks run on a working folder, before anything is sent.
+
+The same code as the pipeline's steps 3, 5 and 6 (patch parsing, the write set, the leaf kind's
+check) and its trace ingest, so the codes and messages are the verifier's. What only the service
+can do is left out and said so: fetching a scouted URL, whether the leaf is still open, and
+whether the branch moved past the base (a stale verdict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from verifier.agentkit.tracing import TraceLog
+from verifier.agentkit.workdir import Work, default_final, git, make_patch, manifest_for
+from verifier.checks.context import CheckContext
+from verifier.checks.registry import check_for
+from verifier.checks.view import Overlay
+from verifier.errors import FormatError, Rejected, Rejection
+from verifier.formats.layout import PROJECT_FILE
+from verifier.formats.leaf import LeafContract
+from verifier.formats.project import parse_project
+from verifier.patch.parse import parse_patch
+from verifier.pipeline.patching import apply_to, check_write_set
+from verifier.pipeline.trace import inspect_bundle
+
+
+class CommitTree:
+    """A TreeView over one commit of the clone (the leaf's base), read through git itself: the
+    listing once (`git ls-tree -r`), each file's bytes when a check asks (`git cat-file`)."""
+
+    def __init__(self, root: Path, revision: str) -> None:
+        self.root = root
+        self.blobs: dict[str, str] = {}
+        self.children: dict[str, set[str]] = {"": set()}
+        for entry in git(root, "ls-tree", "-r", "-z", "--full-tree", revision).split(b"\0"):
+            if not entry:
+                continue
+            meta, _, raw_path = entry.partition(b"\t")
+            _mode, kind, oid = meta.split(b" ")
+            if kind != b"blob":
+                continue  # submodules: the verifier refuses them anyway
+            path = raw_path.decode("utf-8", "surrogateescape")
+            self.blobs[path] = oid.decode()
+            parent, _, name = path.rpartition("/")
+            self.children.setdefault(parent, set()).add(name)
+            while parent:
+                grand, _, folder = parent.rpartition("/")
+                self.children.setdefault(grand, set()).add(folder)
+                parent = grand
+        self._read: dict[str, bytes] = {}
+
+    def read(self, path: str) -> bytes | None:
+        oid = self.blobs.get(path)
+        if oid is None:
+            return None
+        if path not in self._read:
+            self._read[path] = git(self.root, "cat-file", "blob", oid)
+        return self._read[path]
+
+    def is_dir(self, path: str) -> bool:
+        return path.rstrip("/") in self.children
+
+    def list_dir(self, path: str) -> list[str]:
+        return sorted(self.children.get(path.rstrip("/"), ()))
+
+    def blob_id(self, path: str) -> str | None:
+        return self.blobs.get(path)  # git's own id of the file: what git_blob_id computes
+
+
+@dataclass
+class LocalResult:
+    rejections: list[Rejection]
+    summary: str = ""
+    notes: list[str] = field(default_factory=list)
+    trace_problems: list[Rejection] = field(default_factory=list)
+    patch: bytes = b""
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejections
+
+
+def run_checks(work: Work, now: datetime, skill_version: str) -> LocalResult:
+    """The patch, the write set and the kind's check on the folder; then the trace as it stands."""
+    patch = make_patch(work)
+    leaf = LeafContract.model_validate(work.contract())
+    base = CommitTree(work.root, work.state.base_revision)
+    try:
+        parsed = parse_patch(patch)
+        check_write_set(parsed, leaf.may_write)
+        writes = apply_to(base, parsed)
+        project, _ = parse_project(base.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    except Rejected as exc:
+        return LocalResult(list(exc.rejections), patch=patch)
+    except FormatError as exc:
+        return LocalResult([Rejection("bad_format", exc.message, exc.where)], patch=patch)
+    texts = {source_id: work.source_text(source_id) for source_id in work.state.source_ids}
+    context = CheckContext(leaf=leaf, actor=work.state.agent, project=project, tree=Overlay(base, writes),
+                           writes=writes, now=now, source_texts=texts, base_tree=base, actor_type="agent")
+    result = check_for(leaf.kind)(context)
+    out = LocalResult(list(result.rejections), result.summary, list(result.notes), patch=patch)
+    try:
+        # As `rw submit` will send it: ended by a final event if the agent recorded none.
+        final = (now.isoformat().replace("+00:00", "Z"), default_final(work))
+        inspect_bundle(TraceLog(work.trace_dir, work.state.level).bundle(manifest_for(work, skill_version), patch,
+                                                                         final=final), patch)
+    except Rejected as exc:
+        out.trace_problems = list(exc.rejections)
+    return out

@@ -1,0 +1,50 @@
+"""`rw check`: the verifier's checks run on the working folder you are in, before anything is sent
+(verifier.agentkit.localcheck). Its own module: only this command loads the checks."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from verifier.agentkit.localcheck import run_checks
+from verifier.agentkit.skillref import current_skill_version
+from verifier.agentkit.workdir import find_work
+from verifier.cli.app import EXIT_REJECTED, RwError, cli
+from verifier.errors import Rejection
+
+
+def render(rejection: Rejection) -> str:
+    return f"[{rejection.code}] {rejection.render()}"
+
+
+@cli.command("check")
+@click.option("--json", "as_json", is_flag=True)
+def check_cmd(as_json: bool) -> None:
+    """Run the leaf kind's checks on the working folder, as the verifier will (same codes)."""
+    try:
+        work = find_work(Path.cwd())
+    except FileNotFoundError as exc:
+        raise RwError(str(exc)) from exc
+    try:
+        result = run_checks(work, datetime.now(UTC).replace(microsecond=0), current_skill_version())
+    except RuntimeError as exc:
+        raise RwError(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps({"ok": result.ok, "summary": result.summary, "notes": result.notes,
+                               "rejections": [r.__dict__ for r in result.rejections],
+                               "trace": [r.__dict__ for r in result.trace_problems]}, indent=2, sort_keys=True))
+    else:
+        # In the verifier's order: the trace is checked before the patch.
+        for problem in result.trace_problems:
+            click.echo(f"{render(problem)} (trace)")
+        for rejection in result.rejections:
+            click.echo(render(rejection))
+        if result.ok and not result.trace_problems:
+            click.echo(f"OK {result.summary}".rstrip())
+        for note in result.notes:
+            click.echo(f"  note: {note}")
+    if not result.ok or result.trace_problems:  # the verifier would reject either
+        raise SystemExit(EXIT_REJECTED)
