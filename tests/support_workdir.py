@@ -18,8 +18,10 @@ from .conftest import SLUG, World
 TS = (datetime.now(UTC) - timedelta(minutes=1)).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def working_folder(world: World, leaf_id: str, root: Path) -> Work:
-    """The folder for an existing leaf of `world`'s project."""
+def working_folder(world: World, leaf_id: str, root: Path, agent: tuple[str, str] | None = None) -> Work:
+    """The folder for an existing leaf of `world`'s project, worked by `agent` (handle, operator;
+    default the world's agent)."""
+    handle, operator = agent or (world.agent.handle, world.agent.operator)
     view = world.repo.view(world.tip())
     payload = leaf_payload(view, leaf_id)
     base = payload["contract"]["base_revision"]
@@ -30,8 +32,8 @@ def working_folder(world: World, leaf_id: str, root: Path) -> Work:
     for source_id in sources:
         (root / ".rw" / "sources" / f"{source_id}.txt").write_text(world.agent.source_text(SLUG, source_id, base))
     work = Work(root, WorkState(server="http://127.0.0.1:9", project=SLUG, leaf_id=leaf_id,
-                                kind=payload["contract"]["kind"], base_revision=base, agent=world.agent.handle,
-                                operator=world.agent.operator, source_ids=sources))
+                                kind=payload["contract"]["kind"], base_revision=base, agent=handle,
+                                operator=operator, source_ids=sources))
     work.save()
     log = TraceLog(work.trace_dir)
     log.add(TS, "tool_call", {"tool": "rw work"})

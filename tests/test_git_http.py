@@ -51,9 +51,9 @@ def clone(site: Site, dest: Path) -> Path:
     return dest
 
 
-def commit_something(work: Path) -> None:
-    (work / "NOTES.md").write_text("a person's note\n")
-    assert git(work, "add", "NOTES.md").returncode == 0
+def commit_something(work: Path, name: str = "NOTES.md") -> None:
+    (work / name).write_text("a person's note\n")
+    assert git(work, "add", name).returncode == 0
     done = git(work, "-c", "user.name=S", "-c", "user.email=s@example.org", "commit", "--quiet", "-m", "note")
     assert done.returncode == 0, done.stderr
 
@@ -75,12 +75,24 @@ def test_agents_never_push_and_strangers_are_asked_for_a_token(site: Site, tmp_p
     agent = git(work, "push", "origin", "HEAD:main", token=site.agent_token)
     assert agent.returncode != 0 and "403" in agent.stderr
     person = git(work, "push", "origin", "HEAD:main", token=site.person_token)
-    assert person.returncode != 0 and "403" in person.stderr  # no pre-receive hook: pushes are off
+    assert person.returncode != 0 and "direct pushes are refused" in person.stderr  # the writer's hook
     assert site.home.project(SLUG).tip() == tip
+
+
+def test_a_persons_push_to_refs_for_main_over_http_lands_through_the_writer(site: Site, tmp_path: Path) -> None:
+    work = clone(site, tmp_path / "clone")
+    commit_something(work, "PUSHED-NOTES.md")
+    tip = site.home.project(SLUG).tip()
+    pushed = git(work, "push", "origin", "HEAD:refs/for/main", token=site.person_token)
+    assert pushed.returncode == 0 and "remote: ACCEPTED" in pushed.stderr, pushed.stderr
+    landed = site.home.project(SLUG)
+    assert landed.tip() != tip and landed.view(landed.tip()).read("PUSHED-NOTES.md") == b"a person's note\n"
+    assert landed.repo.references.get("refs/for/main") is None
 
 
 def test_a_persons_push_reaches_the_hook_with_their_token(site: Site, tmp_path: Path) -> None:
     hook = site.home.repo_path(SLUG) / "hooks" / "pre-receive"
+    writers_hook = hook.read_bytes()
     seen = tmp_path / "seen-token"
     hook.write_text(f"#!/bin/sh\nprintf '%s' \"$RW_PUSH_TOKEN\" > {seen}\necho refused by the test hook >&2\nexit 1\n")
     hook.chmod(0o755)
@@ -89,7 +101,7 @@ def test_a_persons_push_reaches_the_hook_with_their_token(site: Site, tmp_path: 
         commit_something(work)
         pushed = git(work, "push", "origin", "HEAD:main", token=site.person_token)
     finally:
-        hook.unlink()
+        hook.write_bytes(writers_hook)  # the writer's hook back, for whatever runs next
     assert pushed.returncode != 0 and "refused by the test hook" in pushed.stderr
     assert seen.read_text() == site.person_token
 

@@ -67,7 +67,8 @@ def test_a_review_amendment_needs_its_field(world: World, tmp_path: Path) -> Non
     assert world.submit(world.extract("extract-1")).outcome == "accepted"
     target = sorted(world.findings("extract-1"))[0]
     world.leaf("review-1", "review", source_id=None, object_path=target)
-    work = working_folder(world, "review-1", tmp_path / "w")
+    # Another agent of the same operator reviews: an agent never reviews its own objects.
+    work = working_folder(world, "review-1", tmp_path / "w", agent=("agent-b", world.agent.operator))
     rw = agent(tmp_path)
     bare = rw.rw("new", "review", "--decision", "amend", "--reason", "r", cwd=work.root, ok=False)
     assert bare.code != 0 and "amend" in bare.err

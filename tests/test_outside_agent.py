@@ -16,7 +16,7 @@ from verifier.formats.skill import skill_version
 from verifier.pipeline.project import init_project
 from verifier.store.home import Home
 
-from .conftest import FIXTURES, NOW, SLUG, make_home
+from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, make_home
 from .service_harness import Server, live_leaf, start
 from .support_agent import OutsideAgent, sentences
 
@@ -29,6 +29,7 @@ class Site:
     home: Home
     server: Server
     token: str
+    reviewer_token: str  # another agent of the same operator: nobody reviews their own objects
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +37,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     home = make_home(tmp_path_factory.mktemp("outside") / "home")
     init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
     token = home.identities.add("outsider", "outside-op", "agent", NOW)
+    reviewer = home.identities.add("outsider-2", "outside-op", "agent", NOW)
     server = start(home.root)
-    yield Site(home, server, token)
+    yield Site(home, server, token, reviewer)
     server.stop()
 
 
@@ -85,13 +87,14 @@ def test_first_accepted_extract_then_link_then_review(site: Site, tmp_path: Path
     link = tmp_path / "link"
     agent.rw("new", "link", "--finding", findings[0], "--stance", "supports", "--rationale",
              "Seven of eleven paying for verification is what H1 predicts.", cwd=link)
-    agent.rw("new", "note", "--none-found-after", "3", cwd=link)
+    agent.rw("new", "note", "--source", NOTE_ID, "--source", GUIDE_ID, "--source", PDF_ID, cwd=link)
     agent.rw("trace", "add", "reasoning", "No finding reports a team that stopped paying.", cwd=link)
     agent.rw("check", cwd=link)
     assert agent.rw("submit", cwd=link).out.startswith("ACCEPTED")
 
     target = next((work / "findings").rglob("fnd_*.yaml")).relative_to(work).as_posix()
     live_leaf(site.home, "review-1", kind="review", object_path=target)
+    agent = OutsideAgent(tmp_path, site.server.url, site.reviewer_token)
     agent.rw("work", SLUG, "review-1", "--dir", "review")
     review = tmp_path / "review"
     payload = (review / ".rw" / "payload.json").read_text()

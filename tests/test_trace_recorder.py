@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from verifier.agentkit.tracing import MAX_TOOL_EVENT_CHARS, TraceLog, marker, strip_secrets
+from verifier.agentkit.tracing import KEYWORD_KIND, MAX_TOOL_EVENT_CHARS, TraceLog, marker, strip_secrets
 from verifier.agentkit.workspace import creation_patch
 from verifier.errors import Rejected
 from verifier.formats.trace import MAX_BUNDLE_BYTES
 from verifier.pipeline.trace import inspect_bundle
 from verifier.secrets import scan_bytes
+from verifier.secrets.keywords import KIND
 
 from .support_secrets import CASES, Case
 
@@ -131,3 +132,7 @@ def test_event_times_never_go_backwards(tmp_path: Path) -> None:
     assert inspect_bundle(bundle, PATCH).level == "L2"
     times = [json.loads(line)["ts"] for line in bundle["events.jsonl"].splitlines()]
     assert times[1] == "2026-11-30T12:00:00Z" and times[3] == "2026-11-30T12:00:05Z"
+
+
+def test_the_recorder_names_the_keyword_detector_as_the_scanner_does() -> None:
+    assert KEYWORD_KIND == KIND

@@ -18,9 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.formats.trace import MAX_BUNDLE_BYTES
+
+if TYPE_CHECKING:
+    from verifier.secrets import SecretHit
+
+# verifier.secrets.keywords.KIND, written out: importing the scanner costs a command its start-up.
+KEYWORD_KIND = "Secret Keyword"
 
 LEVELS = ("L1", "L2", "L3")
 EVENT_TYPES = ("reasoning", "tool_call", "tool_result", "final")
@@ -48,6 +54,26 @@ def _secret_end(data: bytes, start: int) -> int:
     return max(end, start + 1)
 
 
+def _spans(data: bytes, hits: list[SecretHit]) -> list[tuple[int, int, list[str]]]:
+    """Each secret's byte span on the unmodified text, overlapping spans merged (two detectors
+    often see one secret: a key's own pattern and the keyword it is assigned to)."""
+    merged: list[tuple[int, int, list[str]]] = []
+    for start, end, kind in sorted((h.offset, _secret_end(data, h.offset), h.kind) for h in hits
+                                   if h.offset < len(data)):
+        if merged and start < merged[-1][1]:
+            first, last, kinds = merged[-1]
+            merged[-1] = (first, max(last, end), [*kinds, kind])
+        else:
+            merged.append((start, end, [kind]))
+    return merged
+
+
+def _named(kinds: list[str]) -> str:
+    """The marker's name: the most specific detector (a key's own pattern over the keyword one)."""
+    specific = [kind for kind in kinds if kind != KEYWORD_KIND]
+    return (specific or kinds)[0]
+
+
 def strip_secrets(text: str) -> tuple[str, list[str]]:
     """`text` with every secret the verifier's scanner finds replaced by a marker naming the detector."""
     # Imported on first use: the scanner's detectors take longer to load than the rest of a
@@ -60,12 +86,9 @@ def strip_secrets(text: str) -> tuple[str, list[str]]:
         hits = scan_bytes(data, name="text")
         if not hits:
             return data.decode("utf-8", "replace"), found
-        for hit in sorted(hits, key=lambda h: h.offset, reverse=True):
-            if hit.offset >= len(data):
-                continue
-            end = _secret_end(data, hit.offset)
-            data = data[: hit.offset] + marker(hit.kind).encode() + data[end:]
-            found.append(hit.kind)
+        for start, end, kinds in reversed(_spans(data, hits)):
+            data = data[:start] + marker(_named(kinds)).encode() + data[end:]
+            found.extend(kinds)
     # Something the spans above did not cover (an encoding inside an encoding): drop it whole.
     kinds = sorted({hit.kind for hit in scan_bytes(data, name="text")}) or ["unknown"]
     found.extend(kinds)

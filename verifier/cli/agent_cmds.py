@@ -220,18 +220,25 @@ def new_link(finding_id: str, stance: str, rationale: str, hypothesis_id: str | 
 
 
 @new_group.command("note")
-@click.option("--none-found-after", required=True, type=click.IntRange(0, None),
-              help="How many sources you searched without finding counter-evidence.")
+@click.option("--source", "sources", multiple=True, required=True, metavar="SOURCE_ID",
+              help="A source you searched for counter-evidence (repeatable; the project sets how many, "
+                   "PROJECT.md counter_evidence_min_sources, default 3).")
+@click.option("--none-found-after", type=click.IntRange(0, None),
+              help="How many sources you searched (default: the number of --source given; they must agree).")
 @click.option("--scout-request", "requests", multiple=True, help="A gap a scout should search (repeatable).")
-def new_note(none_found_after: int, requests: tuple[str, ...]) -> None:
-    """The "none found after N sources" note of a skeptic or link leaf."""
+def new_note(sources: tuple[str, ...], none_found_after: int | None, requests: tuple[str, ...]) -> None:
+    """The "none found after N sources" note of a skeptic or link leaf, listing the sources searched."""
     work = current_work()
     inputs = _inputs(work)
     if inputs.get("hypothesis_id") is None or inputs.get("hypothesis_revision") is None:
         raise RwError("this leaf names no hypothesis; a note belongs to a skeptic or link leaf")
+    listed = sorted(set(sources))
+    if none_found_after is not None and none_found_after != len(listed):
+        raise RwError(f"--none-found-after {none_found_after} but {len(listed)} distinct --source given; "
+                      "a note lists every source it searched")
     path, data = note_file(leaf_id=work.state.leaf_id, hypothesis_id=inputs["hypothesis_id"],
-                           revision=int(inputs["hypothesis_revision"]), none_found_after=none_found_after,
-                           scout_requests=list(requests))
+                           revision=int(inputs["hypothesis_revision"]), none_found_after=len(listed),
+                           scout_requests=list(requests), sources_checked=listed)
     _put(work, "note", path, data)
 
 
