@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from verifier.cli import graph_cmds, project_cmds, resolver_cmds, service_cmds, submit_cmds
+from verifier.cli import eval_cmds, graph_cmds, project_cmds, resolver_cmds, service_cmds, submit_cmds
 from verifier.cli.app import EXIT_USAGE, cli
 
-COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds)
+COMMAND_MODULES = (project_cmds, submit_cmds, graph_cmds, service_cmds, resolver_cmds, eval_cmds)
 
 
 def main() -> None:

@@ -36,6 +36,9 @@ class ReplayReport:
     commits: int = 0
     rows: int = 0
     differences: list[str] = field(default_factory=list)
+    # The ledger segments and use-score files history produces, by path: the rebuilt state that
+    # readers such as `rw eval` can be run over instead of the tip's copies.
+    rebuilt: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -153,8 +156,10 @@ def replay(repo: ProjectRepo) -> ReplayReport:
         parent = commit
     report.rows = len(lines)
     tip_view = repo.view(tip)
+    scores = _all_scores(book)
     _compare_ledger(tip_view, lines, report)
-    _compare_files(tip_view, {**_all_scores(book)}, [SHARD_ROOT, USE_SCORES], report)
+    _compare_files(tip_view, scores, [SHARD_ROOT, USE_SCORES], report)
+    report.rebuilt = {**_ledger_files(lines), **scores}
     _compare_results(tip_view, results, report)
     return report
 
@@ -194,11 +199,15 @@ def _all_scores(book: ScoreBook) -> dict[str, bytes]:
     return {path: data for path, data in book.writes().items() if data is not None}
 
 
-def _compare_ledger(view: GitTree, lines: list[bytes], report: ReplayReport) -> None:
+def _ledger_files(lines: list[bytes]) -> dict[str, bytes]:
     expected: dict[str, bytes] = {}
     for seq, line in enumerate(lines):
         expected[segment_path(seq)] = expected.get(segment_path(seq), b"") + line
-    _compare_files(view, expected, ["ledger"], report)
+    return expected
+
+
+def _compare_ledger(view: GitTree, lines: list[bytes], report: ReplayReport) -> None:
+    _compare_files(view, _ledger_files(lines), ["ledger"], report)
     if len(lines) and len(lines) // ROWS_PER_SEGMENT + 1 < len(view.list_dir("ledger")):
         report.differences.append("ledger/ holds more segments than history has rows")
 

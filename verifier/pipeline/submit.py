@@ -59,7 +59,7 @@ from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.inputs import fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed, land
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
-from verifier.pipeline.routing import count_objects, route
+from verifier.pipeline.routing import count_objects, object_ids, route
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
@@ -318,7 +318,9 @@ def _land_accepted(home: Home, repo: ProjectRepo, attempt: _Attempt, writes: dic
 
     description = result.summary + ("; " + "; ".join(result.notes) if result.notes else "")
     landed = land(home, attempt.submission.slug, repo, tip=tip, now=now, contribution=contribution,
-                  row_fields=attempt.row_fields(now, outcome, description=description), bookkeeping_of=bookkeeping)
+                  row_fields={**attempt.row_fields(now, outcome, description=description),
+                              "objects": object_ids(routed) if leaf is not None else None},
+                  bookkeeping_of=bookkeeping)
     return _verdict(attempt, outcome, landed, [], summary=result.summary, holds=holds, notes=list(result.notes))
 
 

@@ -40,6 +40,8 @@ class Settings(Strict):
     durable: bool = True
     user_agent: str = "ResearchWiki-Verifier/0.1 (+https://researchwiki.invalid/verifier)"
     model: ModelConfig | None = None
+    # Operators the steward recruited personally: left out of the 12-month signal (docs/eval.md).
+    recruited_by_steward: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
