@@ -18,6 +18,11 @@ import numpy as np
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 RESAMPLES = 1000
+# Large samples get fewer resamples, never fewer than MIN_RESAMPLES: the work of one interval is
+# about resamples x n, and a platform-wide group of 10,000 attempts has a narrow interval whose
+# ends 200 resamples already place well. Samples up to WORK_CAP / RESAMPLES (200) get all 1,000.
+MIN_RESAMPLES = 200
+WORK_CAP = 200_000
 # Resampling is done in slices of at most this many drawn indices, so memory stays flat on a
 # platform-wide group of 100,000 rows.
 _CHUNK_ELEMENTS = 2_000_000
@@ -63,21 +68,26 @@ def _seed(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
 
 
-def _resampled_sums(columns: Sequence[np.ndarray], key: str) -> list[np.ndarray]:
-    """For each column, RESAMPLES sums of a with-replacement resample of its rows (same rows for
-    every column, so ratios stay paired)."""
-    n = len(columns[0])
+def resamples_for(n: int) -> int:
+    return max(MIN_RESAMPLES, min(RESAMPLES, WORK_CAP // max(n, 1)))
+
+
+def _resampled_sums(units: np.ndarray, key: str) -> np.ndarray:
+    """`resamples_for(n)` resamples (with replacement) of the n rows of `units` (n x k), each
+    summed per column: a (resamples x k) array. Whole rows are drawn, so the columns of one unit
+    stay together (cost with its objects, an attempt's objects with each other)."""
+    n = units.shape[0]
+    resamples = resamples_for(n)
     rng = np.random.Generator(np.random.PCG64(_seed(key)))
     per_chunk = max(1, _CHUNK_ELEMENTS // max(n, 1))
-    out: list[list[np.ndarray]] = [[] for _ in columns]
+    out: list[np.ndarray] = []
     done = 0
-    while done < RESAMPLES:
-        size = min(per_chunk, RESAMPLES - done)
-        picks = rng.integers(0, n, size=(size, n))
-        for index, column in enumerate(columns):
-            out[index].append(column[picks].sum(axis=1))
+    while done < resamples:
+        size = min(per_chunk, resamples - done)
+        picks = rng.integers(0, n, size=(size, n), dtype=np.int32)
+        out.append(units[picks].sum(axis=1))
         done += size
-    return [np.concatenate(parts) for parts in out]
+    return np.concatenate(out)
 
 
 def _percentiles(samples: np.ndarray) -> tuple[float, float]:
@@ -88,29 +98,40 @@ def _percentiles(samples: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def bootstrap_ratios(units: Iterable[Sequence[float]], ratios: Sequence[tuple[int, int]], key: str) -> list[
+        tuple[float | None, float | None, float | None]]:
+    """For each (numerator column, denominator column): Σ numerator / Σ denominator over the units
+    with a percentile-bootstrap interval from one shared resampling of whole units; (value, low,
+    high), all None when Σ denominator is 0. Units are sorted first, so their order never matters."""
+    sample = sorted(tuple(float(v) for v in unit) for unit in units)
+    out: list[tuple[float | None, float | None, float | None]] = []
+    if not sample:
+        return [(None, None, None) for _ in ratios]
+    totals = [math.fsum(unit[column] for unit in sample) for column in range(len(sample[0]))]
+    wanted = [(a, b) for a, b in ratios if totals[b] != 0]
+    sums = _resampled_sums(np.asarray(sample), key) if wanted else np.zeros((0, len(sample[0])))
+    for a, b in ratios:
+        if totals[b] == 0:
+            out.append((None, None, None))
+            continue
+        denominators = sums[:, b]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = np.where(denominators > 0, sums[:, a] / np.where(denominators > 0, denominators, 1), np.nan)
+        low, high = _percentiles(values)
+        out.append((totals[a] / totals[b], None if math.isnan(low) else low, None if math.isnan(high) else high))
+    return out
+
+
 def bootstrap_mean(values: Iterable[float], key: str, *, excluded: int = 0) -> Estimate:
     """The mean with a percentile-bootstrap interval; `key` names the metric and seeds the draw."""
-    sample = sorted(float(v) for v in values)
-    if not sample:
-        return Estimate(None, 0, excluded=excluded, method="bootstrap")
-    mean = math.fsum(sample) / len(sample)
-    (sums,) = _resampled_sums([np.asarray(sample)], key)
-    low, high = _percentiles(sums / len(sample))
-    return Estimate(mean, len(sample), low, high, excluded, "bootstrap")
+    sample = [(float(v), 1.0) for v in values]
+    ((value, low, high),) = bootstrap_ratios(sample, [(0, 1)], key)
+    return Estimate(value, len(sample), low, high, excluded, "bootstrap")
 
 
 def bootstrap_ratio(pairs: Iterable[tuple[float, float]], key: str, *, excluded: int = 0) -> Estimate:
     """Σ numerator / Σ denominator over units (e.g. cost over accepted objects, per attempt),
     with a percentile-bootstrap interval that resamples whole units. None when Σ denominator is 0."""
-    sample = sorted((float(a), float(b)) for a, b in pairs)
-    total = math.fsum(b for _, b in sample)
-    if not sample or total == 0:
-        return Estimate(None, len(sample), excluded=excluded, method="bootstrap-ratio")
-    value = math.fsum(a for a, _ in sample) / total
-    numerators, denominators = _resampled_sums(
-        [np.asarray([a for a, _ in sample]), np.asarray([b for _, b in sample])], key)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(denominators > 0, numerators / np.where(denominators > 0, denominators, 1), np.nan)
-    low, high = _percentiles(ratios)
-    return Estimate(value, len(sample), None if math.isnan(low) else low, None if math.isnan(high) else high,
-                    excluded, "bootstrap-ratio")
+    sample = list(pairs)
+    ((value, low, high),) = bootstrap_ratios(sample, [(0, 1)], key)
+    return Estimate(value, len(sample), low, high, excluded, "bootstrap-ratio")

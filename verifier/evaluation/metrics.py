@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verifier.evaluation.intervals import Estimate, bootstrap_mean, bootstrap_ratio, wilson
+from verifier.evaluation.intervals import Estimate, bootstrap_ratio, bootstrap_ratios, wilson
 from verifier.evaluation.rows import EVIDENCE_KINDS, UNDISCLOSED, Attempt, ProjectHistory, ResolvedHypothesis
 from verifier.scoring.resolution import earned_credit, would_have_credit
 
@@ -90,51 +90,47 @@ def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[lis
     return pairs, excluded
 
 
-def _times(attempts: Sequence[Attempt], context: Context) -> tuple[list[float], int]:
-    times: list[float] = []
-    missing = 0
-    for row in attempts:
-        if not row.accepted or row.leaf_id is None:
-            continue
-        opened = context.opened.get((row.project, row.leaf_id))
-        if opened is None:
-            missing += 1
-        else:
-            times.append(max(0.0, row.at.timestamp() - opened))
-    return times, missing
-
-
-def _objects_of(attempts: Sequence[Attempt]) -> tuple[list[tuple[str, str]], int]:
-    """Every (project, object id) accepted attempts brought; and how many accepted rows do not say."""
-    objects: list[tuple[str, str]] = []
-    unknown = 0
-    for row in attempts:
-        if not row.accepted:
-            continue
-        if row.objects is None:
-            unknown += 1
-        else:
-            objects += [(row.project, object_id) for object_id in row.objects]
-    return objects, unknown
+def _unit(row: Attempt, context: Context) -> tuple[float, float, float, float, float, float]:
+    """One attempt as the bootstrap's unit: (usd, objects it is paid for) when usd is disclosed,
+    (seconds to accept, 1) when accepted after a known leaf row, (Σ U, scored objects)."""
+    objects = len(row.objects) if row.objects is not None else None
+    usd, paid = 0.0, 0.0
+    if row.usd is not None and (objects is not None or not row.accepted):
+        usd, paid = row.usd, float(objects or 0) if row.accepted else 0.0
+    seconds, timed = 0.0, 0.0
+    opened = context.opened.get((row.project, row.leaf_id or ""))
+    if row.accepted and opened is not None:
+        seconds, timed = max(0.0, row.at.timestamp() - opened), 1.0
+    found = row.objects if row.accepted and row.objects is not None else ()
+    uses = [context.use[(row.project, o)] for o in found if (row.project, o) in context.use]
+    return usd, paid, seconds, timed, math.fsum(uses), float(len(uses))
 
 
 def leaf_metrics(attempts: Sequence[Attempt], context: Context, key: str) -> dict[str, Any]:
-    """The five per-kind/per-model metrics over one group of agent submissions."""
-    accepted = sum(1 for row in attempts if row.accepted)
-    pairs, undisclosed = cost_pairs(attempts)
-    times, no_leaf_row = _times(attempts, context)
-    objects, unknown_rows = _objects_of(attempts)
-    uses = [context.use[obj] for obj in objects if obj in context.use]
-    credits = [context.credit[obj] for obj in objects if context.credit.get(obj, 0) != 0]
+    """The five per-kind/per-model metrics over one group of agent submissions. Cost, time and
+    use share one bootstrap over attempts (an attempt's objects are resampled together)."""
+    accepted = [row for row in attempts if row.accepted]
+    units = [_unit(row, context) for row in attempts]
+    (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = bootstrap_ratios(
+        units, [(0, 1), (2, 3), (4, 5)], key)
+    _, undisclosed = cost_pairs(attempts)
+    disclosed = len(attempts) - undisclosed
+    objects = sum(len(row.objects) for row in accepted if row.objects is not None)
+    unknown_rows = sum(1 for row in accepted if row.objects is None)
+    timed = int(sum(unit[3] for unit in units))
+    scored = int(sum(unit[5] for unit in units))
+    credits = [context.credit[(row.project, o)] for row in accepted for o in row.objects or ()
+               if context.credit.get((row.project, o), 0) != 0]
     return {
         "attempts": len(attempts),
-        "accepted": accepted,
-        "accepted_objects": len(objects),
-        "acceptance_rate": wilson(accepted, len(attempts)).to_json(),
-        "cost_per_accepted_object_usd": bootstrap_ratio(pairs, f"{key}/cost", excluded=undisclosed).to_json(),
-        "time_to_accept_s": bootstrap_mean(times, f"{key}/time", excluded=no_leaf_row).to_json(),
-        "use_per_accepted_object": bootstrap_mean(uses, f"{key}/use",
-                                                  excluded=len(objects) - len(uses) + unknown_rows).to_json(),
+        "accepted": len(accepted),
+        "accepted_objects": objects,
+        "acceptance_rate": wilson(len(accepted), len(attempts)).to_json(),
+        "cost_per_accepted_object_usd": Estimate(cost, disclosed, low_c, high_c, undisclosed,
+                                                 "bootstrap-ratio").to_json(),
+        "time_to_accept_s": Estimate(time, timed, low_t, high_t, len(accepted) - timed, "bootstrap").to_json(),
+        "use_per_accepted_object": Estimate(use, scored, low_u, high_u, objects - scored + unknown_rows,
+                                            "bootstrap").to_json(),
         "resolution_accuracy": wilson(sum(1 for c in credits if c > 0), len(credits)).to_json(),
     }
 
