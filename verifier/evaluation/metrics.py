@@ -26,10 +26,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.evaluation.intervals import Estimate, bootstrap_ratio, bootstrap_ratios, wilson
+from verifier.evaluation.intervals import Estimate, bootstrap_ratio, ratios_of_sorted, wilson
 from verifier.evaluation.rows import EVIDENCE_KINDS, UNDISCLOSED, Attempt, ProjectHistory, ResolvedHypothesis
 from verifier.scoring.resolution import earned_credit, would_have_credit
 
@@ -44,6 +44,15 @@ class Context:
     opened: Mapping[tuple[str, str], float]  # (project, leaf_id) -> epoch seconds of its leaf row
     use: Mapping[tuple[str, str], float]
     credit: Mapping[tuple[str, str], int]
+    _facts: dict[tuple[str, int], Facts] = field(default_factory=dict)
+
+    def facts_of(self, row: Attempt) -> Facts:
+        """`facts_of(row, self)`, worked out once per row however many groups it is in."""
+        key = (row.project, row.seq)
+        facts = self._facts.get(key)
+        if facts is None:
+            facts = self._facts[key] = facts_of(row, self)
+        return facts
 
 
 def object_credits(resolutions: Iterable[ResolvedHypothesis]) -> dict[str, int]:
@@ -90,74 +99,96 @@ def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[lis
     return pairs, excluded
 
 
-def _unit(row: Attempt, context: Context) -> tuple[float, float, float, float, float, float]:
-    """One attempt as the bootstrap's unit: (usd, objects it is paid for) when usd is disclosed,
-    (seconds to accept, 1) when accepted after a known leaf row, (Σ U, scored objects)."""
-    objects = len(row.objects) if row.objects is not None else None
-    usd, paid = 0.0, 0.0
-    if row.usd is not None and (objects is not None or not row.accepted):
-        usd, paid = row.usd, float(objects or 0) if row.accepted else 0.0
+@dataclass(frozen=True)
+class Facts:
+    """One agent submission's share of the leaf metrics, worked out once. `unit` is what the
+    bootstrap resamples: (usd, objects it paid for) when usd is known, (seconds to accept, 1) when
+    accepted after a known leaf row, (Σ U, scored objects)."""
+
+    unit: tuple[float, float, float, float, float, float]
+    accepted: bool
+    cost_known: bool
+    objects: int
+    objects_unknown: bool
+    right: int  # objects with positive resolution credit
+    judged: int  # objects with nonzero resolution credit
+
+
+def facts_of(row: Attempt, context: Context) -> Facts:
+    accepted = row.accepted
+    found = row.objects if accepted and row.objects is not None else ()
+    objects_unknown = accepted and row.objects is None
+    cost_known = row.usd is not None and not objects_unknown
+    usd, paid = (row.usd or 0.0, float(len(found))) if cost_known else (0.0, 0.0)
     seconds, timed = 0.0, 0.0
     opened = context.opened.get((row.project, row.leaf_id or ""))
-    if row.accepted and opened is not None:
+    if accepted and opened is not None:
         seconds, timed = max(0.0, row.at.timestamp() - opened), 1.0
-    found = row.objects if row.accepted and row.objects is not None else ()
-    uses = [context.use[(row.project, o)] for o in found if (row.project, o) in context.use]
-    return usd, paid, seconds, timed, math.fsum(uses), float(len(uses))
+    uses: list[float] = []
+    right = judged = 0
+    for object_id in found:
+        key = (row.project, object_id)
+        use = context.use.get(key)
+        if use is not None:
+            uses.append(use)
+        credit = context.credit.get(key, 0)
+        right += credit > 0
+        judged += credit != 0
+    return Facts((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))), accepted, cost_known, len(found),
+                 objects_unknown, right, judged)
 
 
-def leaf_metrics(attempts: Sequence[Attempt], context: Context, key: str) -> dict[str, Any]:
-    """The five per-kind/per-model metrics over one group of agent submissions. Cost, time and
-    use share one bootstrap over attempts (an attempt's objects are resampled together)."""
-    accepted = [row for row in attempts if row.accepted]
-    units = [_unit(row, context) for row in attempts]
-    (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = bootstrap_ratios(
-        units, [(0, 1), (2, 3), (4, 5)], key)
-    _, undisclosed = cost_pairs(attempts)
-    disclosed = len(attempts) - undisclosed
-    objects = sum(len(row.objects) for row in accepted if row.objects is not None)
-    unknown_rows = sum(1 for row in accepted if row.objects is None)
-    timed = int(sum(unit[3] for unit in units))
-    scored = int(sum(unit[5] for unit in units))
-    credits = [context.credit[(row.project, o)] for row in accepted for o in row.objects or ()
-               if context.credit.get((row.project, o), 0) != 0]
+def leaf_metrics(group: Sequence[Facts], key: str) -> dict[str, Any]:
+    """The five per-kind/per-model metrics over one group of agent submissions, given in canonical
+    order (sorted by unit). Cost, time and use share one bootstrap over attempts, so an attempt's
+    objects are resampled together."""
+    (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sorted(
+        [f.unit for f in group], [(0, 1), (2, 3), (4, 5)], key)
+    accepted = sum(1 for f in group if f.accepted)
+    disclosed = sum(1 for f in group if f.cost_known)
+    objects = sum(f.objects for f in group)
+    timed = sum(1 for f in group if f.unit[3])
+    scored = int(sum(f.unit[5] for f in group))
+    unknown_rows = sum(1 for f in group if f.objects_unknown)
     return {
-        "attempts": len(attempts),
-        "accepted": len(accepted),
+        "attempts": len(group),
+        "accepted": accepted,
         "accepted_objects": objects,
-        "acceptance_rate": wilson(len(accepted), len(attempts)).to_json(),
-        "cost_per_accepted_object_usd": Estimate(cost, disclosed, low_c, high_c, undisclosed,
+        "acceptance_rate": wilson(accepted, len(group)).to_json(),
+        "cost_per_accepted_object_usd": Estimate(cost, disclosed, low_c, high_c, len(group) - disclosed,
                                                  "bootstrap-ratio").to_json(),
-        "time_to_accept_s": Estimate(time, timed, low_t, high_t, len(accepted) - timed, "bootstrap").to_json(),
+        "time_to_accept_s": Estimate(time, timed, low_t, high_t, accepted - timed, "bootstrap").to_json(),
         "use_per_accepted_object": Estimate(use, scored, low_u, high_u, objects - scored + unknown_rows,
                                             "bootstrap").to_json(),
-        "resolution_accuracy": wilson(sum(1 for c in credits if c > 0), len(credits)).to_json(),
+        "resolution_accuracy": wilson(sum(f.right for f in group), sum(f.judged for f in group)).to_json(),
     }
 
 
-def _group(attempts: Iterable[Attempt], by: Callable[[Attempt], str]) -> dict[str, list[Attempt]]:
-    groups: dict[str, list[Attempt]] = defaultdict(list)
-    for row in attempts:
-        groups[by(row)].append(row)
-    return groups
 
 
 def model_of(row: Attempt) -> str:
     return row.model or UNDISCLOSED
 
 
-def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str) -> dict[str, Any]:
-    """Leaf metrics per kind, per model, and per (kind, model), over agent submissions."""
-    submissions = [row for row in attempts if row.is_agent_submission]
-    return {
-        "by_kind": {kind: leaf_metrics(rows, context, f"{scope}/kind/{kind}")
-                    for kind, rows in sorted(_group(submissions, lambda r: r.kind or "").items())},
-        "by_model": {model: leaf_metrics(rows, context, f"{scope}/model/{model}")
-                     for model, rows in sorted(_group(submissions, model_of).items())},
-        "by_kind_and_model": {
-            label: leaf_metrics(rows, context, f"{scope}/kind-model/{label}")
-            for label, rows in sorted(_group(submissions, lambda r: f"{r.kind} / {model_of(r)}").items())},
-    }
+def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str, *,
+                      crossed: bool = True) -> dict[str, Any]:
+    """Leaf metrics per kind and per model over agent submissions, and per (kind, model) when
+    `crossed` (the platform block; a project's crossed groups are mostly too small to read)."""
+    submissions = [(row, context.facts_of(row)) for row in attempts if row.is_agent_submission]
+    # One canonical order for every group: by the unit's values, which do not depend on the order
+    # rows landed in (rows with equal units are interchangeable).
+    submissions.sort(key=lambda item: item[1].unit)
+
+    def metrics(by: Callable[[Attempt], str], name: str) -> dict[str, Any]:
+        groups: dict[str, list[Facts]] = defaultdict(list)
+        for row, facts in submissions:
+            groups[by(row)].append(facts)
+        return {label: leaf_metrics(group, f"{scope}/{name}/{label}") for label, group in sorted(groups.items())}
+
+    out = {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model")}
+    if crossed:
+        out["by_kind_and_model"] = metrics(lambda r: f"{r.kind} / {model_of(r)}", "kind-model")
+    return out
 
 
 def reviewer_catch_rate(resolutions: Iterable[ResolvedHypothesis]) -> Estimate:
