@@ -19,7 +19,7 @@ import random
 import tempfile
 import time
 from collections import defaultdict
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
