@@ -13,7 +13,7 @@ def runs() -> list[ArmRun]:
     swarm = [(3.0, 1.0), (2.5, 1.0), (2.0, 0.0), (3.5, 2.0)]
     out = [ArmRun(f"plan-{i}", "single", u, c) for i, (u, c) in enumerate(single)]
     out += [ArmRun(f"plan-{i}", "swarm", u, c) for i, (u, c) in enumerate(swarm)]
-    return out + [ArmRun("plan-9", "swarm", 9.0, 9.0)]  # the single arm never finished it
+    return [*out, ArmRun("plan-9", "swarm", 9.0, 9.0)]  # the single arm never finished it
 
 
 def test_both_arms_the_difference_and_n() -> None:
