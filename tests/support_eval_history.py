@@ -15,7 +15,8 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.agentkit.workspace import creation_patch
-from verifier.formats.layout import link_path
+from verifier.formats.layout import link_path, plan_path
+from verifier.formats.yamlout import dump_yaml
 from verifier.model.adapter import Exchange, RecordedBackend, recording_path
 from verifier.pipeline.baseline import seal_missing
 from verifier.pipeline.submit import Submission
@@ -98,6 +99,7 @@ def build_history(world: World) -> dict[str, str]:
     home.save_settings(Settings.model_validate({**home.settings.model_dump(), "recruited_by_steward": ["op-a"]}))
     bee = ScriptedAgent(home, "agent-b", "op-b", home.identities.add("agent-b", "op-b", "agent", NOW))
     sea = ScriptedAgent(home, "agent-c", "op-c", home.identities.add("agent-c", "op-c", "agent", NOW))
+    steward = home.identities.add("ericxtang", "ericxtang", "human", NOW)
     large, small = Manifest("m-large", "sk-1", 0.30), Manifest("m-small", "sk-2", 0.05)
     outcomes: dict[str, str] = {}
 
@@ -111,6 +113,7 @@ def build_history(world: World) -> dict[str, str]:
                                       Manifest("m-large", "sk-1", None)), 5)
     findings = world.findings("extract-1")
     attempt("extract-good", submission(world, world.agent, "extract-1", findings, large), 10)
+    outcomes["plan"] = world.submit(plan_edit(world, steward), now=at(15)).outcome
     ids = [path.rsplit("/", 1)[1][:-5] for path in findings]
     teams, tessellate, quillmark, northgate = ids
     world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
@@ -146,3 +149,14 @@ def _link_id(finding_id: str) -> str:
     path, _ = link_file(finding_id=finding_id, hypothesis_id="H1", revision=1, stance="context", rationale="x",
                         leaf_kind="link", leaf_id=None)
     return path.rsplit("/", 1)[1][:-5]
+
+
+PLAN_ID = "h1-who-pays"
+
+
+def plan_edit(world: World, token: str) -> Submission:
+    """A person writes the plan the controlled arm holds out: H1, before any evidence is linked."""
+    front = dump_yaml({"plan_id": PLAN_ID, "hypotheses": ["H1"], "author": "ericxtang",
+                       "created_at": "2026-11-30T12:00:00Z"}).decode()
+    files = {plan_path(PLAN_ID): f"---\n{front}---\nLink the extracted findings to H1.\n".encode()}
+    return Submission(SLUG, None, creation_patch(files), {}, token)

@@ -5,6 +5,7 @@ cost kept unknown in the use scores and `rw scores`, and the HTML report."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,10 @@ from verifier.evaluation.report import EvalOptions, evaluate
 from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
+from verifier.store.home import Settings
 
 from .conftest import SLUG, World
-from .support_eval_history import AFTER_H1, build_history
+from .support_eval_history import AFTER_H1, PLAN_ID, build_history
 
 assert COMMAND_MODULES  # the commands are registered on `cli`
 
@@ -29,7 +31,8 @@ assert COMMAND_MODULES  # the commands are registered on `cli`
 @pytest.fixture
 def history(world: World) -> World:
     outcomes = build_history(world)
-    assert outcomes == {"extract-bad": "rejected finding_count", "extract-good": "accepted", "link-1": "accepted",
+    assert outcomes == {"extract-bad": "rejected finding_count", "extract-good": "accepted", "plan": "accepted",
+                        "link-1": "accepted",
                         "link-2-stale": "rejected stale", "link-2": "accepted", "link-3": "accepted",
                         "skeptic-1": "accepted",
                         "review-1": "accepted", "resolve": "H1 resolved"}
@@ -79,7 +82,7 @@ def test_rw_eval_reports_the_history(history: World) -> None:
     # H1 resolved true: the teams and quillmark links were right; northgate's (reviewed out) would have lost.
     assert kinds["link"]["resolution_accuracy"]["value"] == pytest.approx(2 / 3)
     project = document["projects"][SLUG]["project"]
-    assert project["conflict_rate"]["value"] == pytest.approx(1 / 8) and project["conflict_rate"]["n"] == 8
+    assert project["conflict_rate"]["value"] == pytest.approx(1 / 9) and project["conflict_rate"]["n"] == 9
     assert project["reviewer_catch_rate"]["value"] == 1.0 and project["reviewer_catch_rate"]["n"] == 1
     assert document["lift"]["overall"]["n"] == 1 and document["lift"]["overall"]["lift"] == 1.0
     assert document["twelve_month_signal"]["recruited_by_steward"] == ["op-a"]
@@ -113,3 +116,47 @@ def test_html_report_is_self_contained_with_its_plots(history: World, tmp_path: 
     again = tmp_path / "again.html"
     run(history, "eval", "--all", "--html", str(again))
     assert again.read_bytes() == target.read_bytes()  # reproducible: no dates or random ids
+
+
+# --- the controlled arm, on recorded workers ------------------------------------------------------
+
+
+def _arm_settings(world: World, recorded: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "recorded.json"
+    path.write_text(json.dumps(recorded))
+    worker = [sys.executable, str(Path(__file__).parent / "support_arm_worker.py"), str(path)]
+    settings = world.home.settings.model_dump()
+    world.home.save_settings(Settings.model_validate({**settings, "eval_arm": {"single": worker, "swarm": worker}}))
+
+
+def test_controlled_arm_reports_both_arms_the_difference_and_n(history: World, tmp_path: Path) -> None:
+    findings = sorted(path.rsplit("/", 1)[1][:-5] for path in history.repo.view(history.tip()).walk("findings"))
+    single = [{"leaf_id": "arm-link-1", "hypothesis": "H1", "links": [[findings[0], "supports"]]}]
+    swarm = [{"leaf_id": "arm-link-1", "hypothesis": "H1", "links": [[findings[0], "supports"]]},
+             {"leaf_id": "arm-link-2", "hypothesis": "H1",
+              "links": [[findings[1], "supports"], [findings[2], "contradicts"]]}]
+    _arm_settings(history, {"single": single, "swarm": swarm}, tmp_path)
+    code, out = run(history, "eval-arm", SLUG, "--plan", PLAN_ID, "--json")
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["unfinished"] == [] and (report["plans"], report["n"]) == (1, 1)
+    # A link's own use starts at the weight it lends its finding: 1.0 across operators.
+    assert report["runs"] == [
+        {"plan": PLAN_ID, "arm": "single", "use_score": 1.0, "resolution_credit": 1.0},
+        {"plan": PLAN_ID, "arm": "swarm", "use_score": 3.0, "resolution_credit": 1.0},  # +1 +1 -1 (H1 was true)
+    ]
+    assert report["use_score"]["difference"]["value"] == 2.0 and report["use_score"]["difference"]["n"] == 1
+    assert report["resolution_credit"]["difference"]["value"] == 0.0
+    code, text = run(history, "eval-arm", SLUG, "--plan", PLAN_ID)
+    assert "use_score: single 1.0, swarm 3.0, swarm - single 2.0 n=1" in text
+    # The source project is untouched: the arms ran in scratch copies.
+    assert not any("arm-link" in path for path in history.repo.view(history.tip()).walk("leaves"))
+
+
+def test_controlled_arm_names_what_did_not_finish(history: World, tmp_path: Path) -> None:
+    _arm_settings(history, {"single": [], "swarm": {"fail": True}}, tmp_path)
+    code, out = run(history, "eval-arm", SLUG, "--plan", PLAN_ID, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["n"] == 0
+    assert report["unfinished"] == [f"{PLAN_ID} swarm: the worker command exited 3: this recorded run failed"]
+    assert run(history, "eval-arm", SLUG, "--plan", "no-such-plan")[0] == 2

@@ -61,3 +61,32 @@ def eval_cmd(slug: str | None, all_projects: bool, as_json: bool, since: str | N
 
         write_html(document, html_path)
     emit(document, as_json, render_text(document))
+
+
+@cli.command("eval-arm")
+@click.argument("slug")
+@click.option("--plan", "plan_ids", multiple=True, required=True,
+              help="A held-out plan (plans/<id>.md whose hypotheses are decided); repeatable.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(1, 24 * 3600), default=3600.0, show_default=True,
+              help="Seconds one arm's worker command may run on one plan.")
+@click.option("--json", "as_json", is_flag=True)
+def eval_arm_cmd(slug: str, plan_ids: tuple[str, ...], timeout_s: float, as_json: bool) -> None:
+    """The controlled arm: each plan run by one agent end to end and by the swarm (the commands in
+    settings `eval_arm`), in scratch copies, judged on use score and resolution credit only."""
+    from verifier.evaluation.arm_run import run_arms  # noqa: PLC0415  (numpy: only when this command runs)
+
+    home = home_from_env()
+    try:
+        report = run_arms(home, slug, plan_ids, home.settings.eval_arm, now=now_from_env(), timeout_s=timeout_s)
+    except (NotFound, FormatError, LedgerIntegrityError) as exc:
+        fail(exc)
+    lines = [f"controlled arm: {report['n']} plans run both ways ({report['plans']} attempted)"]
+    for measure in ("use_score", "resolution_credit"):
+        block = report[measure]
+        difference = block["difference"]
+        interval = difference["interval"]
+        lines.append(f"{measure}: single {block['single']['value']}, swarm {block['swarm']['value']}, "
+                     f"swarm - single {difference['value']} n={difference['n']}"
+                     + (f" 95% [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""))
+    lines += [f"unfinished: {line}" for line in report["unfinished"]]
+    emit(report, as_json, "\n".join(lines))

@@ -17,6 +17,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -42,6 +43,8 @@ class Settings(Strict):
     model: ModelConfig | None = None
     # Operators the steward recruited personally: left out of the 12-month signal (docs/eval.md).
     recruited_by_steward: list[str] = Field(default_factory=list)
+    # The controlled arm's worker commands (argument lists), by arm: "single" and "swarm".
+    eval_arm: dict[Literal["single", "swarm"], list[str]] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
