@@ -110,11 +110,12 @@ def bootstrap_ratios(units: Iterable[Sequence[float]], ratios: Sequence[tuple[in
     return ratios_of_sorted(sorted(tuple(float(v) for v in unit) for unit in units), ratios, key)
 
 
-def ratios_of_sorted(sample: Sequence[Sequence[float]], ratios: Sequence[tuple[int, int]], key: str) -> list[
-        tuple[float | None, float | None, float | None]]:
-    """`bootstrap_ratios` over units the caller has already put in their canonical (sorted) order."""
+def ratios_of_sorted(sample: Sequence[Sequence[float]] | np.ndarray, ratios: Sequence[tuple[int, int]],
+                     key: str) -> list[tuple[float | None, float | None, float | None]]:
+    """`bootstrap_ratios` over units the caller has already put in their canonical (sorted) order
+    (rows of an n x k array, or a list of rows)."""
     out: list[tuple[float | None, float | None, float | None]] = []
-    if not sample:
+    if len(sample) == 0:
         return [(None, None, None) for _ in ratios]
     array = np.asarray(sample, dtype=np.float64)
     totals = [math.fsum(array[:, column].tolist()) for column in range(array.shape[1])]

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from verifier.evaluation.intervals import Estimate, bootstrap_ratio, ratios_of_sorted, wilson
 from verifier.evaluation.rows import EVIDENCE_KINDS, UNDISCLOSED, Attempt, ProjectHistory, ResolvedHypothesis
 from verifier.scoring.resolution import earned_credit, would_have_credit
@@ -113,6 +115,13 @@ class Facts:
     right: int  # objects with positive resolution credit
     judged: int  # objects with nonzero resolution credit
 
+    @property
+    def counts(self) -> tuple[int, int, int, int, int, int, int, int]:
+        """What leaf_metrics totals: accepted, cost disclosed, objects, objects unknown, right,
+        judged, timed, scored objects."""
+        return (int(self.accepted), int(self.cost_known), self.objects, int(self.objects_unknown), self.right,
+                self.judged, int(self.unit[3]), int(self.unit[5]))
+
 
 def facts_of(row: Attempt, context: Context) -> Facts:
     accepted = row.accepted
@@ -138,32 +147,26 @@ def facts_of(row: Attempt, context: Context) -> Facts:
                  objects_unknown, right, judged)
 
 
-def leaf_metrics(group: Sequence[Facts], key: str) -> dict[str, Any]:
-    """The five per-kind/per-model metrics over one group of agent submissions, given in canonical
-    order (sorted by unit). Cost, time and use share one bootstrap over attempts, so an attempt's
-    objects are resampled together."""
+def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str, Any]:
+    """The five per-kind/per-model metrics over one group of agent submissions: their units in
+    canonical order (sorted) and the group's totals of Facts.counts. Cost, time and use share one
+    bootstrap over attempts, so an attempt's objects are resampled together."""
     (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sorted(
-        [f.unit for f in group], [(0, 1), (2, 3), (4, 5)], key)
-    accepted = sum(1 for f in group if f.accepted)
-    disclosed = sum(1 for f in group if f.cost_known)
-    objects = sum(f.objects for f in group)
-    timed = sum(1 for f in group if f.unit[3])
-    scored = int(sum(f.unit[5] for f in group))
-    unknown_rows = sum(1 for f in group if f.objects_unknown)
+        units, [(0, 1), (2, 3), (4, 5)], key)
+    attempts = len(units)
+    accepted, disclosed, objects, unknown_rows, right, judged, timed, scored = (int(c) for c in counts)
     return {
-        "attempts": len(group),
+        "attempts": attempts,
         "accepted": accepted,
         "accepted_objects": objects,
-        "acceptance_rate": wilson(accepted, len(group)).to_json(),
-        "cost_per_accepted_object_usd": Estimate(cost, disclosed, low_c, high_c, len(group) - disclosed,
+        "acceptance_rate": wilson(accepted, attempts).to_json(),
+        "cost_per_accepted_object_usd": Estimate(cost, disclosed, low_c, high_c, attempts - disclosed,
                                                  "bootstrap-ratio").to_json(),
         "time_to_accept_s": Estimate(time, timed, low_t, high_t, accepted - timed, "bootstrap").to_json(),
         "use_per_accepted_object": Estimate(use, scored, low_u, high_u, objects - scored + unknown_rows,
                                             "bootstrap").to_json(),
-        "resolution_accuracy": wilson(sum(f.right for f in group), sum(f.judged for f in group)).to_json(),
+        "resolution_accuracy": wilson(right, judged).to_json(),
     }
-
-
 
 
 def model_of(row: Attempt) -> str:
@@ -178,12 +181,18 @@ def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str,
     # One canonical order for every group: by the unit's values, which do not depend on the order
     # rows landed in (rows with equal units are interchangeable).
     submissions.sort(key=lambda item: item[1].unit)
+    units = np.asarray([facts.unit for _, facts in submissions], dtype=np.float64).reshape(-1, 6)
+    counts = np.asarray([facts.counts for _, facts in submissions], dtype=np.int64).reshape(-1, 8)
 
     def metrics(by: Callable[[Attempt], str], name: str) -> dict[str, Any]:
-        groups: dict[str, list[Facts]] = defaultdict(list)
-        for row, facts in submissions:
-            groups[by(row)].append(facts)
-        return {label: leaf_metrics(group, f"{scope}/{name}/{label}") for label, group in sorted(groups.items())}
+        groups: dict[str, list[int]] = defaultdict(list)
+        for position, (row, _) in enumerate(submissions):
+            groups[by(row)].append(position)
+        out: dict[str, Any] = {}
+        for label, positions in sorted(groups.items()):
+            index = np.asarray(positions, dtype=np.int64)  # ascending: the canonical order is kept
+            out[label] = leaf_metrics(units[index], counts[index].sum(axis=0).tolist(), f"{scope}/{name}/{label}")
+        return out
 
     out = {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model")}
     if crossed:
