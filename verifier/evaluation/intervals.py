@@ -107,7 +107,19 @@ def bootstrap_ratios(units: Iterable[Sequence[float]], ratios: Sequence[tuple[in
     """For each (numerator column, denominator column): Σ numerator / Σ denominator over the units
     with a percentile-bootstrap interval from one shared resampling of whole units; (value, low,
     high), all None when Σ denominator is 0. Units are sorted first, so their order never matters."""
-    return ratios_of_sorted(sorted(tuple(float(v) for v in unit) for unit in units), ratios, key)
+    rows = [tuple(unit) for unit in units]
+    if not rows:
+        return [(None, None, None) for _ in ratios]
+    array = np.asarray(rows, dtype=np.float64)
+    return ratios_of_sorted(array[canonical_order(array)], ratios, key)
+
+
+def canonical_order(array: np.ndarray) -> np.ndarray:
+    """The permutation that sorts the rows of an n x k array lexicographically (first column
+    first): the same order whatever order the rows came in."""
+    if array.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.lexsort(array.T[::-1])
 
 
 def ratios_of_sorted(sample: Sequence[Sequence[float]] | np.ndarray, ratios: Sequence[tuple[int, int]],

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from verifier.evaluation.intervals import Estimate, bootstrap_ratio, ratios_of_sorted, wilson
+from verifier.evaluation.intervals import Estimate, bootstrap_ratio, canonical_order, ratios_of_sorted, wilson
 from verifier.evaluation.rows import EVIDENCE_KINDS, UNDISCLOSED, Attempt, ProjectHistory, ResolvedHypothesis
 from verifier.scoring.resolution import earned_credit, would_have_credit
 
@@ -177,16 +177,19 @@ def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str,
                       crossed: bool = True) -> dict[str, Any]:
     """Leaf metrics per kind and per model over agent submissions, and per (kind, model) when
     `crossed` (the platform block; a project's crossed groups are mostly too small to read)."""
-    submissions = [(row, context.facts_of(row)) for row in attempts if row.is_agent_submission]
+    rows = [row for row in attempts if row.is_agent_submission]
+    facts = [context.facts_of(row) for row in rows]
+    units = np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6)
+    counts = np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 8)
     # One canonical order for every group: by the unit's values, which do not depend on the order
     # rows landed in (rows with equal units are interchangeable).
-    submissions.sort(key=lambda item: item[1].unit)
-    units = np.asarray([facts.unit for _, facts in submissions], dtype=np.float64).reshape(-1, 6)
-    counts = np.asarray([facts.counts for _, facts in submissions], dtype=np.int64).reshape(-1, 8)
+    order = canonical_order(units)
+    units, counts = units[order], counts[order]
+    submissions = [rows[i] for i in order.tolist()]
 
     def metrics(by: Callable[[Attempt], str], name: str) -> dict[str, Any]:
         groups: dict[str, list[int]] = defaultdict(list)
-        for position, (row, _) in enumerate(submissions):
+        for position, row in enumerate(submissions):
             groups[by(row)].append(position)
         out: dict[str, Any] = {}
         for label, positions in sorted(groups.items()):
