@@ -41,14 +41,14 @@ class Attempt:
     usd: float | None = None
     tokens: int | None = None
     objects: tuple[str, ...] | None = None
+    # Worked out once here: every metric asks, over every row.
+    accepted: bool = field(init=False, compare=False)
+    is_agent_submission: bool = field(init=False, compare=False)
 
-    @property
-    def accepted(self) -> bool:
-        return self.outcome in ACCEPTED
-
-    @property
-    def is_agent_submission(self) -> bool:
-        return self.action == "submit" and self.actor_type == "agent" and self.kind is not None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "accepted", self.outcome in ACCEPTED)
+        object.__setattr__(self, "is_agent_submission",
+                           self.action == "submit" and self.actor_type == "agent" and self.kind is not None)
 
 
 def attempt_of(project: str, row: LedgerRow) -> Attempt:
