@@ -21,7 +21,7 @@ UNDISCLOSED = "undisclosed"  # the group of rows whose manifest named no model o
 EVIDENCE_KINDS = ("link", "skeptic")  # leaf kinds whose acceptance moves a hypothesis's evidence
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One ledger row as the evaluation reads it."""
 
