@@ -173,10 +173,9 @@ def model_of(row: Attempt) -> str:
     return row.model or UNDISCLOSED
 
 
-def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str, *,
-                      crossed: bool = True) -> dict[str, Any]:
-    """Leaf metrics per kind and per model over agent submissions, and per (kind, model) when
-    `crossed` (the platform block; a project's crossed groups are mostly too small to read)."""
+def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str) -> dict[str, Any]:
+    """Leaf metrics per kind and per model over agent submissions. Not crossed (kind x model):
+    most cells are too small to read, and every cell would be one more bootstrap."""
     rows = [row for row in attempts if row.is_agent_submission]
     facts = [context.facts_of(row) for row in rows]
     units = np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6)
@@ -197,10 +196,7 @@ def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str,
             out[label] = leaf_metrics(units[index], counts[index].sum(axis=0).tolist(), f"{scope}/{name}/{label}")
         return out
 
-    out = {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model")}
-    if crossed:
-        out["by_kind_and_model"] = metrics(lambda r: f"{r.kind} / {model_of(r)}", "kind-model")
-    return out
+    return {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model")}
 
 
 def reviewer_catch_rate(resolutions: Iterable[ResolvedHypothesis]) -> Estimate:

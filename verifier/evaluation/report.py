@@ -44,7 +44,7 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
     resolved = {h.project: [r for r in h.resolutions if _decided_in(r, options.since)] for h in ordered}
     everything = [row for h in ordered for row in rows[h.project]]
     projects = {
-        h.project: {**by_kind_and_model(rows[h.project], context, h.project, crossed=False),
+        h.project: {**by_kind_and_model(rows[h.project], context, h.project),
                     "project": project_metrics(h, rows[h.project], resolved[h.project])}
         for h in ordered
     }
