@@ -101,7 +101,7 @@ def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[lis
     return pairs, excluded
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Facts:
     """One agent submission's share of the leaf metrics, worked out once. `unit` is what the
     bootstrap resamples: (usd, objects it paid for) when usd is known, (seconds to accept, 1) when
@@ -130,8 +130,8 @@ def facts_of(row: Attempt, context: Context) -> Facts:
     cost_known = row.usd is not None and not objects_unknown
     usd, paid = (row.usd or 0.0, float(len(found))) if cost_known else (0.0, 0.0)
     seconds, timed = 0.0, 0.0
-    opened = context.opened.get((row.project, row.leaf_id or ""))
-    if accepted and opened is not None:
+    opened = context.opened.get((row.project, row.leaf_id or "")) if accepted else None
+    if opened is not None:
         seconds, timed = max(0.0, row.at.timestamp() - opened), 1.0
     uses: list[float] = []
     right = judged = 0
