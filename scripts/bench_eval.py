@@ -23,8 +23,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from verifier.evaluation.report import EvalOptions, evaluate
-from verifier.evaluation.sources import histories_from_home
+from verifier.evaluation.report import EvalOptions
+from verifier.evaluation.sources import collector_paused, evaluate_home
 from verifier.formats.ledger import LedgerRow, row_hash, row_line, segment_path
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.pipeline.project import init_project
@@ -129,16 +129,20 @@ def build(home: Home, root: Path, slug: str, rows: int, seed: int) -> None:
 
 
 def read_once(home: Home) -> int:
+    """The baseline: every ledger row of every project read once by the ledger's own reader (with
+    the collector paused too, as `rw eval` runs, so both sides are measured alike)."""
     count = 0
-    for slug in home.projects():
-        repo = home.project(slug)
-        count += sum(1 for _ in read_chain(repo.view(repo.tip())))
+    with collector_paused():
+        for slug in home.projects():
+            repo = home.project(slug)
+            count += sum(1 for _ in read_chain(repo.view(repo.tip())))
     return count
 
 
 def run_eval(home: Home) -> str:
+    """What `rw eval --all --json` does after start-up."""
     options = EvalOptions(now=NOW, recruited=tuple(OPERATORS[:3]))
-    return json.dumps(evaluate(histories_from_home(home, home.projects()), options), sort_keys=True, indent=2)
+    return json.dumps(evaluate_home(home, home.projects(), options), sort_keys=True, indent=2)
 
 
 def best_of(repeats: int, work: Any) -> float:

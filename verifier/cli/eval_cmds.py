@@ -42,8 +42,8 @@ def eval_cmd(slug: str | None, all_projects: bool, as_json: bool, since: str | N
     conflict and catch rates; skill versions live against validation; lift and the kill signal;
     the 12-month signal. Every rate with its n and a 95% interval."""
     # numpy and the evaluation load only when this command runs, not at every `rw` start-up.
-    from verifier.evaluation.report import EvalOptions, evaluate, render_text  # noqa: PLC0415
-    from verifier.evaluation.sources import histories_from_home, validation_from_home  # noqa: PLC0415
+    from verifier.evaluation.report import EvalOptions, render_text  # noqa: PLC0415
+    from verifier.evaluation.sources import evaluate_home, validation_from_home  # noqa: PLC0415
 
     if bool(slug) == all_projects:
         raise RwError("name one project (rw eval SLUG) or pass --all")
@@ -53,7 +53,7 @@ def eval_cmd(slug: str | None, all_projects: bool, as_json: bool, since: str | N
         options = EvalOptions(now=now_from_env(), since=_since(since), weeks=weeks,
                               recruited=tuple(home.settings.recruited_by_steward),
                               validation=tuple(validation_from_home(home, validation_path)))
-        document = evaluate(histories_from_home(home, slugs), options)
+        document = evaluate_home(home, slugs, options)
     except (NotFound, FormatError, LedgerIntegrityError) as exc:
         fail(exc)
     if html_path is not None:
