@@ -83,7 +83,7 @@ def _row(seq: int, prev: str, at: datetime, rng: random.Random, slug: str, open_
                      model=rng.choice(MODELS), skill_version=SKILLS[min(3, seq * 4 // 5000)], objects=found)
 
 
-def _record(hypothesis: str, links: list[tuple[str, str]], rng: random.Random) -> ResolutionRecord:
+def _record(hypothesis: str, links: list[tuple[str, tuple[str, str]]], rng: random.Random) -> ResolutionRecord:
     facts = [{"link_id": link_id, "finding_id": _id("fnd_", link_id), "revision": 1,
               "stance": rng.choice(("supports", "contradicts", "context")), "leaf_kind": kind, "operator": operator,
               "in_evidence": True, "use": 1.0} for link_id, (kind, operator) in links]
