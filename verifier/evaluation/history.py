@@ -27,7 +27,8 @@ def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
         if data is None:
             continue
         try:
-            shard = json.loads(data)
+            # Decoded here: json.loads would first sniff the bytes' encoding, in Python, per shard.
+            shard = json.loads(data.decode("utf-8"))
         except ValueError as exc:
             raise FormatError(f"not a use-score shard: {exc}", path) from exc
         for object_id in ids:
