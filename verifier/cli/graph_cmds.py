@@ -141,8 +141,11 @@ def scores_cmd(slug: str, as_json: bool) -> None:
     except NotFound as exc:
         fail(exc)
     summary = json.loads(repo.view(repo.tip()).read(USE_SCORES) or b"{}")
-    lines = ["operator\taccepted_leaves\tuse_score\tusd_per_accepted_object"]
+    lines = ["operator\taccepted_leaves\tuse_score\tusd_per_accepted_object\tcost_undisclosed_leaves"]
     for name, row in sorted(summary.get("operators", {}).items()):
-        lines.append(f"{name}\t{row['accepted_leaves']}\t{row['use_score']}\t{row.get('usd_per_accepted_object')}")
+        # Undisclosed cost is unknown, never 0: shown as such, with how many leaves kept it back.
+        per_object = row.get("usd_per_accepted_object")
+        lines.append(f"{name}\t{row['accepted_leaves']}\t{row['use_score']}\t"
+                     f"{'unknown' if per_object is None else per_object}\t{row.get('usd_undisclosed', 0)}")
     lines += [f"{h}\tevidence health {u}" for h, u in sorted(summary.get("hypotheses", {}).items())]
     emit(summary, as_json, "\n".join(lines))

@@ -63,6 +63,8 @@ class SubmitEntry(_Entry):
     cost: Cost = Cost()
     model: Annotated[str, StringConstraints(max_length=200)] | None = None
     skill_version: Annotated[str, StringConstraints(max_length=64)] | None = None
+    # The corpus objects an accepted or held leaf submission brought (docs/eval.md); None otherwise.
+    objects: list[Annotated[str, StringConstraints(max_length=200)]] | None = None
 
 
 class HoldEntry(_Entry):

@@ -52,6 +52,10 @@ class LedgerRow(Strict):
     # None when not disclosed or when the row is not an agent's submission.
     model: Annotated[str, StringConstraints(max_length=200)] | None = None
     skill_version: Annotated[str, StringConstraints(max_length=64)] | None = None
+    # The ids of the corpus objects an accepted (or held) submission brought, sorted, so the
+    # evaluation (docs/eval.md) can attribute each object's use and resolution credit to the leaf
+    # kind, model and skill version that made it from the ledger alone. None on every other row.
+    objects: list[Annotated[str, StringConstraints(max_length=200)]] | None = Field(default=None, max_length=100_000)
 
 
 def row_line(row: LedgerRow) -> bytes:

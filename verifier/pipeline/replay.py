@@ -38,6 +38,9 @@ class ReplayReport:
     commits: int = 0
     rows: int = 0
     differences: list[str] = field(default_factory=list)
+    # The ledger segments and use-score files history produces, by path: the rebuilt state that
+    # readers such as `rw eval` can be run over instead of the tip's copies.
+    rebuilt: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -105,6 +108,19 @@ def _changes(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygi
     return changes
 
 
+def _first_parent_chain(repo: ProjectRepo, tip: str) -> list[pygit2.Commit]:
+    """The branch's commits, oldest first, along first parents."""
+    chain: list[pygit2.Commit] = []
+    commit = repo.commit(tip)
+    while True:
+        chain.append(commit)
+        if not commit.parents:
+            break
+        commit = commit.parents[0]
+    chain.reverse()
+    return chain
+
+
 def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: bool = False) -> ReplayReport:
     """Rebuild from history and compare with the tip; with `check_anchor`, also hold the branch to
     the anchor (the tip is the anchor's commit, no commit was written outside the verifier)."""
@@ -115,14 +131,7 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
     if tip is None:
         report.differences.append("the project has no commits")
         return report
-    chain: list[pygit2.Commit] = []
-    commit = repo.commit(tip)
-    while True:
-        chain.append(commit)
-        if not commit.parents:
-            break
-        commit = commit.parents[0]
-    chain.reverse()
+    chain = _first_parent_chain(repo, tip)
     book = ScoreBook(lambda _path: None)
     lines: list[bytes] = []
     results: dict[str, bytes] = {}
@@ -159,8 +168,10 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
         parent = commit
     report.rows = len(lines)
     tip_view = repo.view(tip)
+    scores = _all_scores(book)
     _compare_ledger(tip_view, lines, report)
-    _compare_files(tip_view, {**_all_scores(book)}, [SHARD_ROOT, USE_SCORES], report)
+    _compare_files(tip_view, scores, [SHARD_ROOT, USE_SCORES], report)
+    report.rebuilt = {**_ledger_files(lines), **scores}
     _compare_results(tip_view, results, report)
     return report
 
@@ -203,11 +214,15 @@ def _all_scores(book: ScoreBook) -> dict[str, bytes]:
     return {path: data for path, data in book.writes().items() if data is not None}
 
 
-def _compare_ledger(view: GitTree, lines: list[bytes], report: ReplayReport) -> None:
+def _ledger_files(lines: list[bytes]) -> dict[str, bytes]:
     expected: dict[str, bytes] = {}
     for seq, line in enumerate(lines):
         expected[segment_path(seq)] = expected.get(segment_path(seq), b"") + line
-    _compare_files(view, expected, ["ledger"], report)
+    return expected
+
+
+def _compare_ledger(view: GitTree, lines: list[bytes], report: ReplayReport) -> None:
+    _compare_files(view, _ledger_files(lines), ["ledger"], report)
     if len(lines) and len(lines) // ROWS_PER_SEGMENT + 1 < len(view.list_dir("ledger")):
         report.differences.append("ledger/ holds more segments than history has rows")
 

@@ -28,10 +28,15 @@ def route(writes: dict[str, bytes | None], holds: Sequence[str],
 
 def count_objects(writes: dict[str, bytes | None]) -> int:
     """How many corpus objects the writes bring (a source's record and bytes are one object)."""
+    return len(object_ids(writes))
+
+
+def object_ids(writes: dict[str, bytes | None]) -> list[str]:
+    """The ids of the corpus objects the writes bring, held ones included, sorted."""
     ids = set()
     for path, data in writes.items():
         corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") and path.count("/") >= 2 else path
         kind = classify(corpus_path)
         if data is not None and kind is not None:
             ids.add(kind.object_id)
-    return len(ids)
+    return sorted(ids)

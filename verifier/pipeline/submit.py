@@ -75,7 +75,7 @@ from verifier.pipeline.failed_sources import failed_source_contribution
 from verifier.pipeline.inputs import fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
-from verifier.pipeline.routing import count_objects, route
+from verifier.pipeline.routing import count_objects, object_ids, route
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.secrets_gate import gate_patch, revoke_on_trace_secret
 from verifier.pipeline.trace import inspect_bundle
@@ -109,7 +109,7 @@ class Attempt:
     trace_stored: bool = False  # this attempt stored the bundle (so a refusal quarantines it)
 
     def entry(self, now: datetime, outcome: Outcome, *, reason: Rejection | None = None,
-              description: str = "") -> SubmitEntry:
+              description: str = "", objects: list[str] | None = None) -> SubmitEntry:
         manifest = self.trace.manifest if self.trace else None
         return SubmitEntry(
             at=now, action="submit" if self.submission.leaf_id else "human", outcome=outcome,
@@ -123,6 +123,7 @@ class Attempt:
                       duration_s=manifest.duration_s if manifest else None),
             model=manifest.model if manifest else None,
             skill_version=manifest.skill_version if manifest else None,
+            objects=objects,
         )
 
 
@@ -296,8 +297,9 @@ def land_accepted(writer: ProjectWriter, attempt: Attempt, routed: dict[str, byt
         return files
 
     description = result.summary + ("; " + "; ".join(result.notes) if result.notes else "")
-    landed = writer.land(attempt.entry(now, outcome, description=description), contribution=contribution,
-                         bookkeeping_of=bookkeeping)
+    entry = attempt.entry(now, outcome, description=description,
+                          objects=object_ids(routed) if leaf is not None else None)
+    landed = writer.land(entry, contribution=contribution, bookkeeping_of=bookkeeping)
     return _verdict(attempt, outcome, landed, [], summary=result.summary, holds=holds, notes=list(result.notes))
 
 

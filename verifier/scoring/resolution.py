@@ -117,6 +117,14 @@ class OperatorActivity:
     use_score: float
     usd: float | None = None
     tokens: int | None = None
+    # Accepted objects of the leaves that disclosed each cost (the per-object denominators);
+    # None means all of them (a summary written before undisclosed cost was kept apart).
+    usd_objects: int | None = None
+    tokens_objects: int | None = None
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def activity_from_use_summary(summary: Mapping[str, Any]) -> list[OperatorActivity]:
@@ -126,7 +134,9 @@ def activity_from_use_summary(summary: Mapping[str, Any]) -> list[OperatorActivi
                              accepted_objects=int(row.get("accepted_objects", 0)),
                              use_score=float(row.get("use_score", 0.0)),
                              usd=None if row.get("usd") is None else float(row["usd"]),
-                             tokens=None if row.get("tokens") is None else int(row["tokens"]))
+                             tokens=None if row.get("tokens") is None else int(row["tokens"]),
+                             usd_objects=_optional_int(row.get("usd_objects")),
+                             tokens_objects=_optional_int(row.get("tokens_objects")))
             for name, row in sorted(operators.items())]
 
 
@@ -394,6 +404,10 @@ def _per_object(total: float | None, objects: int) -> float | None:
     return None if total is None or objects == 0 else round(total / objects, 6)
 
 
+def _disclosed(objects: int | None, activity: OperatorActivity) -> int:
+    return activity.accepted_objects if objects is None else objects
+
+
 def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = ()) -> list[dict[str, Any]]:
     """Per operator, the five v0 components next to each other; unknown inputs are null, not 0.
 
@@ -413,8 +427,8 @@ def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = 
             "resolution_credit": credit.resolution_credit if credit else 0,
             "review_accuracy": review.score if review else 0,
             "cost_per_accepted_object": {
-                "usd": _per_object(act.usd, act.accepted_objects) if act else None,
-                "tokens": _per_object(act.tokens, act.accepted_objects) if act else None,
+                "usd": _per_object(act.usd, _disclosed(act.usd_objects, act)) if act else None,
+                "tokens": _per_object(act.tokens, _disclosed(act.tokens_objects, act)) if act else None,
             },
         })
     return rows

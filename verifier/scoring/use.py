@@ -18,6 +18,11 @@ scores/use.json, holds U(H), U(r) and the v0 components per operator, side by si
 combined. Weights are 1.0 and 0.25, exact in binary floating point, so sums do not depend on
 the order contributions landed in.
 
+Cost that an agent did not disclose stays unknown: an operator's `usd` (`tokens`) sums only the
+disclosed leaves and is null until one discloses; `usd_objects` counts the accepted objects of
+those leaves (the denominator of `usd_per_accepted_object`), and `usd_undisclosed` counts the
+leaves left out, so an average is never diluted by zeros that were never measured.
+
 Pure: shard files are read through a callable and written back as bytes.
 """
 
@@ -35,6 +40,7 @@ SHARD_ROOT = "scores/use"
 CROSS_OPERATOR = 1.0
 SAME_OPERATOR = 0.25
 SCORED_TYPES = ("source", "finding", "link", "plan", "report", "review")
+COST_UNITS = ("tokens", "usd")
 
 
 def weight(citing_operator: str, cited_operator: str) -> float:
@@ -103,8 +109,12 @@ class ScoreBook:
     def _operator(self, name: str) -> dict[str, Any]:
         self.summary_dirty = True
         operators: dict[str, dict[str, Any]] = self.summary["operators"]
-        return operators.setdefault(name, {"accepted_leaves": 0, "accepted_objects": 0, "use_score": 0.0,
-                                           "tokens": 0, "usd": 0.0})
+        row = operators.setdefault(name, {"accepted_leaves": 0, "accepted_objects": 0, "use_score": 0.0,
+                                          "tokens": None, "usd": None})
+        for unit in COST_UNITS:
+            row.setdefault(f"{unit}_objects", 0)
+            row.setdefault(f"{unit}_undisclosed", 0)
+        return row
 
     # -- use flowing through the graph -------------------------------------------------------
     def _aggregate(self, object_id: str, entry: dict[str, Any], delta: float) -> None:
@@ -259,8 +269,12 @@ class ScoreBook:
         row = self._operator(operator)
         row["accepted_leaves"] += 1
         row["accepted_objects"] += objects
-        row["tokens"] += tokens or 0
-        row["usd"] += usd or 0.0
+        for unit, amount in (("tokens", tokens), ("usd", usd)):
+            if amount is None:
+                row[f"{unit}_undisclosed"] += 1  # unknown, not free: left out of the sum and the average
+            else:
+                row[unit] = (row[unit] or 0) + amount
+                row[f"{unit}_objects"] += objects
 
     # -- output ----------------------------------------------------------------------------
     def writes(self) -> dict[str, bytes | None]:
@@ -268,7 +282,7 @@ class ScoreBook:
         if self.summary_dirty or self.dirty:
             summary = self.summary
             for row in summary["operators"].values():
-                objects = row["accepted_objects"]
-                row["usd_per_accepted_object"] = round(row["usd"] / objects, 6) if objects else None
+                usd, objects = row.get("usd"), row.get("usd_objects", row["accepted_objects"])
+                row["usd_per_accepted_object"] = round(usd / objects, 6) if usd is not None and objects else None
             out[USE_SCORES] = _dump(summary)
         return out

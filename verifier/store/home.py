@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -46,6 +47,10 @@ class Settings(Strict):
     maintainer_every: dict[str, int] = Field(default_factory=dict)
     validation_worker: list[str] | None = None
     warm_pool: int = Field(default=3, ge=0, le=50)  # warm extract leaves the Planner keeps open (§9.1)
+    # Operators the steward recruited personally: left out of the 12-month signal (docs/eval.md).
+    recruited_by_steward: list[str] = Field(default_factory=list)
+    # The controlled arm's worker commands (argument lists), by arm: "single" and "swarm".
+    eval_arm: dict[Literal["single", "swarm"], list[str]] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

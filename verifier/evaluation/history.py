@@ -1,0 +1,59 @@
+"""Reading one project's evaluation inputs from a tree: the ledger (chain checked), the use scores
+of the objects accepted submissions brought, the decided resolution records and the Planner's
+unresolved_count. Works on any TreeView: the tip, or the tip overlaid with `rw replay`'s rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from verifier.checks.view import TreeView
+from verifier.errors import FormatError
+from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
+from verifier.pipeline.ledger import read_chain
+from verifier.roles.records import PLANNER_SCORES, ResolutionRecord, read_records
+from verifier.scoring.use import shard_path
+
+
+def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
+    """U of each object that has a use entry (a withdrawn object: 0); each shard read once."""
+    by_shard: dict[str, list[str]] = defaultdict(list)
+    for object_id in object_ids:
+        by_shard[shard_path(object_id)].append(object_id)
+    use: dict[str, float] = {}
+    for path, ids in by_shard.items():
+        data = view.read(path)
+        if data is None:
+            continue
+        try:
+            # Decoded here: json.loads would first sniff the bytes' encoding, in Python, per shard.
+            shard = json.loads(data.decode("utf-8"))
+        except ValueError as exc:
+            raise FormatError(f"not a use-score shard: {exc}", path) from exc
+        for object_id in ids:
+            entry = shard.get(object_id)
+            if entry is not None:
+                use[object_id] = float(entry["u"]) if entry.get("present") else 0.0
+    return use
+
+
+def resolved_of(record: ResolutionRecord) -> ResolvedHypothesis:
+    resolution, links, reviews, findings = record.scoring()
+    return ResolvedHypothesis(resolution, record.decided_at, tuple(links), tuple(reviews), tuple(findings))
+
+
+def read_history(view: TreeView, project: str) -> ProjectHistory:
+    rows = tuple(attempt_of(project, row) for _, row in read_chain(view))
+    needed = {object_id for row in rows if row.accepted and row.objects for object_id in row.objects}
+    records = read_records(view)
+    resolutions = tuple(resolved_of(records[h]) for h in sorted(records) if records[h].outcome is not None)
+    planner = view.read(PLANNER_SCORES)
+    unresolved: int | None = None
+    if planner is not None:
+        try:
+            unresolved = int(json.loads(planner)["unresolved_count"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise FormatError(f"no readable unresolved_count: {exc}", PLANNER_SCORES) from exc
+    return ProjectHistory(project=project, rows=rows, use=read_use(view, needed), resolutions=resolutions,
+                          unresolved_count=unresolved)

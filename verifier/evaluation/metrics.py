@@ -1,0 +1,250 @@
+"""The design's §12 metrics as pure functions of plain rows (verifier.evaluation.rows).
+
+Per leaf kind and per model (agent submissions only; a person's edit is not a leaf):
+    acceptance rate          accepted (or held) / attempts                           Wilson
+    cost per accepted object Σ usd / Σ accepted objects, over the attempts that      bootstrap
+                             disclosed usd (rejected ones too: failure costs)
+    time to accept           accepted row's time - the leaf's own ledger row's time  bootstrap
+                             (seconds; claims are not kept in history, see docs/eval.md)
+    use per accepted object  mean U over the scored objects accepted attempts        bootstrap
+                             brought (a withdrawn object counts 0)
+    resolution accuracy      objects with positive credit / objects with nonzero     Wilson
+                             credit at resolution (a link: the credit it would have
+                             earned; a finding: Σ credit of its links)
+Per project:
+    conflict rate            `stale` rejections / submission attempts                Wilson
+    reviewer catch rate      rejecting reviews confirmed by resolution (the link     Wilson
+                             would have lost credit) / rejecting reviews judged
+    unresolved_count         the Planner's count (scores/planner.json)
+    cost per hypothesis move Σ usd / accepted link and skeptic submissions, over     bootstrap
+                             the attempts that disclosed usd
+Unknown inputs are left out and counted (`excluded`), never read as 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from verifier.evaluation.intervals import Estimate, bootstrap_ratio, canonical_order, ratios_of_sorted, wilson
+from verifier.evaluation.rows import EVIDENCE_KINDS, UNDISCLOSED, Attempt, ProjectHistory, ResolvedHypothesis
+from verifier.scoring.resolution import earned_credit, would_have_credit
+
+STALE = "stale"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the per-attempt metrics look up: when each leaf was written, each object's use, and
+    each object's resolution credit, all keyed by (project, id)."""
+
+    opened: Mapping[tuple[str, str], float]  # (project, leaf_id) -> epoch seconds of its leaf row
+    use: Mapping[tuple[str, str], float]
+    credit: Mapping[tuple[str, str], int]
+    _facts: dict[tuple[str, int], Facts] = field(default_factory=dict)
+
+    def facts_of(self, row: Attempt) -> Facts:
+        """`facts_of(row, self)`, worked out once per row however many groups it is in."""
+        key = (row.project, row.seq)
+        facts = self._facts.get(key)
+        if facts is None:
+            facts = self._facts[key] = facts_of(row, self)
+        return facts
+
+
+def object_credits(resolutions: Iterable[ResolvedHypothesis]) -> dict[str, int]:
+    """Resolution credit per object: a link's would-have credit (judging its author, even when
+    reviewed out), a finding's Σ earned credit over its links."""
+    credit: dict[str, int] = {}
+    findings: dict[str, int] = defaultdict(int)
+    for resolved in resolutions:
+        outcome = resolved.resolution.outcome
+        for link in resolved.links:
+            credit[link.link_id] = would_have_credit(link, outcome)
+            findings[link.finding_id] += earned_credit(link, outcome)
+    credit.update(findings)
+    return credit
+
+
+def context_of(histories: Iterable[ProjectHistory]) -> Context:
+    opened: dict[tuple[str, str], float] = {}
+    use: dict[tuple[str, str], float] = {}
+    credit: dict[tuple[str, str], int] = {}
+    for history in histories:
+        for row in history.rows:
+            if row.action == "leaf" and row.leaf_id is not None:
+                opened.setdefault((history.project, row.leaf_id), row.at.timestamp())
+        use.update(((history.project, key), value) for key, value in history.use.items())
+        credit.update(((history.project, key), value) for key, value in object_credits(history.resolutions).items())
+    return Context(opened, use, credit)
+
+
+def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[list[tuple[float, float]], int]:
+    """(usd, accepted objects or moves) per attempt that disclosed usd, and how many did not (or
+    whose accepted objects are unknown: rows written before the ledger recorded them)."""
+    pairs: list[tuple[float, float]] = []
+    excluded = 0
+    for row in attempts:
+        if moves:
+            units: float | None = float(row.accepted and row.kind in EVIDENCE_KINDS)
+        else:
+            units = (float(len(row.objects)) if row.objects is not None else None) if row.accepted else 0.0
+        if row.usd is None or units is None:
+            excluded += 1
+        else:
+            pairs.append((row.usd, units))
+    return pairs, excluded
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """One agent submission's share of the leaf metrics, worked out once. `unit` is what the
+    bootstrap resamples: (usd, objects it paid for) when usd is known, (seconds to accept, 1) when
+    accepted after a known leaf row, (Σ U, scored objects)."""
+
+    unit: tuple[float, float, float, float, float, float]
+    accepted: bool
+    cost_known: bool
+    objects: int
+    objects_unknown: bool
+    right: int  # objects with positive resolution credit
+    judged: int  # objects with nonzero resolution credit
+
+    @property
+    def counts(self) -> tuple[int, int, int, int, int, int, int, int]:
+        """What leaf_metrics totals: accepted, cost disclosed, objects, objects unknown, right,
+        judged, timed, scored objects."""
+        return (int(self.accepted), int(self.cost_known), self.objects, int(self.objects_unknown), self.right,
+                self.judged, int(self.unit[3]), int(self.unit[5]))
+
+
+def facts_of(row: Attempt, context: Context) -> Facts:
+    accepted = row.accepted
+    found = row.objects if accepted and row.objects is not None else ()
+    objects_unknown = accepted and row.objects is None
+    cost_known = row.usd is not None and not objects_unknown
+    usd, paid = (row.usd or 0.0, float(len(found))) if cost_known else (0.0, 0.0)
+    seconds, timed = 0.0, 0.0
+    opened = context.opened.get((row.project, row.leaf_id or "")) if accepted else None
+    if opened is not None:
+        seconds, timed = max(0.0, row.at.timestamp() - opened), 1.0
+    uses: list[float] = []
+    right = judged = 0
+    for object_id in found:
+        key = (row.project, object_id)
+        use = context.use.get(key)
+        if use is not None:
+            uses.append(use)
+        credit = context.credit.get(key, 0)
+        right += credit > 0
+        judged += credit != 0
+    return Facts((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))), accepted, cost_known, len(found),
+                 objects_unknown, right, judged)
+
+
+def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str, Any]:
+    """The five per-kind/per-model metrics over one group of agent submissions: their units in
+    canonical order (sorted) and the group's totals of Facts.counts. Cost, time and use share one
+    bootstrap over attempts, so an attempt's objects are resampled together."""
+    (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sorted(
+        units, [(0, 1), (2, 3), (4, 5)], key)
+    attempts = len(units)
+    accepted, disclosed, objects, unknown_rows, right, judged, timed, scored = (int(c) for c in counts)
+    return {
+        "attempts": attempts,
+        "accepted": accepted,
+        "accepted_objects": objects,
+        "acceptance_rate": wilson(accepted, attempts).to_json(),
+        "cost_per_accepted_object_usd": Estimate(cost, disclosed, low_c, high_c, attempts - disclosed,
+                                                 "bootstrap-ratio").to_json(),
+        "time_to_accept_s": Estimate(time, timed, low_t, high_t, accepted - timed, "bootstrap").to_json(),
+        "use_per_accepted_object": Estimate(use, scored, low_u, high_u, objects - scored + unknown_rows,
+                                            "bootstrap").to_json(),
+        "resolution_accuracy": wilson(right, judged).to_json(),
+    }
+
+
+def model_of(row: Attempt) -> str:
+    return row.model or UNDISCLOSED
+
+
+def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str) -> dict[str, Any]:
+    """Leaf metrics per kind and per model over agent submissions. Not crossed (kind x model):
+    most cells are too small to read, and every cell would be one more bootstrap."""
+    rows = [row for row in attempts if row.is_agent_submission]
+    facts = [context.facts_of(row) for row in rows]
+    units = np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6)
+    counts = np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 8)
+    # One canonical order for every group: by the unit's values, which do not depend on the order
+    # rows landed in (rows with equal units are interchangeable).
+    order = canonical_order(units)
+    units, counts = units[order], counts[order]
+    submissions = [rows[i] for i in order.tolist()]
+
+    def metrics(by: Callable[[Attempt], str], name: str) -> dict[str, Any]:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for position, row in enumerate(submissions):
+            groups[by(row)].append(position)
+        out: dict[str, Any] = {}
+        for label, positions in sorted(groups.items()):
+            index = np.asarray(positions, dtype=np.int64)  # ascending: the canonical order is kept
+            out[label] = leaf_metrics(units[index], counts[index].sum(axis=0).tolist(), f"{scope}/{name}/{label}")
+        return out
+
+    return {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model")}
+
+
+def reviewer_catch_rate(resolutions: Iterable[ResolvedHypothesis]) -> Estimate:
+    """Rejecting reviews that resolution confirmed (the link would have lost credit) over the
+    rejecting reviews resolution could judge (would-have credit not 0)."""
+    confirmed = judged = 0
+    for resolved in resolutions:
+        links = {link.link_id: link for link in resolved.links}
+        for review in resolved.reviews:
+            link = links.get(review.link_id)
+            if review.decision != "reject" or link is None:
+                continue
+            credit = would_have_credit(link, resolved.resolution.outcome)
+            if credit != 0:
+                judged += 1
+                confirmed += credit < 0
+    return wilson(confirmed, judged)
+
+
+def project_metrics(history: ProjectHistory, attempts: Sequence[Attempt],
+                    resolutions: Sequence[ResolvedHypothesis]) -> dict[str, Any]:
+    submissions = [row for row in attempts if row.action in ("submit", "human")]
+    stale = sum(1 for row in submissions if row.reason_code == STALE)
+    agent = [row for row in attempts if row.is_agent_submission]
+    pairs, undisclosed = cost_pairs(agent, moves=True)
+    unresolved = history.unresolved_count
+    if unresolved is None:
+        unresolved = sum(1 for r in history.resolutions if r.resolution.outcome == "unresolved")
+    return {
+        "attempts": len(submissions),
+        "conflict_rate": wilson(stale, len(submissions)).to_json(),
+        "reviewer_catch_rate": reviewer_catch_rate(resolutions).to_json(),
+        "unresolved_count": unresolved,
+        "hypothesis_moves": sum(1 for row in agent if row.accepted and row.kind in EVIDENCE_KINDS),
+        "cost_per_hypothesis_move_usd": bootstrap_ratio(pairs, f"{history.project}/move",
+                                                        excluded=undisclosed).to_json(),
+    }
+
+
+def acceptance_over_time(attempts: Iterable[Attempt], *, origin: float, width_s: float) -> dict[str, list[list[Any]]]:
+    """Per kind, [bucket start (epoch s), accepted, attempts] for each bucket of `width_s` seconds
+    counted from `origin`, in time order (the report's first plot)."""
+    tallies: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for row in attempts:
+        if row.is_agent_submission:
+            bucket = math.floor((row.at.timestamp() - origin) / width_s)
+            tally = tallies[row.kind or ""][bucket]
+            tally[0] += row.accepted
+            tally[1] += 1
+    return {kind: [[origin + bucket * width_s, k, n] for bucket, (k, n) in sorted(buckets.items())]
+            for kind, buckets in sorted(tallies.items())}

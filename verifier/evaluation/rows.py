@@ -1,0 +1,119 @@
+"""The plain inputs of the evaluation: ledger rows, use scores, resolutions and validation results,
+as frozen values with no git, disk or clock in them. `history.py` reads them from a project tree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pydantic import Field, ValidationError
+
+from verifier.errors import FormatError
+from verifier.formats.base import Strict
+from verifier.formats.ledger import LedgerRow
+from verifier.scoring.resolution import Finding, Link, Resolution, Review
+
+ACCEPTED = ("accepted", "held")  # passed the verifier; a held object waits only for a person's gate
+UNDISCLOSED = "undisclosed"  # the group of rows whose manifest named no model or skill version
+EVIDENCE_KINDS = ("link", "skeptic")  # leaf kinds whose acceptance moves a hypothesis's evidence
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One ledger row as the evaluation reads it."""
+
+    project: str
+    seq: int
+    at: datetime
+    action: str
+    outcome: str
+    reason_code: str | None = None
+    leaf_id: str | None = None
+    kind: str | None = None
+    actor: str = ""
+    actor_type: str = "agent"
+    operator: str | None = None
+    model: str | None = None
+    skill_version: str | None = None
+    usd: float | None = None
+    tokens: int | None = None
+    objects: tuple[str, ...] | None = None
+    # Worked out once here: every metric asks, over every row.
+    accepted: bool = field(init=False, compare=False)
+    is_agent_submission: bool = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "accepted", self.outcome in ACCEPTED)
+        object.__setattr__(self, "is_agent_submission",
+                           self.action == "submit" and self.actor_type == "agent" and self.kind is not None)
+
+
+def attempt_of(project: str, row: LedgerRow) -> Attempt:
+    return Attempt(project=project, seq=row.seq, at=row.at, action=row.action, outcome=row.outcome,
+                   reason_code=row.reason_code, leaf_id=row.leaf_id, kind=row.kind, actor=row.actor,
+                   actor_type=row.actor_type, operator=row.operator, model=row.model,
+                   skill_version=row.skill_version, usd=row.cost.usd, tokens=row.cost.tokens,
+                   objects=None if row.objects is None else tuple(row.objects))
+
+
+@dataclass(frozen=True)
+class ResolvedHypothesis:
+    """One decided resolution record, as the pure scoring module's inputs."""
+
+    resolution: Resolution
+    decided_at: datetime | None
+    links: tuple[Link, ...] = ()
+    reviews: tuple[Review, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProjectHistory:
+    """What one project's repository says, read at one tree (the tip, or replay's rebuild)."""
+
+    project: str
+    rows: tuple[Attempt, ...]
+    use: Mapping[str, float] = field(default_factory=dict)  # object id -> U; withdrawn objects 0
+    resolutions: tuple[ResolvedHypothesis, ...] = ()
+    unresolved_count: int | None = None  # scores/planner.json; None when the Planner never counted
+
+
+class ValidationCost(Strict):
+    usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    tokens: int | None = Field(default=None, ge=0)
+
+
+class ValidationResult(Strict):
+    """One validation run of one skill version (written by the improvement loop's gate).
+
+    `objects` is how many objects the accepted validation leaves brought (the denominator of cost
+    per accepted object); `cost.usd` is the run's total, null when the worker did not disclose it.
+    """
+
+    skill_version: str = Field(min_length=1, max_length=64)
+    validation_set: str | None = Field(default=None, max_length=200)
+    attempts: int = Field(ge=0)
+    accepted: int = Field(ge=0)
+    objects: int | None = Field(default=None, ge=0)
+    cost: ValidationCost = Field(default_factory=ValidationCost)
+
+
+class ValidationFile(Strict):
+    version: int = Field(default=1, ge=1, le=1)
+    results: list[ValidationResult]
+
+
+def parse_validation(data: bytes, where: str) -> list[ValidationResult]:
+    """The validation results file (docs/eval.md); a clear error names what is wrong and where."""
+    try:
+        parsed = ValidationFile.model_validate(json.loads(data))
+    except (ValueError, ValidationError) as exc:
+        raise FormatError(f"not a validation results file: {exc}", where) from exc
+    for number, result in enumerate(parsed.results):
+        if result.accepted > result.attempts:
+            raise FormatError(f"results[{number}]: {result.accepted} accepted out of {result.attempts} attempts",
+                              where)
+    return parsed.results
