@@ -40,8 +40,10 @@ def link_leaf(home: Home, slug: str, leaf: dict[str, Any], token: str, now: date
                                leaf_id=leaf["leaf_id"])
         files[path] = data
     if all(stance != "contradicts" for _, stance in leaf["links"]):
+        view = repo.view(repo.tip())
+        searched = sorted(path.rsplit("/", 1)[1][:-5] for path in view.walk("sources") if path.endswith(".yaml"))[:3]
         files.update([note_file(leaf_id=leaf["leaf_id"], hypothesis_id=leaf["hypothesis"], revision=1,
-                                none_found_after=3)])
+                                none_found_after=len(searched), sources_checked=searched)])
     actor = home.identities.authenticate(token)
     patch = creation_patch(files)
     trace = TraceRecorder()

@@ -25,7 +25,7 @@ from verifier.seal import read_private_key, resolver_dir, write_keypair
 from verifier.seal.keys import PRIVATE_PEM
 from verifier.store.home import Settings
 
-from .conftest import NOW, SLUG, World
+from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 
 AFTER_H1 = datetime(2027, 7, 1, 6, 0, tzinfo=UTC)  # the day after H1's check date
 ANSWERS = {
@@ -78,7 +78,8 @@ def submission(world: World, who: ScriptedAgent, leaf_id: str, files: dict[str, 
 
 def _links(leaf_id: str, kind: str, items: list[tuple[str, str]]) -> dict[str, bytes]:
     """Link files; with a counter-evidence note when none of them contradicts (a link leaf needs one)."""
-    files = dict([note_file(leaf_id=leaf_id, hypothesis_id="H1", revision=1, none_found_after=4)]) \
+    files = dict([note_file(leaf_id=leaf_id, hypothesis_id="H1", revision=1, none_found_after=3,
+                                   sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID])]) \
         if all(stance != "contradicts" for _, stance in items) else {}
     for finding_id, stance in items:
         path, data = link_file(finding_id=finding_id, hypothesis_id="H1", revision=1, stance=stance,

@@ -40,11 +40,11 @@ from verifier.formats.base import iso
 from verifier.formats.document import parse_plan
 from verifier.formats.layout import link_path, plan_path
 from verifier.formats.link import parse_link
-from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.roles.records import read_records
 from verifier.scoring.resolution import Outcome, link_credit
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
-from verifier.store.home import Home, Settings
+from verifier.store.home import Anchor, Home, Settings
 
 DEFAULT_TIMEOUT_S = 3600.0
 
@@ -103,6 +103,9 @@ def scratch_copy(home: Home, slug: str, root: Path, revision: str) -> Home:
     shutil.copytree(home.repo_path(slug), scratch.repo_path(slug))
     repo = scratch.project(slug)
     repo.move_branch(revision, repo.tip())
+    # The copy's own anchor, at the revision it was set back to, so its writer takes that history.
+    seq, row_hash = ledger_head(repo.view(revision))
+    scratch.write_anchor(slug, Anchor(seq - 1, row_hash, revision))
     return Home(root)
 
 
