@@ -128,6 +128,8 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "bad patch : REJECTED" in result.stdout and "excerpt_not_found" in result.stdout
     assert "good patch: ACCEPTED" in result.stdout and "ledger --verify: ok" in result.stdout
+    assert "planner wake:" in result.stdout and "link" in result.stdout and "review" in result.stdout
+    assert (tmp_path / "demo" / "site" / "index.html").is_file()
 
 
 def test_fixture_sources_match_their_bytes() -> None:

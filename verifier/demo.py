@@ -2,7 +2,9 @@
 
 It creates a verifier home, makes the fixture project, registers an agent, writes an extract
 leaf, then a scripted agent submits a bad patch (one misquoted figure) and a good one to the
-same leaf. Both verdicts, the ledger and its verification are printed.
+same leaf. Both verdicts, the ledger and its verification are printed. Then the Planner wakes on
+the new findings (link, skeptic and review leaves, posted as Commons tasks), the digest shows the
+corpus, and the UI is written as a static site under the home (`site/index.html`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from verifier.formats.base import iso
 from verifier.formats.ids import source_id_for
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import submit
+from verifier.roles.planner import local_commons, wake
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
+from verifier.ui.site import build_site, write_site
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SLUG = "world-model-eval"
@@ -61,7 +66,23 @@ def run_demo(root: Path, *, now: datetime, echo: Callable[[str], None]) -> int:
         echo(f"   #{row.seq} {row.outcome:<8} {row.action:<6} {row.leaf_id or '-'} by {row.actor}{reason}")
     report = verify_ledger(repo, home.read_anchor(SLUG))
     echo(f"6. ledger --verify: {'ok' if report.ok else 'FAILED ' + '; '.join(report.problems)}")
+    planned = _plan_and_show(home, now, echo)
     expected = ["rejected", "accepted"]
-    ok = [v.outcome for v in verdicts] == expected and report.ok
+    ok = [v.outcome for v in verdicts] == expected and report.ok and planned > 0
     echo("demo finished: " + ("as expected" if ok else "UNEXPECTED OUTCOME"))
     return 0 if ok else 1
+
+
+def _plan_and_show(home: Home, now: datetime, echo: Callable[[str], None]) -> int:
+    """Steps 7-9: the Planner's wake on the new findings, the digest, the static UI; how many
+    leaves the Planner made."""
+    result = wake(home, SLUG, now, commons=local_commons(home), force=True)
+    leaves = result.plan.postable() if result.plan is not None and result.landed is not None else []
+    kinds = sorted({leaf.kind for leaf in leaves})
+    echo(f"7. planner wake: {len(leaves)} leaves ({', '.join(kinds) or 'none'}), {result.posted} open leaves posted as Commons tasks")
+    corpus = digest(home, SLUG, now).get("corpus", {})
+    echo(f"8. digest: {corpus.get('findings', 0)} findings from {corpus.get('sources', 0)} sources")
+    site = home.root / "site"
+    written = write_site(build_site(home, SLUG, now), site)
+    echo(f"9. UI: {written} pages at {site / 'index.html'} (or `rw serve` and open http://127.0.0.1:8765/)")
+    return len(leaves)
