@@ -1,6 +1,6 @@
 """One sample secret of every detector family the verifier's scanner runs, in the context a trace
-would hold it (for the trace recorder's stripping tests). The prefixes are split so that no
-secret-shaped literal sits in the source."""
+would hold it (for the scanner's own tests and the trace recorder's stripping tests). The prefixes
+are split so that no secret-shaped literal sits in the source."""
 
 from __future__ import annotations
 
@@ -21,7 +21,11 @@ class Case:
     name: str
     kind: str  # the detect-secrets secret_type
     context: str  # the text a trace would hold
-    value: str  # the secret inside it
+    value: str  # the secret inside it: the part of context a hit's offset points at
+
+    @property
+    def value_at(self) -> int:
+        return self.context.index(self.value)
 
 
 def make_cases(seed: int) -> list[Case]:

@@ -79,7 +79,8 @@ def _plan_and_show(home: Home, now: datetime, echo: Callable[[str], None]) -> in
     result = wake(home, SLUG, now, commons=local_commons(home), force=True)
     leaves = result.plan.postable() if result.plan is not None and result.landed is not None else []
     kinds = sorted({leaf.kind for leaf in leaves})
-    echo(f"7. planner wake: {len(leaves)} leaves ({', '.join(kinds) or 'none'}), {result.posted} open leaves posted as Commons tasks")
+    echo(f"7. planner wake: {len(leaves)} leaves ({', '.join(kinds) or 'none'}); "
+         f"{result.posted} open leaves posted as Commons tasks")
     corpus = digest(home, SLUG, now).get("corpus", {})
     echo(f"8. digest: {corpus.get('findings', 0)} findings from {corpus.get('sources', 0)} sources")
     site = home.root / "site"

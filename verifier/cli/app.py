@@ -14,7 +14,7 @@ import importlib
 import json
 import os
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -74,6 +74,23 @@ def now_from_env() -> datetime:
     except ValueError as exc:
         raise RwError(f"RW_NOW={raw!r} is not an ISO 8601 time") from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def parse_moment(text: str, option: str) -> datetime:
+    """A command's time option: a date (midnight UTC) or an ISO 8601 time (UTC when it has no zone)."""
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise RwError(f"{option} {text!r}: expected a date (2027-07-01) or an ISO 8601 time") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def now_or(text: str | None) -> datetime:
+    """`--now`: the given time, else the command's reference time (RW_NOW or the clock)."""
+    return now_from_env() if text is None else parse_moment(text, "--now")
 
 
 def home_from_env() -> Home:

@@ -3,26 +3,12 @@ JSON or a self-contained HTML report with plots (docs/eval.md)."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
 from pathlib import Path
 
 import click
 
-from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env
+from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env, parse_moment
 from verifier.errors import FormatError, LedgerIntegrityError, NotFound
-
-
-def _since(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise RwError(f"--since {text!r}: expected a date (2027-01-31) or an ISO 8601 time") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @cli.command("eval")
@@ -50,7 +36,8 @@ def eval_cmd(slug: str | None, all_projects: bool, as_json: bool, since: str | N
     home = home_from_env()
     try:
         slugs = home.projects() if all_projects else [slug or ""]
-        options = EvalOptions(now=now_from_env(), since=_since(since), weeks=weeks,
+        since_at = None if since is None else parse_moment(since, "--since")
+        options = EvalOptions(now=now_from_env(), since=since_at, weeks=weeks,
                               recruited=tuple(home.settings.recruited_by_steward),
                               validation=tuple(validation_from_home(home, validation_path)))
         document = evaluate_home(home, slugs, options)

@@ -11,8 +11,7 @@ from pathlib import Path
 import click
 
 from verifier.agentkit.workspace import clone, make_patch, write_files
-from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env
-from verifier.cli.resolver_cmds import _moment
+from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env, now_or
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
 from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
@@ -39,7 +38,7 @@ def planner_group() -> None:
 def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_json: bool) -> None:
     """Wake SLUG's Planner once: land a plan and its leaves, post them as Commons tasks."""
     home = home_from_env()
-    now = _moment(now_text)
+    now = now_or(now_text)
     try:
         model = backend_from_config(home.settings.model, base=home.root) if home.settings.model else None
         result = wake(home, slug, now, commons=local_commons(home), force=force, warm_only=warm_only, model=model)

@@ -4,12 +4,11 @@ and the leak test (docs/resolver.md)."""
 from __future__ import annotations
 
 import os
-from datetime import UTC, date, datetime
 from typing import NoReturn
 
 import click
 
-from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
+from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env, now_or
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
 from verifier.pipeline.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
 from verifier.pipeline.leaks import LeakReport, leak_test
@@ -33,19 +32,6 @@ def _private_key(home: Home) -> bytes:
         _setup_error(exc)
     except PermissionError as exc:
         raise RwError(f"cannot read {path}: run this as the Resolver's user (docs/resolver.md)") from exc
-
-
-def _moment(text: str | None) -> datetime:
-    if text is None:
-        return now_from_env()
-    try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise RwError(f"--now {text!r}: expected a date (2027-07-01) or an ISO 8601 time") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _person(home: Home) -> Actor:
@@ -96,7 +82,7 @@ def seal_cmd(slug: str) -> None:
 def resolve_cmd(slug: str, now_text: str | None, as_json: bool) -> None:
     """Resolve every active hypothesis past its check date (meant to run daily)."""
     home = home_from_env()
-    now = _moment(now_text)
+    now = now_or(now_text)
     try:
         home.project(slug)
         backend = model_backend(home)
