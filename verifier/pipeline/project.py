@@ -22,6 +22,7 @@ from verifier.formats.yamlout import dump_yaml
 from verifier.gitdoor.hooks import install_hooks
 from verifier.patch.paths import path_problem
 from verifier.pipeline.landing import Landed
+from verifier.pipeline.secrets_gate import refuse_secret_files
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 
@@ -84,6 +85,7 @@ def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, ac
         if not writer.repo.is_ancestor(contract.base_revision, writer.tip):
             raise FormatError(f"base_revision {contract.base_revision} is not on the branch")
         body = contract.model_dump(mode="json", exclude_none=True)
+        refuse_secret_files({leaf_path(contract.leaf_id): dump_yaml(body)})  # a leaf is shown to every agent
         return writer.land(LeafEntry(at=now, leaf_id=contract.leaf_id, kind=contract.kind, actor=actor,
                                      actor_type=actor_type,
                                      description=f"leaf {contract.leaf_id} ({contract.kind}) written"),

@@ -4,7 +4,9 @@ The trace scan (pipeline.trace) reads the bundle as it arrived. What the patch w
 here, as the bytes that would land: the raw patch (a person's edit may come without a trace),
 and every blob the patch carries in a form the raw scan cannot read (a `GIT binary patch`
 literal is zlib behind base85, so its decoded contents are scanned). A hit refuses with code
-`secret_in_patch`, naming the file and the offset, before anything is stored.
+`secret_in_patch`, naming the file and the offset, before anything is stored. What the
+verifier's own roles write (a person's `rw leaf add`, the Planner's plans and leaves) passes the
+same scan (`refuse_secret_files`).
 
 A bearer token of this verifier found anywhere (trace, patch, message) is revoked at once:
 `revoke_found_tokens` hashes each token-shaped run and revokes the registered ones. The
@@ -18,7 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol
 
-from verifier.errors import Rejected, Rejection
+from verifier.errors import FormatError, Rejected, Rejection
 from verifier.patch.parse import ParsedPatch
 from verifier.secrets import SecretHit, scan_bytes
 from verifier.secrets.tokens import KIND as TOKEN_KIND
@@ -73,6 +75,14 @@ def gate_patch(identities: Revoker, raw: bytes, patch: ParsedPatch, now: datetim
     first = hits[0].file
     raise Rejected(Rejection("secret_in_patch", f"{describe(hits)}; nothing was kept. Strip secrets from the "
                              f"files you submit{revocation_note(revoked)}", first))
+
+
+def refuse_secret_files(files: dict[str, bytes]) -> None:
+    """For what the verifier's own roles write (leaf contracts, plans): a secret in them is refused
+    as a format error naming the file, before anything is written."""
+    hits = scan_blobs(files)
+    if hits:
+        raise FormatError(f"{describe(hits)}; nothing was written", hits[0].file)
 
 
 def revoke_on_trace_secret(identities: Revoker, exc: Rejected, files: dict[str, bytes], now: datetime) -> Rejected:

@@ -30,6 +30,7 @@ from verifier.formats.yamlout import dump_yaml
 from verifier.model.adapter import Backend
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
+from verifier.pipeline.secrets_gate import refuse_secret_files
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.planjudge import judge
 from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
@@ -156,6 +157,7 @@ def land_plan(home: Home, slug: str, *, tip: str, now: datetime, wake_plan: Wake
     data = render_plan(wake_plan, now)
     leaves = {leaf_path(c.leaf_id): dump_yaml(_contract_json(c)) for c in wake_plan.postable()}
     kinds = ", ".join(sorted({c.kind for c in wake_plan.leaves})) or "no leaves"
+    refuse_secret_files({plan_file: data, **leaves})  # a model's words may carry one; every agent reads these
     with ProjectWriter.open(home, slug) as writer:
         if writer.tip != tip:
             raise TipMoved(f"project {slug} moved from {tip[:12]} while the Planner planned")
