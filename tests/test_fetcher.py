@@ -223,6 +223,15 @@ def fetcher(**overrides: Any) -> HttpFetcher:
     return HttpFetcher(**options)
 
 
+def test_a_denied_address_is_refused_under_any_name(site: Site) -> None:
+    # The site listens on loopback; asked by the name `localhost`, its address is what the deny list names.
+    named = site.url("/page").replace("127.0.0.1", "localhost")
+    assert "localhost" in named
+    outcome = fetcher().fetch(named, policy, lambda address: "denied" if address in ("127.0.0.1", "::1") else None)
+    assert outcome.status is FetchStatus.REFUSED_POLICY and not site.requests
+    assert fetcher().fetch(named, policy, lambda _address: None).resolved
+
+
 def redirect_to(site: Site, target: str) -> str:
     return site.url("/redirect?to=" + quote(target, safe=""))
 

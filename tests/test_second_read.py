@@ -130,7 +130,8 @@ def test_urls_are_not_fetched_for_leaves_that_cannot_write_sources(world: World)
         def __init__(self) -> None:
             self.urls: list[str] = []
 
-        def fetch(self, url: str, allows: Callable[[str], str | None]) -> FetchOutcome:
+        def fetch(self, url: str, allows: Callable[[str], str | None],
+                  allows_address: Callable[[str], str | None] | None = None) -> FetchOutcome:
             self.urls.append(url)
             raise AssertionError("must not fetch")
 

@@ -48,6 +48,13 @@ def url_problem(url: str, policy: SourcePolicy) -> str | None:
     return None
 
 
+def address_problem(address: str, policy: SourcePolicy) -> str | None:
+    """None unless the deny list names this address (a host resolved to it): a denied address is
+    denied under every name that resolves to it."""
+    denied = next((domain for domain in policy.deny_domains if _within(address, domain)), None)
+    return f"address {address} is denied by source_policy.deny_domains ({denied})" if denied else None
+
+
 def record_problems(
     policy: SourcePolicy, *, language: str, rights: str, published: date | None
 ) -> list[str]:

@@ -4,7 +4,7 @@ submission quotes."""
 
 from __future__ import annotations
 
-from verifier.checks.policy import url_problem
+from verifier.checks.policy import address_problem, url_problem
 from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.fetch import FetchOutcome
@@ -28,6 +28,14 @@ def created_files(patch: ParsedPatch) -> dict[str, bytes]:
 def fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher) -> dict[str, FetchOutcome]:
     """Fetch each new source's URL once (scout leaves), before the lock: it can take seconds."""
     outcomes: dict[str, FetchOutcome] = {}
+    policy = project.source_policy
+
+    def allows(url: str) -> str | None:
+        return url_problem(url, policy)
+
+    def allows_address(address: str) -> str | None:
+        return address_problem(address, policy)
+
     for path, data in created_files(patch).items():
         kind = classify(path)
         if kind is None or kind.type != "source":
@@ -37,7 +45,7 @@ def fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher
         except FormatError:
             continue  # the scout check reports it with the file and field
         if record.url not in outcomes:
-            outcomes[record.url] = fetcher.fetch(record.url, lambda url: url_problem(url, project.source_policy))
+            outcomes[record.url] = fetcher.fetch(record.url, allows, allows_address)
     return outcomes
 
 

@@ -53,15 +53,18 @@ _NAT64_PREFIX = ipaddress.IPv6Network("64:ff9b::/96")
 class Fetcher(Protocol):
     """Anything that can check a URL: the live HttpFetcher or the OfflineFetcher."""
 
-    def fetch(self, url: str, allows: Callable[[str], str | None]) -> FetchOutcome:
-        """Fetch `url` if `allows` (the source policy) permits it; always return an outcome."""
+    def fetch(self, url: str, allows: Callable[[str], str | None],
+              allows_address: Callable[[str], str | None] | None = None) -> FetchOutcome:
+        """Fetch `url` if `allows` (the source policy) permits it, and every address its host
+        resolves to passes `allows_address` (the deny list, for addresses); always an outcome."""
         ...
 
 
 class OfflineFetcher:
     """A Fetcher for runs without network: it never touches the network and checks nothing."""
 
-    def fetch(self, url: str, allows: Callable[[str], str | None]) -> FetchOutcome:
+    def fetch(self, url: str, allows: Callable[[str], str | None],
+              allows_address: Callable[[str], str | None] | None = None) -> FetchOutcome:
         """Return NOT_CHECKED for any URL, so an offline run cannot be mistaken for a check."""
         return FetchOutcome(
             requested_url=url,
@@ -354,7 +357,8 @@ class HttpFetcher:
 
     # --- the one public operation -------------------------------------------------------
 
-    def fetch(self, url: str, allows: Callable[[str], str | None]) -> FetchOutcome:  # noqa: C901, PLR0912 - one branch per defence (redirects, rebinding, size, type), each named
+    def fetch(self, url: str, allows: Callable[[str], str | None],  # noqa: C901, PLR0912, PLR0915 - one branch per defence (redirects, rebinding, size, type), each named
+              allows_address: Callable[[str], str | None] | None = None) -> FetchOutcome:
         """Fetch `url` honestly, following redirects by hand; every ending is an outcome."""
         hops: list[FetchHop] = []
         visited: set[str] = set()
@@ -411,6 +415,15 @@ class HttpFetcher:
                     f"The host of {current} resolves to {addresses}, so it was not "
                     "requested; expected only public internet addresses.",
                     f"not requested: address guard: {addresses}",
+                )
+            # A denied address is denied under any name (and after every redirect).
+            denied = next((why for why in map(allows_address, addresses) if why), None) if allows_address else None
+            if denied is not None:
+                return end(
+                    FetchStatus.REFUSED_POLICY,
+                    f"The host of {current} resolves to an address outside the source policy ({denied}), "
+                    "so it was not requested; expected addresses the policy allows.",
+                    f"not requested: source policy: {denied}",
                 )
             robots = self._robots_for(target)
             if not robots.permits(self._agent_token, target.url):
