@@ -8,11 +8,14 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
 from verifier.pipeline.baseline import seal_path
 
 from .conftest import NOW, SLUG, World
-from .test_patch_parse import modify
-from .test_resolver import configure
+from .support_patches import modify
+from .support_resolution import configure
+
+assert COMMAND_MODULES  # the commands register on import
 
 
 def submit_edit(world: World, tmp_path: Path, token: str) -> tuple[int, str, str]:
