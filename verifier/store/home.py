@@ -24,10 +24,10 @@ from pydantic import Field
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
+from verifier.store.backends import Backends, TraceBackend, trace_store
 from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo, set_durable
 from verifier.store.identities import FileIdentities
-from verifier.store.traces import TraceStore
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 
 
@@ -46,6 +46,8 @@ class Settings(Strict):
     maintainer_every: dict[str, int] = Field(default_factory=dict)
     validation_worker: list[str] | None = None
     warm_pool: int = Field(default=3, ge=0, le=50)  # warm extract leaves the Planner keeps open (§9.1)
+    # Where traces, the Commons and project branches live (docs/deploy.md); defaults: this folder.
+    backends: Backends = Field(default_factory=Backends)
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,8 @@ class Home:
         self.settings = self._load_settings()
         set_durable(self.settings.durable)
         self.identities = FileIdentities(root / "identities.json")
-        self.traces = TraceStore(root / "traces", durable=self.settings.durable)
+        self.traces: TraceBackend = trace_store(self.settings.backends.traces, root / "traces",
+                                                durable=self.settings.durable)
 
     @classmethod
     def from_env(cls) -> Home:
