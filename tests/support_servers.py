@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,29 +88,26 @@ def _as_cluster_owner() -> list[str]:
 
 
 @contextmanager
-def postgres_cluster(tmp: Path) -> Iterator[str]:
-    """A throwaway PostgreSQL cluster in `tmp` on a loopback port; yields its connection string."""
+def postgres_cluster() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster in a fresh folder under the system's temporary folder (which
+    any user can reach, so a cluster owner other than root can too) on a loopback port; yields its
+    connection string. The cluster and its folder are removed afterwards."""
     initdb, pg_ctl = pg_binary("initdb"), pg_binary("pg_ctl")
     if initdb is None or pg_ctl is None:
         pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH, /usr/local/bin, /usr/lib/postgresql)")
     prefix = _as_cluster_owner()
-    data = tmp / "pgdata"
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="rw-pg-"))
     if prefix:
         shutil.chown(tmp, user=prefix[2])
-        tmp.chmod(0o755)
-        for parent in tmp.parents:  # the cluster owner must reach its folder
-            if parent == Path(parent.anchor):
-                break
-            parent.chmod(parent.stat().st_mode | 0o011)
-    port = free_port()
-    subprocess.run([*prefix, initdb, "-D", str(data), "-A", "trust", "-U", "rw", "--no-sync"],
-                   check=True, capture_output=True)
-    options = f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run([*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(tmp / "pg.log"), "-w", "start"],
-                   check=True, capture_output=True)
+    data, port = tmp / "data", free_port()
     try:
+        subprocess.run([*prefix, initdb, "-D", str(data), "-A", "trust", "-U", "rw", "--no-sync"],
+                       check=True, capture_output=True)
+        options = f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run([*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(tmp / "pg.log"), "-w", "start"],
+                       check=True, capture_output=True)
         yield f"host=127.0.0.1 port={port} user=rw dbname=postgres"
     finally:
         subprocess.run([*prefix, pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"],
                        check=False, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
