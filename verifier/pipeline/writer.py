@@ -39,6 +39,7 @@ from verifier.pipeline.ledger import append_row, ledger_head
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
+from verifier.store.remote import push_branch, remote_tip
 from verifier.version import verifier_version
 
 CrashPoint = Callable[[str], None]
@@ -134,6 +135,7 @@ class ProjectWriter:
             cleaned = clean_leftovers(home, slug, repo.path, sweep_objects=marker.exists())
             writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
             writer.cleaned = cleaned
+            writer._sync_remote()
             writer._check_history()
             marker.touch()
             try:
@@ -203,6 +205,25 @@ class ProjectWriter:
         if write:
             self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
 
+    def _sync_remote(self) -> None:
+        """With a git host (config.json backends.remotes), the host's branch must be where ours
+        is. One exception is closed here: a writer killed after its push but before its own branch
+        move left the host one landing ahead with a commit we wrote; the local branch catches up
+        to it and `_check_history` verifies it is exactly one landing ahead. Anything else on the
+        host is a foreign commit: refused until a person repairs."""
+        url = self.home.settings.backends.remotes.get(self.slug)
+        if url is None:
+            return
+        there = remote_tip(self.repo.path, url)
+        if there == self.tip:
+            return
+        if there and self.tip and self.repo.has_object(there) and self.repo.is_ancestor(self.tip, there):
+            self.repo.move_branch(there, self.tip)
+            self.tip = self._published = there
+            return
+        raise self._broken(f"its branch on the git host {url} is at {(there or 'no branch')[:12]}, not at the "
+                           f"verifier's {(self.tip or 'no branch')[:12]}: someone else moved it")
+
     def _broken(self, why: str) -> HistoryBrokenError:
         return HistoryBrokenError(
             f"project {self.slug} refuses writes: {why}. Run `rw ledger {self.slug} --verify` to see what "
@@ -264,6 +285,9 @@ class ProjectWriter:
 
     def _publish(self, row: LedgerRow, tip: str, line: bytes | None) -> None:
         self.crash_point("branch")
+        url = self.home.settings.backends.remotes.get(self.slug)
+        if url is not None:  # the git host first, compare-and-swap: if it moved, nothing lands anywhere
+            push_branch(self.repo.path, url, tip, self._published, slug=self.slug)
         try:
             self.repo.move_branch(tip, self._published)
         except (OSError, pygit2.GitError) as exc:
