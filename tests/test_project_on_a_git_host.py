@@ -109,3 +109,21 @@ def test_a_host_with_another_branch_is_not_attached(world: World, tmp_path: Path
     with pytest.raises(ConflictError, match="already has a main branch"):
         attach_remote(world.home, SLUG, url)
     assert world.home.settings.backends.remotes == {}
+
+
+def test_a_writer_stopped_after_its_push_is_caught_up_with_the_host(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    attach_remote(world.home, SLUG, url)
+    world.leaf("extract-1")
+    before, anchor = world.tip(), world.home.read_anchor(SLUG)
+    assert anchor is not None
+    assert world.submit(world.extract("extract-1")).outcome == "accepted"
+    pushed = world.tip()
+    # As if the writer was killed after the host took its push, before its own branch and anchor moved.
+    _git("--git-dir", str(world.repo.path), "update-ref", "refs/heads/main", before)
+    world.home.write_anchor(SLUG, anchor)
+    with pytest.raises(RetryableError, match="one landing ahead"):
+        world.leaf("extract-2")
+    assert world.tip() == pushed and world.home.read_anchor(SLUG) is not None
+    world.leaf("extract-2")  # the retry lands, on top of the caught-up landing, once
+    assert _host_tip(bare) == world.tip() and world.repo.commit(world.tip()).parents[0].id == pushed

@@ -135,7 +135,6 @@ class ProjectWriter:
             cleaned = clean_leftovers(home, slug, repo.path, sweep_objects=marker.exists())
             writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
             writer.cleaned = cleaned
-            writer._sync_remote()
             writer._check_history()
             marker.touch()
             try:
@@ -205,25 +204,6 @@ class ProjectWriter:
         if write:
             self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
 
-    def _sync_remote(self) -> None:
-        """With a git host (config.json backends.remotes), the host's branch must be where ours
-        is. One exception is closed here: a writer killed after its push but before its own branch
-        move left the host one landing ahead with a commit we wrote; the local branch catches up
-        to it and `_check_history` verifies it is exactly one landing ahead. Anything else on the
-        host is a foreign commit: refused until a person repairs."""
-        url = self.home.settings.backends.remotes.get(self.slug)
-        if url is None:
-            return
-        there = remote_tip(self.repo.path, url)
-        if there == self.tip:
-            return
-        if there and self.tip and self.repo.has_object(there) and self.repo.is_ancestor(self.tip, there):
-            self.repo.move_branch(there, self.tip)
-            self.tip = self._published = there
-            return
-        raise self._broken(f"its branch on the git host {url} is at {(there or 'no branch')[:12]}, not at the "
-                           f"verifier's {(self.tip or 'no branch')[:12]}: someone else moved it")
-
     def _broken(self, why: str) -> HistoryBrokenError:
         return HistoryBrokenError(
             f"project {self.slug} refuses writes: {why}. Run `rw ledger {self.slug} --verify` to see what "
@@ -285,9 +265,7 @@ class ProjectWriter:
 
     def _publish(self, row: LedgerRow, tip: str, line: bytes | None) -> None:
         self.crash_point("branch")
-        url = self.home.settings.backends.remotes.get(self.slug)
-        if url is not None:  # the git host first, compare-and-swap: if it moved, nothing lands anywhere
-            push_branch(self.repo.path, url, tip, self._published, slug=self.slug)
+        self._push_to_host(tip)
         try:
             self.repo.move_branch(tip, self._published)
         except (OSError, pygit2.GitError) as exc:
@@ -296,6 +274,36 @@ class ProjectWriter:
         self.crash_point("anchor")
         assert line is not None
         self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
+
+    def _push_to_host(self, tip: str) -> None:
+        """With a git host (config.json backends.remotes): move the host's branch first, by a
+        compare-and-swap push from where this writer last published; if the host moved, nothing
+        lands anywhere and nothing is acknowledged (docs/deploy.md). The host is not read on open:
+        the push's lease is the check, so a landing costs one round trip to the host."""
+        url = self.home.settings.backends.remotes.get(self.slug)
+        if url is None:
+            return
+        try:
+            push_branch(self.repo.path, url, tip, self._published, slug=self.slug)
+        except HistoryBrokenError:
+            self._resync_from_host(url)
+            raise
+
+    def _resync_from_host(self, url: str) -> None:
+        """The one legitimate way the host is ahead: a writer killed after its push but before its
+        own branch move left our commit there. The local branch catches up to it (the history
+        check verifies it is exactly one landing ahead) and the caller is told to try again;
+        anything else on the host is a foreign commit, refused until a person repairs."""
+        there = remote_tip(self.repo.path, url)
+        base = self._published
+        if there is None or base is None or there == base or not self.repo.has_object(there) \
+                or not self.repo.is_ancestor(base, there):
+            return
+        self.repo.move_branch(there, base)
+        self.tip = self._published = there
+        self._check_history()
+        raise RetryableError("the project's git host was one landing ahead (a writer was stopped after its push); "
+                             "caught up with it; nothing of this attempt was kept: try again")
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[list[Landed]]:
