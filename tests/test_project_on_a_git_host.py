@@ -9,12 +9,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import ConflictError, HistoryBrokenError, RetryableError
 from verifier.pipeline.hosting import attach_remote
+from verifier.store.home import Home
 from verifier.store.remote import remote_tip
 
 from .conftest import SLUG, World
+
+assert COMMAND_MODULES  # every command registered on `cli`
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
@@ -127,3 +133,15 @@ def test_a_writer_stopped_after_its_push_is_caught_up_with_the_host(world: World
     assert world.tip() == pushed and world.home.read_anchor(SLUG) is not None
     world.leaf("extract-2")  # the retry lands, on top of the caught-up landing, once
     assert _host_tip(bare) == world.tip() and world.repo.commit(world.tip()).parents[0].id == pushed
+
+
+def test_rw_host_puts_the_branch_on_the_host(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    done = CliRunner().invoke(cli, ["host", SLUG, url], env={"RW_HOME": str(world.home.root)},
+                              catch_exceptions=False)
+    assert done.exit_code == 0 and "compare-and-swap" in done.output, done.output
+    assert _host_tip(bare) == world.tip()
+    assert Home(world.home.root).settings.backends.remotes == {SLUG: url}
+    again = CliRunner().invoke(cli, ["host", SLUG, f"file://{tmp_path / 'nowhere.git'}"],
+                               env={"RW_HOME": str(world.home.root)})
+    assert again.exit_code != 0 and "cannot be read" in again.output, again.output

@@ -20,7 +20,7 @@ _PACKAGE = "verifier.cli."
 
 COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
                    "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
-                   "graph_meaning_cmds")
+                   "graph_meaning_cmds", "deploy_cmds")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("submit_cmds", "Run the demo end to end: a project, an agent, an extract leaf, a bad and a good patch."),
     "digest": ("graph_cmds", "Print the project digest as JSON: newest reports, hypothesis moves, open gaps."),
     "hold": ("graph_cmds", "What waits in the queue (PROJECT.md holds), and a person's decision on it."),
+    "host": ("deploy_cmds", "Put SLUG's branch on an empty repository at URL; every landing is then pushed there."),
     "import": ("planner_cmds", "Add loose hypotheses to SLUG from a list, a YAML or a CSV file."),
     "inbox": ("graph_meaning_cmds", "Your inbox, read from the Commons database on this machine (no service needed)."),
     "init": ("project_cmds", "Create project SLUG (a bare repository under RW_HOME/projects)."),
