@@ -4,6 +4,8 @@ delivered exactly once — against a throwaway cluster the test starts on loopba
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -12,6 +14,7 @@ from typing import TypeVar
 import pytest
 
 from tests.support_servers import postgres_cluster
+from verifier.commons import leases
 from verifier.commons.adapter import ClaimConflict, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
@@ -63,10 +66,10 @@ def test_instances_starting_together_apply_each_migration_once(dsn: str) -> None
 
 def test_one_leaf_has_one_claim_holder_across_instances(dsn: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     identities = FileIdentities(tmp_path_factory.mktemp("ids") / "identities.json")
-    agents = iter(f"agent-{n}" for n in range(INSTANCES))
+    numbers = itertools.count()  # thread-safe, unlike a generator
 
     def claim(db: PgDatabase) -> str | None:
-        agent = next(agents)
+        agent = f"agent-{next(numbers)}"
         try:
             LocalCommons(db, identities).claim("p", "extract-9", agent, until=NOW + timedelta(hours=1), now=NOW)
         except ClaimConflict:
@@ -124,5 +127,29 @@ def test_the_outbox_is_delivered_once_into_postgres(dsn: str, world: World, monk
         assert deliver(world.home, now=NOW) == 0
         kinds = [m.kind for m in LocalCommons(db, world.home.identities).inbox("agent-a")]
         assert kinds == ["first_minute"]
+    finally:
+        db.close()
+
+
+def test_one_instance_holds_a_project_lease_until_it_expires(dsn: str) -> None:
+    numbers = itertools.count()  # one holder name per instance (a pool thread may run two of them)
+    taken = [lease for lease in _each_instance(dsn, lambda db: leases.acquire(
+        db, "lease-p", f"instance-{next(numbers)}", "http://127.0.0.1:1", ttl_s=30)) if lease]
+    assert len(taken) == 1 and taken[0].fencing == 1
+    db = PgDatabase(dsn)
+    try:
+        first = leases.acquire(db, "lease-q", "a", "http://a", ttl_s=1.5)
+        assert first is not None and first.fencing == 1
+        assert leases.acquire(db, "lease-q", "b", "http://b", ttl_s=1.5) is None  # held: refused
+        assert leases.acquire(db, "lease-q", "a", "http://a", ttl_s=1.5) == first  # renewed, same fence
+        assert leases.holder(db, "lease-q") == first
+        time.sleep(1.7)  # "a" stopped renewing (killed): its lease runs out
+        assert leases.holder(db, "lease-q") is None
+        second = leases.acquire(db, "lease-q", "b", "http://b", ttl_s=30)
+        assert second is not None and second.fencing == 2
+        assert leases.acquire(db, "lease-q", "a", "http://a", ttl_s=30) is None  # the old holder lost it
+        assert leases.release(db, "lease-q", "b") and leases.holder(db, "lease-q") is None
+        third = leases.acquire(db, "lease-q", "a", "http://a", ttl_s=30)
+        assert third is not None and third.fencing == 3
     finally:
         db.close()
