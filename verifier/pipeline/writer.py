@@ -34,6 +34,7 @@ import pygit2
 from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
 from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, row_hash
+from verifier.pipeline.instances import hold_lease
 from verifier.pipeline.landing import Contribution, Landed, message
 from verifier.pipeline.ledger import append_row, ledger_head
 from verifier.store.files import exclusive_lock
@@ -129,6 +130,7 @@ class ProjectWriter:
     @contextlib.contextmanager
     def open(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
         """Lock the project, check its history, and hand out its writer for the block."""
+        hold_lease(home, slug)  # several instances: this one writes the project (a no-op by default)
         repo = home.project(slug)
         with exclusive_lock(home.lock_path(slug)):
             marker = writing_marker(home, slug)
