@@ -130,9 +130,11 @@ class ProjectWriter:
     @contextlib.contextmanager
     def open(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
         """Lock the project, check its history, and hand out its writer for the block."""
-        hold_lease(home, slug)  # several instances: this one writes the project (a no-op by default)
-        repo = home.project(slug)
         with exclusive_lock(home.lock_path(slug)):
+            # Several instances: this one writes the project (a no-op by default). Taken under the
+            # local lock, so the lease is fresh when the writing starts, not when the wait began.
+            hold_lease(home, slug)
+            repo = home.project(slug)
             marker = writing_marker(home, slug)
             cleaned = clean_leftovers(home, slug, repo.path, sweep_objects=marker.exists())
             writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
