@@ -52,7 +52,7 @@ class Site:
         return [row for _, row in read_chain(self.world.repo.view(self.world.tip()))]
 
     def traces(self) -> set[str]:
-        root = self.world.home.traces.root
+        root = self.world.home.root / "traces"
         return {path.name for path in root.iterdir()} if root.exists() else set()
 
 

@@ -41,7 +41,7 @@ def assert_consistent(home: Home) -> None:
         anchor = home.read_anchor(slug)
         assert anchor is not None and (anchor.seq, anchor.row_hash, anchor.commit) == (next_seq - 1, last, tip)
         assert not (repo.path / "refs" / "heads" / "main.lock").exists()
-    assert not list(home.traces.root.glob(".incoming-*"))
+    assert not list((home.root / "traces").glob(".incoming-*"))
     assert orphan_traces(home) == []
     assert Journal(Database(home.root / COMMONS_FILE)).running() == []
 

@@ -97,12 +97,13 @@ def test_planted_secret_is_rejected_and_purged(world: World) -> None:
         {"ts": "2026-11-30T12:00:00Z", "type": "tool_result", "content": f"aws_access_key_id={AWS_KEY}"}
     ).encode() + b"\n"
     leaky = {**good.bundle, "events.jsonl": events}
-    traces_before = sorted(p.name for p in world.home.traces.root.glob("*")) if world.home.traces.root.exists() else []
+    traces = world.home.root / "traces"
+    traces_before = sorted(p.name for p in traces.glob("*"))
     verdict = world.submit(Submission(SLUG, "extract-1", good.patch, leaky, good.token))
     assert verdict.outcome == "rejected"
     assert verdict.rejections[0].code == "secret_in_trace"
     assert AWS_KEY not in verdict.line() and AWS_KEY not in json.dumps(verdict.to_json())
-    traces_after = sorted(p.name for p in world.home.traces.root.glob("*")) if world.home.traces.root.exists() else []
+    traces_after = sorted(p.name for p in traces.glob("*"))
     assert traces_after == traces_before
     assert verdict.trace_id is None
     ledger = b"".join(world.repo.view(world.tip()).read(f"ledger/{n}") or b""

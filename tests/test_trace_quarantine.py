@@ -19,7 +19,7 @@ def _outside_write_set(index: int) -> bytes:
 
 
 def _stored(world: World) -> list[str]:
-    root = world.home.traces.root
+    root = world.home.root / "traces"
     return sorted(path.name for path in root.iterdir() if path.name.startswith("trc_")) if root.exists() else []
 
 
@@ -31,7 +31,7 @@ def test_refused_bundles_are_quarantined_with_a_quota(world: World) -> None:
         assert verdict.outcome == "rejected" and verdict.rejections[0].code == "outside_write_set", verdict.line()
         assert verdict.trace_id is not None
         refused.append(verdict.trace_id)
-        held = world.home.traces.path("x").parent / ".quarantine" / "agent-a" / verdict.trace_id
+        held = world.home.root / "traces" / ".quarantine" / "agent-a" / verdict.trace_id
         stamp = time.time() - 1000 + index  # distinct ages even on a coarse clock; older than "now"
         os.utime(held, (stamp, stamp))
     assert _stored(world) == []

@@ -9,9 +9,8 @@ import click
 
 from verifier.cli.app import cli, emit, fail, home_from_env, now_from_env
 from verifier.cli.resolver_cmds import _private_key, resolver_group
-from verifier.commons.db import Database
+from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.commons.outbox import COMMONS_FILE
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
 from verifier.pipeline.revert import resolver_revert
@@ -45,7 +44,7 @@ def inbox_cmd(after: int, as_json: bool) -> None:
         actor = home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
     except AuthError as exc:
         fail(exc)
-    db = Database(home.root / COMMONS_FILE)
+    db = commons_database(home)
     try:
         messages = LocalCommons(db, home.identities).inbox(actor.handle, after=after, limit=1000)
     finally:

@@ -20,7 +20,7 @@ _PACKAGE = "verifier.cli."
 
 COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
                    "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
-                   "graph_meaning_cmds", "eval_cmds")
+                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval_cmds", "The swarm's numbers (design §12) with intervals; lift and the kill signal, plainly."),
     "eval-arm": ("eval_cmds", "The controlled arm: plans run by one agent and by the swarm, judged on use and credit."),
     "hold": ("graph_cmds", "What waits in the queue (PROJECT.md holds), and a person's decision on it."),
+    "host": ("deploy_cmds", "Put SLUG's branch on an empty repository at URL; every landing is then pushed there."),
     "import": ("planner_cmds", "Add loose hypotheses to SLUG from a list, a YAML or a CSV file."),
     "inbox": ("graph_meaning_cmds", "Your inbox, read from the Commons database on this machine (no service needed)."),
     "init": ("project_cmds", "Create project SLUG (a bare repository under RW_HOME/projects)."),

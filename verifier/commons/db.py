@@ -14,9 +14,21 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any, Protocol
 
 BUSY_TIMEOUT_MS = 30_000
+
+
+class CommonsDB(Protocol):
+    """The seam every user of the Commons database goes through: this SQLite `Database`, or
+    `verifier.commons.pgdb.PgDatabase` on PostgreSQL (chosen by `verifier.commons.backend`)."""
+
+    def write(self) -> AbstractContextManager[Any]: ...
+    def read(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]: ...
+    def ensure(self, schema: str) -> None: ...
+    def close(self) -> None: ...
 
 
 class Database:

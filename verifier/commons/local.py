@@ -12,7 +12,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from verifier.commons.adapter import Claim, ClaimConflict, Message, Outage, OutgoingMessage
-from verifier.commons.db import Database
+from verifier.commons.db import CommonsDB
 from verifier.commons.screen import withhold
 from verifier.formats.base import iso
 from verifier.store.identities import Actor, FileIdentities
@@ -42,7 +42,7 @@ def moment(value: float) -> datetime:
 
 
 class LocalCommons:
-    def __init__(self, db: Database, identities: FileIdentities) -> None:
+    def __init__(self, db: CommonsDB, identities: FileIdentities) -> None:
         self.db = db
         self.identities = identities
         db.ensure(SCHEMA)
@@ -79,7 +79,7 @@ class LocalCommons:
                 "DELETE FROM claims WHERE project = ? AND leaf_id = ? AND agent = ? AND expires_at > ?",
                 (project, leaf_id, agent, epoch(now)),
             )
-            return cursor.rowcount > 0
+            return bool(cursor.rowcount > 0)
 
     def close_leaf(self, project: str, leaf_id: str) -> None:
         with self.db.write() as conn:
@@ -98,7 +98,7 @@ class LocalCommons:
         with self.db.write() as conn:
             cursor = conn.execute("UPDATE claims SET expires_at = expires_at + ? WHERE expires_at > ?",
                                   (outage.duration.total_seconds(), epoch(outage.started_at)))
-            return cursor.rowcount
+            return int(cursor.rowcount)
 
     # messages ---------------------------------------------------------------------------------
 
@@ -115,7 +115,7 @@ class LocalCommons:
                 [(m.key, m.kind, m.project, m.leaf_id, m.to_agent, m.sender, m.body,
                   json.dumps(m.data, sort_keys=True, default=str), epoch(now)) for m in messages],
             )
-            return conn.total_changes - before
+            return int(conn.total_changes - before)
 
     def message(self, key: str) -> Message | None:
         rows = self.db.read("SELECT * FROM messages WHERE key = ?", (key,))

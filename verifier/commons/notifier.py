@@ -32,7 +32,7 @@ import pygit2
 from verifier.checks.view import TreeView
 from verifier.commons import triggers
 from verifier.commons.adapter import Commons, OutgoingMessage
-from verifier.commons.db import Database
+from verifier.commons.db import CommonsDB
 from verifier.commons.outbox import operator_copies
 from verifier.commons.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot
 from verifier.errors import FormatError
@@ -74,7 +74,7 @@ AUTHORED_ACTIONS = ("submit", "human")
 class _Memory:
     """What this pass learned, on top of what the database already holds."""
 
-    db: Database
+    db: CommonsDB
     slug: str
     authors: dict[str, str] = field(default_factory=dict)
     links: dict[str, tuple[str, str]] = field(default_factory=dict)  # link -> (hypothesis, finding)
@@ -130,7 +130,7 @@ class _Memory:
 
 
 class Notifier:
-    def __init__(self, home: Home, commons: Commons, db: Database, digest: Digest) -> None:
+    def __init__(self, home: Home, commons: Commons, db: CommonsDB, digest: Digest) -> None:
         self.home = home
         self.commons = commons
         self.db = db
@@ -288,7 +288,8 @@ class Notifier:
                              "operator = excluded.operator", list(memory.agents.items()))
             conn.executemany(
                 "INSERT INTO notify_stats VALUES (?, ?, ?, ?, ?) ON CONFLICT (project, agent, kind) DO UPDATE SET "
-                "accepted = accepted + excluded.accepted, attempts = attempts + excluded.attempts",
+                "accepted = notify_stats.accepted + excluded.accepted, "
+                "attempts = notify_stats.attempts + excluded.attempts",
                 [(slug, agent, kind, a, n) for (agent, kind), (a, n) in memory.stats.items()])
             conn.execute("INSERT INTO notify_cursor VALUES (?, ?, ?) ON CONFLICT (project) DO UPDATE SET "
                          "next_seq = excluded.next_seq, tip = excluded.tip", (slug, next_seq, tip))

@@ -44,7 +44,7 @@ def operator_copies(messages: Iterable[OutgoingMessage],
 def deliver(home: Home, *, now: datetime, slugs: Iterable[str] | None = None) -> int:
     """Drain the outbox: post the messages of every row landed since the last catch-up of each
     project (all projects by default); returns how many messages were new."""
-    from verifier.commons.db import Database  # noqa: PLC0415 - the command line imports this lazily
+    from verifier.commons.backend import commons_database  # noqa: PLC0415 - imported lazily
     from verifier.commons.local import LocalCommons  # noqa: PLC0415
     from verifier.commons.notifier import Notifier  # noqa: PLC0415
     from verifier.pipeline.digest import digest  # noqa: PLC0415
@@ -52,7 +52,7 @@ def deliver(home: Home, *, now: datetime, slugs: Iterable[str] | None = None) ->
     projects = list(slugs) if slugs is not None else home.projects()
     if not projects:
         return 0
-    db = Database(home.root / COMMONS_FILE)
+    db = commons_database(home)
     try:
         notifier = Notifier(home, LocalCommons(db, home.identities), db, digest)
         return sum(notifier.catch_up(slug, now=now) for slug in projects)

@@ -34,11 +34,13 @@ import pygit2
 from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
 from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, row_hash
+from verifier.pipeline.instances import hold_lease
 from verifier.pipeline.landing import Contribution, Landed, message
 from verifier.pipeline.ledger import append_row, ledger_head
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
+from verifier.store.remote import push_branch, remote_tip
 from verifier.version import verifier_version
 
 CrashPoint = Callable[[str], None]
@@ -128,8 +130,11 @@ class ProjectWriter:
     @contextlib.contextmanager
     def open(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
         """Lock the project, check its history, and hand out its writer for the block."""
-        repo = home.project(slug)
         with exclusive_lock(home.lock_path(slug)):
+            # Several instances: this one writes the project (a no-op by default). Taken under the
+            # local lock, so the lease is fresh when the writing starts, not when the wait began.
+            hold_lease(home, slug)
+            repo = home.project(slug)
             marker = writing_marker(home, slug)
             cleaned = clean_leftovers(home, slug, repo.path, sweep_objects=marker.exists())
             writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
@@ -264,6 +269,7 @@ class ProjectWriter:
 
     def _publish(self, row: LedgerRow, tip: str, line: bytes | None) -> None:
         self.crash_point("branch")
+        self._push_to_host(tip)
         try:
             self.repo.move_branch(tip, self._published)
         except (OSError, pygit2.GitError) as exc:
@@ -272,6 +278,36 @@ class ProjectWriter:
         self.crash_point("anchor")
         assert line is not None
         self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
+
+    def _push_to_host(self, tip: str) -> None:
+        """With a git host (config.json backends.remotes): move the host's branch first, by a
+        compare-and-swap push from where this writer last published; if the host moved, nothing
+        lands anywhere and nothing is acknowledged (docs/deploy.md). The host is not read on open:
+        the push's lease is the check, so a landing costs one round trip to the host."""
+        url = self.home.settings.backends.remotes.get(self.slug)
+        if url is None:
+            return
+        try:
+            push_branch(self.repo.path, url, tip, self._published, slug=self.slug)
+        except HistoryBrokenError:
+            self._resync_from_host(url)
+            raise
+
+    def _resync_from_host(self, url: str) -> None:
+        """The one legitimate way the host is ahead: a writer killed after its push but before its
+        own branch move left our commit there. The local branch catches up to it (the history
+        check verifies it is exactly one landing ahead) and the caller is told to try again;
+        anything else on the host is a foreign commit, refused until a person repairs."""
+        there = remote_tip(self.repo.path, url)
+        base = self._published
+        if there is None or base is None or there == base or not self.repo.has_object(there) \
+                or not self.repo.is_ancestor(base, there):
+            return
+        self.repo.move_branch(there, base)
+        self.tip = self._published = there
+        self._check_history()
+        raise RetryableError("the project's git host was one landing ahead (a writer was stopped after its push); "
+                             "caught up with it; nothing of this attempt was kept: try again")
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[list[Landed]]:

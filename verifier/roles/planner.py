@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from verifier.commons.adapter import Commons, OutgoingMessage
-from verifier.commons.db import Database
+from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.errors import ConflictError, NotFound
 from verifier.formats.base import iso
@@ -72,7 +72,7 @@ class WakeResult:
 
 def local_commons(home: Home) -> LocalCommons:
     """The Commons the service uses, opened from the command line."""
-    return LocalCommons(Database(home.root / COMMONS_FILE), home.identities)
+    return LocalCommons(commons_database(home), home.identities)
 
 
 def question_key(slug: str, hypothesis_id: str, revision: int) -> str:

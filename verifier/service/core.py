@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
-from verifier.commons.db import Database
+from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier, rows_from
 from verifier.errors import (
@@ -92,7 +92,7 @@ class Service:
         self.runtime = Runtime(config)
         self.home = self.runtime.home
         self.home.crash_point = self.crash_point = crash_point
-        self.db = Database(self.home.root / COMMONS_FILE)
+        self.db = commons_database(self.home)
         self.commons = LocalCommons(self.db, self.home.identities)
         self.journal = Journal(self.db)
         self.notifier = Notifier(self.home, self.commons, self.db, digest)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from verifier.commons.db import Database
+from verifier.commons.db import CommonsDB
 from verifier.commons.local import epoch, moment
 
 State = Literal["running", "done", "interrupted", "failed"]
@@ -75,7 +75,7 @@ class Started:
 
 
 class Journal:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: CommonsDB) -> None:
         self.db = db
         db.ensure(SCHEMA)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from verifier.commons.adapter import Commons, Outage
-from verifier.commons.db import Database
+from verifier.commons.db import CommonsDB
 from verifier.commons.local import epoch, moment
 from verifier.formats.base import iso
 from verifier.formats.entries import LeafEntry
@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS service_heartbeat (
 
 
 class Heartbeat:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: CommonsDB) -> None:
         self.db = db
         db.ensure(SCHEMA)
 

@@ -148,7 +148,7 @@ def _settle_locked(home: Home, journal: Journal, record: Record, cache: Contract
     contract = cache.contract(repo.view(tip), record.leaf_id) if tip else None
     description = ("the verifier was stopped (killed) during this attempt; nothing of it was kept but its "
                    "trace; submit again")
-    stored = _TRACE_ID.match(record.trace_id) and home.traces.path(record.trace_id).exists()
+    stored = _TRACE_ID.match(record.trace_id) and home.traces.exists(record.trace_id)
     landed = writer.land(SubmitEntry(
         at=now, outcome="crash", description=description, leaf_id=record.leaf_id,
         kind=contract.kind if contract else None, actor=record.agent,
@@ -165,10 +165,9 @@ def _settle_locked(home: Home, journal: Journal, record: Record, cache: Contract
 
 def orphan_traces(home: Home) -> list[str]:
     """Stored bundles that no ledger row of any project names."""
-    root = home.traces.root
-    if not root.exists():
+    stored = set(home.traces.ids())
+    if not stored:
         return []
-    stored = {path.name for path in root.iterdir() if _TRACE_ID.match(path.name)}
     named: set[str] = set()
     for slug in home.projects():
         repo = home.project(slug)

@@ -22,13 +22,13 @@ from granian.constants import HTTPModes, Interfaces
 from granian.http import HTTP1Settings
 from granian.server import Server
 
-from verifier.commons.db import Database
+from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier
 from verifier.errors import ConflictError
 from verifier.pipeline.digest import digest
 from verifier.service.config import CONFIG_ENV, ServiceConfig
-from verifier.service.core import COMMONS_FILE, clock
+from verifier.service.core import clock
 from verifier.service.journal import Journal
 from verifier.service.outage import Heartbeat
 from verifier.service.recovery import RecoveryReport, recover
@@ -58,7 +58,7 @@ def service_lock(home: Home, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
 
 
 def start_up(home: Home, config: ServiceConfig) -> RecoveryReport:
-    db = Database(home.root / COMMONS_FILE)
+    db = commons_database(home)
     commons = LocalCommons(db, home.identities)
     report = recover(home, Journal(db), commons, Notifier(home, commons, db, digest), Heartbeat(db), now=clock(),
                      outage_min_s=config.outage_min_s)
@@ -89,7 +89,7 @@ def serve(config: ServiceConfig, *, echo: Callable[[str], None], app_factory: st
         finally:
             # The workers are gone (granian forks them: this process ran no thread that could
             # have held a lock across the fork, and now writes the last heartbeat itself).
-            Heartbeat(Database(home.root / COMMONS_FILE)).beat(clock(), stopped=True)
+            Heartbeat(commons_database(home)).beat(clock(), stopped=True)
 
 
 def _url_host(host: str) -> str:

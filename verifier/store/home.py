@@ -25,10 +25,10 @@ from pydantic import Field
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
+from verifier.store.backends import Backends, TraceBackend, trace_store
 from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo, set_durable
 from verifier.store.identities import FileIdentities
-from verifier.store.traces import TraceStore
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 
 
@@ -51,6 +51,8 @@ class Settings(Strict):
     recruited_by_steward: list[str] = Field(default_factory=list)
     # The controlled arm's worker commands (argument lists), by arm: "single" and "swarm".
     eval_arm: dict[Literal["single", "swarm"], list[str]] = Field(default_factory=dict)
+    # Where traces, the Commons and project branches live (docs/deploy.md); defaults: this folder.
+    backends: Backends = Field(default_factory=Backends)
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ class Home:
         self.settings = self._load_settings()
         set_durable(self.settings.durable)
         self.identities = FileIdentities(root / "identities.json")
-        self.traces = TraceStore(root / "traces", durable=self.settings.durable)
+        self.traces: TraceBackend = trace_store(self.settings.backends.traces, root / "traces",
+                                                durable=self.settings.durable)
 
     @classmethod
     def from_env(cls) -> Home:

@@ -35,6 +35,14 @@ class TraceStore:
     def path(self, trace_id: str) -> Path:
         return self.root / trace_id
 
+    def exists(self, trace_id: str) -> bool:
+        return self.path(trace_id).is_dir()
+
+    def ids(self) -> list[str]:
+        """Every stored bundle's id (not the quarantine's, not half-stored ones)."""
+        return sorted(path.name for path in self.root.iterdir() if TRACE_ID_RE.match(path.name)) \
+            if self.root.exists() else []
+
     def put(self, record: TraceRecord, files: dict[str, bytes]) -> bool:
         """Store a bundle under its id; idempotent for the same digest, refused on a collision.
 

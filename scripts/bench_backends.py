@@ -1,0 +1,150 @@
+"""Benchmark: landings per second of one project on the embedded backends, against a git host over
+the network (`git daemon` on loopback: every landing a compare-and-swap push) and against the git
+host plus traces in S3-compatible object storage (moto's server on loopback).
+
+Same submissions as scripts/bench_submit.py (an extract leaf of 5 findings on a smaller corpus), fsync
+off on every side. Last line: one JSON object with `embedded_p50_ms`, `git_host_p50_ms`,
+`git_host_s3_p50_ms`, the landings per second per project each implies, and `s3_put_p50_ms`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import boto3
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_submit import NOW, SLUG, build_corpus, extract_submission
+
+from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.pipeline.hosting import attach_remote
+from verifier.pipeline.project import add_leaf
+from verifier.pipeline.submit import submit
+from verifier.store.backends import Backends, TracesBackend
+from verifier.store.fetcher import OfflineFetcher
+from verifier.store.home import Home, Settings
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_port(port: int) -> None:
+    for _ in range(300):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"nothing listens on {port}")
+
+
+def start(args: list[str], port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(port)
+    return process
+
+
+def landings(home_dir: Path, backends: Backends, host: str | None, rounds: int, sources: int,
+             per_source: int) -> list[float]:
+    home = Home(home_dir)
+    home.save_settings(Settings(durable=False, fetch="offline", backends=backends))
+    home = Home(home_dir)
+    catalogue = build_corpus(home, sources, per_source, per_source + 5)
+    if host is not None:
+        attach_remote(home, SLUG, host)
+    token = home.identities.add("bench-agent", "bench-op", "agent", NOW)
+    times: list[float] = []
+    for number in range(rounds):
+        source_id, text = catalogue[number % sources]
+        leaf_id = f"extract-{number:04d}"
+        tip = home.project(SLUG).tip()
+        assert tip is not None
+        add_leaf(home, SLUG, LeafContract(
+            leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id), base_revision=tip,
+            may_write=default_write_rules("extract"), check="extract", created_at=NOW, created_by="planner",
+            expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
+        submission = extract_submission(home, token, leaf_id, source_id, text, number % sources, per_source, 5)
+        began = time.perf_counter()
+        verdict = submit(home, submission, now=NOW, fetcher=OfflineFetcher())
+        times.append(time.perf_counter() - began)
+        if verdict.outcome != "accepted":
+            raise SystemExit(f"not accepted: {verdict.line()}")
+    return times
+
+
+def s3_puts(endpoint: str, rounds: int) -> list[float]:
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    body = os.urandom(64 * 1024)  # a typical bundle is tens of kB
+    times = []
+    for number in range(rounds):
+        began = time.perf_counter()
+        client.put_object(Bucket="bench", Key=f"probe/{number}.tar", Body=body, IfNoneMatch="*")
+        times.append(time.perf_counter() - began)
+    return times
+
+
+def ms(values: list[float]) -> float:
+    return round(statistics.median(values) * 1000, 2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sources", type=int, default=50)
+    parser.add_argument("--findings", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    per_source = max(1, args.findings // args.sources)
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
+    with tempfile.TemporaryDirectory(prefix="rw-bench-backends-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        git_port, s3_port = free_port(), free_port()
+        served = scratch / "served"
+        subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(served / "a.git")], check=True)
+        subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(served / "b.git")], check=True)
+        daemon = start(["git", "daemon", "--reuseaddr", f"--base-path={served}", "--export-all",
+                        "--enable=receive-pack", "--listen=127.0.0.1", f"--port={git_port}", str(served)], git_port)
+        s3 = start([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(s3_port)], s3_port)
+        endpoint = f"http://127.0.0.1:{s3_port}"
+        try:
+            boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="bench")
+            embedded = landings(scratch / "embedded", Backends(), None, args.rounds, args.sources, per_source)
+            hosted = landings(scratch / "hosted", Backends(), f"git://127.0.0.1:{git_port}/a.git",
+                              args.rounds, args.sources, per_source)
+            s3_traces = Backends(traces=TracesBackend(kind="s3", bucket="bench", endpoint_url=endpoint,
+                                                      region="us-east-1"))
+            remote = landings(scratch / "remote", s3_traces, f"git://127.0.0.1:{git_port}/b.git",
+                              args.rounds, args.sources, per_source)
+            puts = s3_puts(endpoint, args.rounds * 2)
+        finally:
+            daemon.terminate()
+            s3.terminate()
+            daemon.wait()
+            s3.wait()
+    result = {"embedded_p50_ms": ms(embedded), "git_host_p50_ms": ms(hosted), "git_host_s3_p50_ms": ms(remote),
+              "s3_put_p50_ms": ms(puts)}
+    for name in ("embedded", "git_host", "git_host_s3"):
+        result[f"{name}_landings_per_s"] = round(1000 / result[f"{name}_p50_ms"], 1)
+    print(f"one project, {args.rounds} accepted extract submissions each (fsync off):")
+    for name in ("embedded", "git_host", "git_host_s3"):
+        print(f"  {name:12} p50 {result[f'{name}_p50_ms']} ms  ({result[f'{name}_landings_per_s']} landings/s)")
+    print(f"  S3 put of a 64 kB bundle: p50 {result['s3_put_p50_ms']} ms")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""A project on a git host: every landing is a compare-and-swap push of the branch. A host moved by
+someone else → nothing acknowledged and the project refuses writes; a host that cannot be reached
+→ retryable, nothing kept, and the retry lands exactly once. The host is a real bare repository
+reached by git over file://."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
+from verifier.errors import ConflictError, HistoryBrokenError, RetryableError
+from verifier.pipeline.hosting import attach_remote
+from verifier.store.home import Home
+from verifier.store.remote import remote_tip
+
+from .conftest import SLUG, World
+
+assert COMMAND_MODULES  # every command registered on `cli`
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _host(tmp_path: Path) -> tuple[Path, str]:
+    bare = tmp_path / "host" / "project.git"
+    _git("init", "--bare", "--initial-branch=main", str(bare))
+    return bare, f"file://{bare}"
+
+
+def _host_tip(bare: Path) -> str:
+    return _git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
+
+
+def _ledger_rows(bare: Path) -> int:
+    return len(_git("--git-dir", str(bare), "log", "--format=%s", "refs/heads/main").splitlines())
+
+
+def test_every_landing_is_pushed_to_the_host(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    assert attach_remote(world.home, SLUG, url) == world.tip()
+    world.leaf("extract-1")
+    verdict = world.submit(world.extract("extract-1"))
+    assert verdict.outcome == "accepted"
+    assert _host_tip(bare) == world.tip()
+    assert remote_tip(world.repo.path, url) == world.tip()
+
+
+def test_a_host_moved_by_someone_else_is_refused_and_nothing_acknowledged(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    attach_remote(world.home, SLUG, url)
+    world.leaf("extract-1")
+    before_local, before_rows = world.tip(), _ledger_rows(bare)
+    clone = tmp_path / "someone"
+    _git("clone", "-q", url, str(clone))
+    (clone / "foreign.md").write_text("not through the verifier\n")
+    _git("add", "foreign.md", cwd=clone)
+    _git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "foreign", cwd=clone)
+    _git("push", "-q", "origin", "main", cwd=clone)
+    foreign = _host_tip(bare)
+    with pytest.raises(HistoryBrokenError, match="git host"):
+        world.submit(world.extract("extract-1"))
+    assert world.tip() == before_local  # nothing landed here
+    assert _host_tip(bare) == foreign and _ledger_rows(bare) == before_rows + 1  # nor there
+    with pytest.raises(HistoryBrokenError):  # and it keeps refusing until a person repairs
+        world.submit(world.extract("extract-1"))
+
+
+def test_a_host_moved_between_the_check_and_the_push_loses_the_race(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    attach_remote(world.home, SLUG, url)
+    world.leaf("extract-1")
+    before = world.tip()
+
+    def someone_pushes(step: str) -> None:
+        if step == "branch":  # after the verifier read the host, before its push
+            _git("--git-dir", str(bare), "update-ref", "refs/heads/main", f"{before}~1")
+
+    world.home.crash_point = someone_pushes
+    with pytest.raises(HistoryBrokenError, match="moved without the verifier"):
+        world.submit(world.extract("extract-1"))
+    assert world.tip() == before
+    assert _host_tip(bare) == _git("--git-dir", str(world.repo.path), "rev-parse", f"{before}~1")
+
+
+def test_an_unreachable_host_is_retried_and_the_retry_lands_once(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    attach_remote(world.home, SLUG, url)
+    world.leaf("extract-1")
+    before, rows = world.tip(), _ledger_rows(bare)
+    away = bare.with_name("away.git")
+    bare.rename(away)
+    with pytest.raises(RetryableError, match="nothing was kept"):
+        world.submit(world.extract("extract-1"))
+    assert world.tip() == before
+    away.rename(bare)
+    assert world.submit(world.extract("extract-1")).outcome == "accepted"
+    assert _host_tip(bare) == world.tip()
+    assert _ledger_rows(bare) == rows + 2  # one contribution commit and its ledger commit, once
+
+
+def test_a_host_with_another_branch_is_not_attached(world: World, tmp_path: Path) -> None:
+    _, url = _host(tmp_path)
+    clone = tmp_path / "other"
+    _git("init", "-q", "--initial-branch=main", str(clone))
+    (clone / "x").write_text("x\n")
+    _git("add", "x", cwd=clone)
+    _git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "x", cwd=clone)
+    _git("push", "-q", url, "main", cwd=clone)
+    with pytest.raises(ConflictError, match="already has a main branch"):
+        attach_remote(world.home, SLUG, url)
+    assert world.home.settings.backends.remotes == {}
+
+
+def test_a_writer_stopped_after_its_push_is_caught_up_with_the_host(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    attach_remote(world.home, SLUG, url)
+    world.leaf("extract-1")
+    before, anchor = world.tip(), world.home.read_anchor(SLUG)
+    assert anchor is not None
+    assert world.submit(world.extract("extract-1")).outcome == "accepted"
+    pushed = world.tip()
+    # As if the writer was killed after the host took its push, before its own branch and anchor moved.
+    _git("--git-dir", str(world.repo.path), "update-ref", "refs/heads/main", before)
+    world.home.write_anchor(SLUG, anchor)
+    with pytest.raises(RetryableError, match="one landing ahead"):
+        world.leaf("extract-2")
+    assert world.tip() == pushed and world.home.read_anchor(SLUG) is not None
+    world.leaf("extract-2")  # the retry lands, on top of the caught-up landing, once
+    assert _host_tip(bare) == world.tip() and world.repo.commit(world.tip()).parents[0].id == pushed
+
+
+def test_rw_host_puts_the_branch_on_the_host(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    done = CliRunner().invoke(cli, ["host", SLUG, url], env={"RW_HOME": str(world.home.root)},
+                              catch_exceptions=False)
+    assert done.exit_code == 0 and "compare-and-swap" in done.output, done.output
+    assert _host_tip(bare) == world.tip()
+    assert Home(world.home.root).settings.backends.remotes == {SLUG: url}
+    again = CliRunner().invoke(cli, ["host", SLUG, f"file://{tmp_path / 'nowhere.git'}"],
+                               env={"RW_HOME": str(world.home.root)})
+    assert again.exit_code != 0 and "cannot be read" in again.output, again.output

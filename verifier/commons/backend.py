@@ -1,0 +1,19 @@
+"""Open the Commons database config.json names: the SQLite file in the home (the default) or
+PostgreSQL (`backends.commons.kind: postgres`, the connection string from the environment)."""
+
+from __future__ import annotations
+
+from verifier.commons.db import CommonsDB, Database
+from verifier.store.backends import commons_dsn
+from verifier.store.home import Home
+
+COMMONS_FILE = "commons.sqlite3"
+
+
+def commons_database(home: Home) -> CommonsDB:
+    backend = home.settings.backends.commons
+    if backend.kind == "postgres":
+        from verifier.commons.pgdb import PgDatabase  # noqa: PLC0415 - psycopg only when used
+
+        return PgDatabase(commons_dsn(backend))
+    return Database(home.root / COMMONS_FILE)

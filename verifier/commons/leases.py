@@ -1,0 +1,59 @@
+"""Project leases in the PostgreSQL Commons: which verifier instance may write a project.
+
+One row per project (migration 0002). Taking and renewing are one statement each, so two instances
+can never both hold a lease: a row is taken over only when it expired, and `fencing` grows by one
+on every change of holder (a writer can stamp its work with it). Expiry uses the database's clock,
+the one clock every instance shares. The git host's compare-and-swap push is the second fence: an
+instance that lost its lease while paused pushes from an old tip and is refused.
+
+Built and tested; not yet wired into the service (docs/deploy.md, "Several verifier instances").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verifier.commons.pgdb import PgDatabase
+
+# EXTRACT(EPOCH FROM clock_timestamp()): the database's clock, spelled out in each statement.
+_TAKE = (
+    "INSERT INTO project_leases (project, holder, address, fencing, expires_at) "
+    "VALUES (?, ?, ?, 1, EXTRACT(EPOCH FROM clock_timestamp()) + ?) ON CONFLICT (project) DO UPDATE SET "
+    "fencing = project_leases.fencing + CASE WHEN project_leases.holder = excluded.holder THEN 0 ELSE 1 END, "
+    "holder = excluded.holder, address = excluded.address, expires_at = excluded.expires_at "
+    "WHERE project_leases.holder = excluded.holder "
+    "OR project_leases.expires_at <= EXTRACT(EPOCH FROM clock_timestamp()) RETURNING fencing")
+_HELD = ("SELECT holder, address, fencing FROM project_leases WHERE project = ? "
+         "AND expires_at > EXTRACT(EPOCH FROM clock_timestamp())")
+
+
+@dataclass(frozen=True)
+class Lease:
+    project: str
+    holder: str
+    address: str
+    fencing: int
+
+
+def acquire(db: PgDatabase, project: str, holder: str, address: str, *, ttl_s: float) -> Lease | None:
+    """Take or renew `project`'s lease for `ttl_s` seconds; None when another instance holds it."""
+    db.ensure("")
+    with db.write() as conn:
+        row = conn.execute(_TAKE, (project, holder, address, ttl_s)).fetchone()
+    return Lease(project, holder, address, int(row["fencing"])) if row is not None else None
+
+
+def holder(db: PgDatabase, project: str) -> Lease | None:
+    """Who holds `project`'s lease now (where a write is forwarded); None when nobody does."""
+    db.ensure("")
+    rows = db.read(_HELD, (project,))
+    return Lease(project, str(rows[0]["holder"]), str(rows[0]["address"]), int(rows[0]["fencing"])) if rows else None
+
+
+def release(db: PgDatabase, project: str, holder_id: str) -> bool:
+    """Give a lease back (a clean shutdown), so another instance need not wait for its expiry. The
+    row stays, expired, so the next holder's fence is still higher than every earlier one."""
+    db.ensure("")
+    with db.write() as conn:
+        return bool(conn.execute("UPDATE project_leases SET expires_at = 0 WHERE project = ? AND holder = ? "
+                                 "AND expires_at > 0", (project, holder_id)).rowcount > 0)
