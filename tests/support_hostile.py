@@ -33,6 +33,19 @@ def traced_submission(world: World, leaf_id: str, patch: bytes, *, events: list[
     return Submission(SLUG, leaf_id, patch, bundle, token or world.agent.token)
 
 
+def hostile_submission(world: World, leaf_id: str, patch: bytes) -> Submission:
+    """An L1 submission of `patch` by agent-a with a three-event trace (no extra events).
+
+    Unlike `traced_submission(world, leaf_id, patch)`, its `final` event is at NOW - 3s."""
+    trace = TraceRecorder()
+    trace.add(NOW - timedelta(seconds=5), "tool_call", {"tool": "git diff"})
+    trace.add(NOW - timedelta(seconds=4), "tool_result", "done")
+    trace.add(NOW - timedelta(seconds=3), "final", "Submitting the patch.")
+    bundle = trace.bundle(leaf_id=leaf_id, agent="agent-a", operator="op-a", base_revision=world.tip(),
+                          patch=patch, level="L1")
+    return Submission(SLUG, leaf_id, patch, bundle, world.agent.token)
+
+
 def assert_refused_cleanly(world: World, submission: Submission, code: str, *, purged: bool = False) -> Verdict:
     """The submission is refused with `code`; the branch gained only the refusal's ledger row.
 

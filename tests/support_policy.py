@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
-
 from verifier.formats.layout import PROJECT_FILE
-from verifier.patch.apply import split_lines
 from verifier.pipeline.submit import Submission
 
 from .conftest import NOW, SLUG, World
-
-
-def modify(path: str, old: str, new: str) -> bytes:
-    """A git diff turning `old` into `new` at `path` (both end with a newline)."""
-    diff = "".join(difflib.unified_diff(split_lines(old), split_lines(new), f"a/{path}", f"b/{path}", n=3))
-    return f"diff --git a/{path} b/{path}\n{diff}".encode()
+from .support_patches import modify
 
 
 def allow_loopback_sources(world: World) -> None:

@@ -12,8 +12,8 @@ from verifier.agentkit.objects import finding_file, link_file, note_file, source
 from verifier.pipeline.submit import Submission
 
 from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
-from .test_graph import edit
-from .test_resolver import AFTER_H1, Scenario, build, resolve
+from .support_edits import edit
+from .support_resolution import AFTER_H1, Scenario, build, resolve
 
 HOSTILE = "<script>document.title='pwned';window.pwned=1</script>"
 HOSTILE_TEXT = (f"An analyst pasted this into the note: {HOSTILE} and then wrote that verification "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,17 +25,9 @@ from verifier.formats.leaf import LeafContract, default_write_rules
 from verifier.formats.project import ProjectFile, SourcePolicy
 from verifier.text.extract import extract_text
 
+from .support_golden import BASE_FILES, NOW, SENTENCES, SOURCE_ID, TEXT
+
 GOLDEN = Path(__file__).parent / "golden" / "checks.json"
-NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
-TEXT = ("Seven of eleven teams paid for a verification layer. Two paid for generated rollouts. "
-        "The median contract was USD 180,000 a year. Buyers cited liability as the main reason. "
-        "Anchor reports 14 paying customers.")
-URL = "https://notes.example.org/a.txt"
-BASE_FILES = source_files(url=URL, data=TEXT.encode(), media_type="text/plain", fetched_by="curator",
-                          retrieved_at=NOW, language="en", rights="public", published=date(2026, 1, 1),
-                          title=None, leaf_id=None, status="included")
-SOURCE_ID = next(p for p in BASE_FILES if p.endswith(".yaml")).rsplit("/", 1)[1][:-5]
-SENTENCES = [s.strip() + "." for s in TEXT.split(".") if s.strip()]
 POLICY = SourcePolicy(deny_domains=["farm.example.com"], languages=["en"], rights=["public"],
                       min_date=date(2025, 1, 1))
 

@@ -11,8 +11,8 @@ from verifier.cli.app import cli
 from verifier.pipeline.baseline import seal_path
 
 from .conftest import NOW, SLUG, World
-from .test_patch_parse import modify
-from .test_resolver import configure
+from .support_patches import modify
+from .support_resolution import configure
 
 
 def submit_edit(world: World, tmp_path: Path, token: str) -> tuple[int, str, str]:

@@ -10,10 +10,8 @@ import pytest
 
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file, review_file
-from verifier.agentkit.workspace import creation_patch
 from verifier.errors import ConflictError
 from verifier.formats.layout import USE_SCORES, finding_path
-from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.digest import digest
 from verifier.pipeline.holds import decide, held_objects
 from verifier.pipeline.payload import leaf_payload
@@ -27,20 +25,14 @@ from verifier.store.gitrepo import VERIFIER
 from verifier.store.identities import Actor
 
 from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, ScriptedAgent, World, make_home
-from .test_patch_parse import modify
+from .support_edits import edit, landed_findings, report_doc
+from .support_patches import modify
 
 
 @pytest.fixture
 def steward(world: World) -> tuple[Actor, str]:
     token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
     return world.home.identities.authenticate(token), token
-
-
-def landed_findings(world: World) -> list[str]:
-    world.leaf("extract-1")
-    verdict = world.submit(world.extract("extract-1"))
-    assert verdict.outcome == "accepted", verdict.line()
-    return sorted(path.rsplit("/", 1)[1][:-5] for path in world.findings("extract-1"))
 
 
 def links(world: World, leaf_id: str, findings: list[str], stances: list[str], kind: str = "link",
@@ -61,16 +53,6 @@ def use_of(world: World, object_id: str) -> float:
 def summary(world: World) -> dict:  # type: ignore[type-arg]
     scores: dict = json.loads(world.repo.view(world.tip()).read(USE_SCORES) or b"{}")  # type: ignore[type-arg]
     return scores
-
-
-def edit(world: World, token: str, files: dict[str, bytes], base: str | None = None) -> Submission:
-    """A person's edit of existing files, as a patch made in their own clone."""
-    view = world.repo.view(world.tip())
-    patch = b""
-    for path, new in files.items():
-        old = view.read(path)
-        patch += creation_patch({path: new}) if old is None else modify(path, old.decode(), new.decode())
-    return Submission(SLUG, None, patch, {}, token, base=base)
 
 
 def test_link_leaf_with_contradicting_link(world: World, second_agent) -> None:  # type: ignore[no-untyped-def]
@@ -200,12 +182,6 @@ def test_hypothesis_revision_rule_and_earlier_wording(world: World, steward: tup
     assert world.submit(edit(world, token, {"hypotheses/H1.md": bumped.encode()})).outcome == "accepted"
     card = next(c for c in digest(world.home, SLUG, NOW)["hypotheses"] if c["hypothesis_id"] == "H1")
     assert card["revision"] == 2 and card["linked_to_earlier_wording"] == 1
-
-
-def report_doc(report_id: str, introduced: list[str], cites: list[str]) -> bytes:
-    front = dump_yaml({"report_id": report_id, "title": "Who pays first", "introduced": introduced,
-                       "cites": cites, "author": "ericxtang", "created_at": "2026-11-30T12:00:00Z"}).decode()
-    return f"---\n{front}---\nVerification layers sell first.\n".encode()
 
 
 def test_reports_cite_existing_objects_and_score(world: World, steward: tuple[Actor, str]) -> None:

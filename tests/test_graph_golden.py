@@ -20,7 +20,7 @@ from verifier.formats.leaf import LeafContract, default_write_rules
 from verifier.formats.project import ProjectFile
 from verifier.formats.yamlout import dump_yaml
 
-from .test_checks_golden import BASE_FILES, NOW, SENTENCES, SOURCE_ID, TEXT
+from .support_golden import BASE_FILES, NOW, SENTENCES, SOURCE_ID, TEXT
 
 GOLDEN = Path(__file__).parent / "golden" / "graph_checks.json"
 H1 = (b"---\nhypothesis_id: H1\nrevision: 2\nstatement: \"Layers sell first.\"\nresolution:\n"

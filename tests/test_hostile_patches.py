@@ -3,29 +3,16 @@ object store are as before, but for the one ledger row that records the refusal.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 
-from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.workspace import binary_literal
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.submit import Submission
 
-from .conftest import NOW, SLUG, World
-from .test_patch_parse import new_file
+from .conftest import World
+from .support_hostile import hostile_submission
+from .support_patches import new_file
 
 FINDING = "findings/ab/fnd_ab00000000000000.yaml"
-
-
-def hostile_submission(world: World, leaf_id: str, patch: bytes) -> Submission:
-    trace = TraceRecorder()
-    trace.add(NOW - timedelta(seconds=5), "tool_call", {"tool": "git diff"})
-    trace.add(NOW - timedelta(seconds=4), "tool_result", "done")
-    trace.add(NOW - timedelta(seconds=3), "final", "Submitting the patch.")
-    bundle = trace.bundle(leaf_id=leaf_id, agent="agent-a", operator="op-a", base_revision=world.tip(),
-                          patch=patch, level="L1")
-    return Submission(SLUG, leaf_id, patch, bundle, world.agent.token)
 
 
 def assert_refused_cleanly(world: World, patch: bytes, code: str) -> None:

@@ -33,9 +33,9 @@ from verifier.roles.records import RESOLUTION_SCORES, read_record, record_path
 from verifier.seal import generate_keypair
 
 from .conftest import NOTE_ID, NOW, SLUG, World
-from .test_graph import edit, report_doc
-from .test_patch_parse import modify
-from .test_resolver import AFTER_H1, Answers, Scenario, answer, build, resolve
+from .support_edits import edit, report_doc
+from .support_patches import modify
+from .support_resolution import AFTER_H1, Answers, Scenario, answer, build, resolve
 
 assert COMMAND_MODULES  # the commands register on import
 

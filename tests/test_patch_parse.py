@@ -2,36 +2,22 @@
 
 from __future__ import annotations
 
-import difflib
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.agentkit.workspace import binary_literal
 from verifier.errors import Rejected
-from verifier.patch.apply import apply_patch, git_blob_id, split_lines
+from verifier.patch.apply import apply_patch, git_blob_id
 from verifier.patch.parse import parse_patch
+
+from .support_patches import modify, new_file
 
 
 def _codes(data: bytes) -> str:
     with pytest.raises(Rejected) as info:
         parse_patch(data)
     return info.value.headline.code
-
-
-def new_file(path: str, text: str) -> bytes:
-    lines = text.splitlines(keepends=True)
-    body = "".join("+" + line for line in lines)
-    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-            f"@@ -0,0 +1,{len(lines)} @@\n{body}").encode()
-
-
-def modify(path: str, old: str, new: str) -> bytes:
-    diff = difflib.unified_diff(split_lines(old), split_lines(new),
-                                f"a/{path}", f"b/{path}", n=3)
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
-    return f"diff --git a/{path} b/{path}\n{text}".encode()
 
 
 def test_new_file_parses_and_applies() -> None:

@@ -11,7 +11,7 @@ from verifier.formats.leaf import WriteRule, default_write_rules
 from verifier.patch.parse import parse_patch
 from verifier.patch.paths import path_problem
 
-from .test_patch_parse import new_file
+from .support_patches import new_file
 
 _segment = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,10}", fullmatch=True).filter(
     lambda s: s.lower().strip(".") not in ("git", "gitmodules", "gitattributes", "gitignore")

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,8 +22,6 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verifier.agentkit.objects import link_file, note_file, review_file
-from verifier.agentkit.scripted import ScriptedAgent
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
@@ -33,8 +29,7 @@ from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier
 from verifier.errors import AuthError, ConflictError, FormatError
-from verifier.formats.layout import link_path
-from verifier.model.adapter import Backend, BackendName, CommandBackend, Exchange, RecordedBackend, recording_path
+from verifier.model.adapter import CommandBackend, RecordedBackend
 from verifier.model.schema import BaselineRequest, request_bytes
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.baseline import (
@@ -61,136 +56,30 @@ from verifier.roles.records import (
     record_path,
 )
 from verifier.roles.resolver import approve, resolve_project, set_verdict
-from verifier.seal import Baseline, read_private_key, resolver_dir, write_keypair
-from verifier.seal.keys import PRIVATE_PEM
-from verifier.store.gitrepo import GitTree
-from verifier.store.home import Home, Settings
+from verifier.seal import Baseline
 from verifier.store.identities import Actor
 
-from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
-from .test_graph import edit, report_doc
+from .conftest import NOW, SLUG, World
+from .support_edits import edit
+from .support_resolution import (
+    AFTER_H1,
+    RECORDINGS,
+    UPDATE,
+    Answers,
+    FixtureBackend,
+    Scenario,
+    answer,
+    build,
+    configure,
+    resolve,
+)
 
 assert COMMAND_MODULES  # the commands register on import
 GOLDEN = Path(__file__).parent / "golden" / "resolver"
-RESOLUTION = FIXTURES / "resolution"
-RECORDINGS = RESOLUTION / "recordings"
-UPDATE = bool(os.environ.get("RW_UPDATE_GOLDEN"))
-AFTER_H1 = datetime(2027, 7, 1, 6, 0, tzinfo=UTC)  # the day after H1's check date (2027-06-30)
 AFTER_H3 = datetime(2028, 4, 1, 6, 0, tzinfo=UTC)  # the day after H3's (2028-03-31)
 
 
-# --- the scenario -----------------------------------------------------------------------------
-
-
-@dataclass
-class Scenario:
-    world: World
-    steward: Actor
-    steward_token: str
-    findings: dict[str, str]  # name -> finding id
-    links: dict[str, str]  # name -> link id
-    private_key: bytes
-
-    @property
-    def home(self) -> Home:
-        return self.world.home
-
-    def view(self) -> GitTree:
-        view: GitTree = self.world.repo.view(self.world.tip())
-        return view
-
-    def read(self, path: str) -> bytes | None:
-        return self.view().read(path)
-
-
-class FixtureBackend:
-    """The recorded backend over fixtures/resolution/recordings/; with RW_UPDATE_GOLDEN it first
-    records the answer fixtures/resolution/answers.json holds for each request it sees."""
-
-    name: BackendName = "recorded"
-
-    def __init__(self, folder: Path = RECORDINGS) -> None:
-        self.inner = RecordedBackend(folder)
-        self.answers = json.loads((RESOLUTION / "answers.json").read_text())
-
-    def exchange(self, request: bytes) -> Exchange:
-        if UPDATE:
-            value = json.loads(request)
-            answer = self.answers[f"{value['kind']}:{value['hypothesis_id']}"]
-            path = recording_path(self.inner.folder, request)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(json.dumps(answer, sort_keys=True).encode())
-        return self.inner.exchange(request)
-
-
-def configure(home: Home, recordings: Path = RECORDINGS) -> bytes:
-    """Give the home a Resolver key pair and the recorded model backend; returns the private key."""
-    write_keypair(resolver_dir(home.root))
-    config = {"backend": "recorded", "recordings": str(recordings)}
-    home.save_settings(Settings.model_validate({**home.settings.model_dump(), "model": config}))
-    return read_private_key(resolver_dir(home.root) / PRIVATE_PEM)
-
-
-def agent(world: World, handle: str, operator: str) -> ScriptedAgent:
-    return ScriptedAgent(world.home, handle, operator, world.home.identities.add(handle, operator, "agent", NOW))
-
-
-def _links(leaf_id: str, kind: str, items: list[tuple[str, str]]) -> dict[str, bytes]:
-    files = {}
-    for finding_id, stance in items:
-        path, data = link_file(finding_id=finding_id, hypothesis_id="H1", revision=1, stance=stance,
-                               rationale=f"The finding {stance} the claim on paying teams.", leaf_kind=kind,
-                               leaf_id=leaf_id)
-        files[path] = data
-    return files
-
-
-def _accept(world: World, leaf_id: str, files: dict[str, bytes], who: ScriptedAgent) -> None:
-    verdict = world.submit(world.creation(leaf_id, files, agent=who))
-    assert verdict.outcome == "accepted", verdict.line()
-
-
-def build(world: World, *, backend: Backend | None = None) -> Scenario:
-    """The resolution fixture: three operators' evidence on H1, two reviews, a steward's report,
-    baselines sealed for the active hypotheses H1 and H3."""
-    private_key = configure(world.home)
-    steward_token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
-    steward = world.home.identities.authenticate(steward_token)
-    bee, sea = agent(world, "agent-b", "op-b"), agent(world, "agent-c", "op-c")
-    world.leaf("extract-1")
-    assert world.submit(world.extract("extract-1")).outcome == "accepted"
-    ids = [path.rsplit("/", 1)[1][:-5] for path in world.findings("extract-1")]  # in the script's order
-    findings = dict(zip(["teams", "tessellate", "quillmark", "northgate"], ids, strict=True))
-    world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
-    _accept(world, "link-1", _links("link-1", "link", [(findings["teams"], "supports"),
-                                                       (findings["northgate"], "contradicts")]), bee)
-    world.leaf("skeptic-1", "skeptic", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
-    _accept(world, "skeptic-1", _links("skeptic-1", "skeptic", [(findings["tessellate"], "contradicts")]), sea)
-    world.leaf("link-2", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
-    files = _links("link-2", "link", [(findings["quillmark"], "supports")])
-    files.update([note_file(leaf_id="link-2", hypothesis_id="H1", revision=1, none_found_after=3,
-                            sources_checked=[NOTE_ID, GUIDE_ID, PDF_ID])])
-    _accept(world, "link-2", files, world.agent)
-    links = {name: path.rsplit("/", 1)[1][:-5] for name, path in (
-        (name, link_path_of(findings[name])) for name in findings)}
-    for leaf_id, who, name, decision in (("review-1", sea, "teams", "accept"), ("review-2", sea, "northgate", "reject"),
-                                         ("review-3", bee, "quillmark", "accept")):
-        target = link_path(links[name])
-        world.leaf(leaf_id, "review", source_id=None, object_path=target)
-        path, data = review_file(object_path=target, object_id=links[name], decision=decision,
-                                 reason=f"Checked the {name} quote against the hypothesis.", leaf_id=leaf_id)
-        _accept(world, leaf_id, {path: data}, who)
-    report = report_doc("r-who-pays", [findings["teams"], links["teams"]], [links["teams"]])
-    landed = world.submit(edit(world, steward_token, {"reports/r-who-pays.md": report}))
-    assert landed.outcome == "accepted", landed.line()
-    assert seal_missing(world.home, SLUG, now=NOW, backend=backend or FixtureBackend()) == ["H1", "H3"]
-    return Scenario(world, steward, steward_token, findings, links, private_key)
-
-
-def link_path_of(finding_id: str) -> str:
-    path, _ = link_file(finding_id=finding_id, hypothesis_id="H1", revision=1, stance="context", rationale="x",
-                        leaf_kind="link", leaf_id=None)
-    return path
+# --- the golden files and the scenario fixture ---------------------------------------------------
 
 
 def check_golden(name: str, data: bytes) -> None:
@@ -199,13 +88,6 @@ def check_golden(name: str, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     assert data == path.read_bytes(), f"{name} differs from tests/golden/resolver/{name}"
-
-
-def resolve(scenario: Scenario, now: datetime = AFTER_H1, backend: Backend | None = None,
-            key: bytes | None = None) -> list[str]:
-    runs = resolve_project(scenario.home, SLUG, now=now, backend=backend or FixtureBackend(),
-                           private_key=key if key is not None else scenario.private_key)
-    return [f"{run.hypothesis_id} {run.status}" for run in runs]
 
 
 def healthy(scenario: Scenario) -> None:
@@ -299,27 +181,6 @@ def test_lift_pools_hypotheses_and_an_abstaining_corpus_counts(scenario: Scenari
                   "lift_term": 0, "links": 0}
     assert leak_test(scenario.home, SLUG, now=AFTER_H3, private_key=scenario.private_key).baselines == []
     healthy(scenario)
-
-
-class Answers:
-    """A stand-in model answering by `<kind>:<hypothesis>`, for scenarios without recordings."""
-
-    name: BackendName = "command"
-
-    def __init__(self, answers: dict[str, dict[str, object]]) -> None:
-        self.answers = answers
-        self.asked: list[dict[str, object]] = []
-
-    def exchange(self, request: bytes) -> Exchange:
-        value = json.loads(request)
-        self.asked.append(value)
-        answer = self.answers[f"{value['kind']}:{value['hypothesis_id']}"]
-        return Exchange(json.dumps(answer).encode(), 0.0, "test answers")
-
-
-def answer(verdict: str, confidence: float = 0.7) -> dict[str, object]:
-    return {"kind": "resolve", "verdict": verdict, "confidence": confidence, "rationale": f"checked: {verdict}",
-            "model": "frontier-1"}
 
 
 # --- people's decisions ----------------------------------------------------------------------------

@@ -21,9 +21,9 @@ from verifier.scoring.use import shard_path
 from verifier.store.traces import TraceStore
 
 from .conftest import NOW, SLUG, ScriptedAgent, World
-from .test_graph import edit, landed_findings
-from .test_hostile_patches import hostile_submission
-from .test_patch_parse import new_file
+from .support_edits import edit, landed_findings
+from .support_hostile import hostile_submission
+from .support_patches import new_file
 
 
 @pytest.fixture

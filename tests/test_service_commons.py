@@ -30,7 +30,7 @@ from verifier.service.recovery import recover
 
 from .conftest import NOW, SLUG, ScriptedAgent, World
 from .service_harness import distinct_findings, live_leaf
-from .test_graph import edit
+from .support_edits import edit
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
