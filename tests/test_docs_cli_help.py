@@ -56,3 +56,10 @@ def test_rw_resolver_revert_help_in_a_fresh_process() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "--reason" in done.stdout
+
+
+def test_a_client_command_without_a_server_names_rw_server() -> None:
+    _load_all()
+    result = CliRunner().invoke(cli, ["board", "world-model-eval"], env={"RW_SERVER": None})
+    assert result.exit_code == 2
+    assert "RW_SERVER" in result.output
