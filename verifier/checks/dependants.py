@@ -23,7 +23,7 @@ from verifier.errors import FormatError
 from verifier.formats.document import parse_plan, parse_report
 from verifier.formats.finding import parse_finding
 from verifier.formats.hypothesis import parse_hypothesis
-from verifier.formats.layout import QUEUE_DIR, classify
+from verifier.formats.layout import QUEUE_DIR, classify, finding_path, source_record_path
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
 
@@ -181,3 +181,30 @@ def withdrawn_note(resting: Cascade, *, line: bool = False) -> str:
                                                   if len(ids) > LISTED_IN_ROW else "")
         return f"; withdrew {len(ids)} dependent object{'s' if len(ids) != 1 else ''}: {shown}"
     return "\n\nWithdrawn with it (they rested on it):\n" + "\n".join(f"- {object_id}" for object_id in ids)
+
+
+def missing_bases(tree: TreeView, writes: Mapping[str, bytes | None]) -> list[str]:
+    """What `writes` would bring back (a revert of a revert) that rests on an object no longer
+    there: a finding whose source record, a link whose finding, a review whose object is gone."""
+    def present(path: str) -> bool:
+        return writes[path] is not None if path in writes else tree.read(path) is not None
+
+    missing: list[str] = []
+    for path, data in sorted(writes.items()):
+        kind = classify(path)
+        if data is None or kind is None or tree.read(path) is not None:
+            continue
+        try:
+            if kind.type == "finding":
+                base = source_record_path(parse_finding(data, path).source_id)
+            elif kind.type == "link":
+                base = finding_path(parse_link(data, path).finding_id)
+            elif kind.type == "review":
+                base = parse_review(data, path).object_path
+            else:
+                continue
+        except FormatError:
+            continue
+        if not present(base):
+            missing.append(f"{path} rests on {base}, which is no longer in the project")
+    return missing

@@ -18,7 +18,7 @@ from verifier.service.client import Client, Reply, Unreachable
 
 EXIT_UNREACHABLE = 5
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-server_option = click.option("--server", envvar="RW_SERVER", required=True, metavar="URL",
+server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
 
 

@@ -12,6 +12,7 @@ from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
 from verifier.pipeline.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
 from verifier.pipeline.leaks import LeakReport, leak_test
+from verifier.pipeline.revert import resolver_revert
 from verifier.roles.records import read_record
 from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
 from verifier.seal.keys import PRIVATE_PEM, KeyFileError, read_private_key, resolver_dir, write_keypair
@@ -95,6 +96,23 @@ def resolve_cmd(slug: str, now_text: str | None, as_json: bool) -> None:
          as_json, "\n".join(r.line() for r in runs) or f"nothing to resolve in {slug} on {now.date().isoformat()}")
     if any(r.status == "failed" for r in runs):
         raise SystemExit(EXIT_REJECTED)
+
+
+@resolver_group.command("revert")
+@click.argument("slug")
+@click.argument("commit")
+@click.option("--reason", required=True, help="Why, and at whose request: kept in the commit and the ledger.")
+def resolver_revert_cmd(slug: str, commit: str, reason: str) -> None:
+    """The Resolver reverts a contribution on request (run as the Resolver's user)."""
+    home = home_from_env()
+    _private_key(home)  # only the Resolver's user can read it: the proof that this is the Resolver
+    try:
+        landed = resolver_revert(home, slug, commit, reason=reason, now=now_from_env())
+    except (NotFound, ConflictError, FormatError) as exc:
+        fail(exc)
+    click.echo(f"reverted {commit} as the resolver (revert commit {landed.commit}, ledger #{landed.row.seq})")
+    if "; withdrew " in landed.row.description:
+        click.echo("withdrew " + landed.row.description.rsplit("; withdrew ", 1)[1])
 
 
 @cli.group("verdict")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from verifier.checks.dependants import cascade, withdrawn_note
+from verifier.checks.dependants import cascade, missing_bases, withdrawn_note
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.entries import RevertEntry
 from verifier.pipeline.landing import Contribution, Landed
@@ -84,6 +84,10 @@ def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type
     if resting.blockers:
         raise ConflictError(f"cannot revert {target_id[:12]}: documents cite what it withdraws: "
                             f"{'; '.join(resting.blockers[:10])}; edit or revert them first")
+    gone = missing_bases(now_view, writes)  # a revert of a revert brings back nothing left dangling
+    if gone:
+        raise ConflictError(f"cannot revert {target_id[:12]}: {'; '.join(gone[:10])}; "
+                            "revert the revert that withdrew it first")
     writes.update(resting.withdrawn)
     book = ScoreBook(now_view.read)
     apply_writes(book, now_view, writes, operator)

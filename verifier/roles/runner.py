@@ -9,6 +9,9 @@ limit. The command gets the leaf in its environment:
     RW_SERVER   the service URL (if any)  RW_TOKEN   the worker agent's bearer token
     RW_HOME     the verifier home
 
+`$RW_LEAF`, `$RW_PROJECT`, `$RW_SERVER` and `$RW_HOME` (or `${...}`) in the command's words are
+replaced by their values, as a shell would (`claude -p "Do researchwiki leaf $RW_LEAF"`); the
+command runs without a shell, and `$RW_TOKEN` is never expanded: the token stays off command lines.
 Its stdout and stderr go to $RW_HOME/runs/<slug>/<leaf_id>-<time>.log. A worker still running at
 its limit gets SIGTERM, then SIGKILL five seconds later (its whole process group). Claims are
 taken before the command starts, through the service when a server URL is given (as the agent
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -38,6 +42,13 @@ from verifier.store.home import Home
 from verifier.store.identities import Actor
 
 TERM_GRACE_S = 5.0
+EXPANDED = ("RW_PROJECT", "RW_LEAF", "RW_SERVER", "RW_HOME")
+_VARIABLE = re.compile(r"\$(?:\{(" + "|".join(EXPANDED) + r")\}|(" + "|".join(EXPANDED) + r")(?![A-Za-z0-9_]))")
+
+
+def command_words(command: str, env: dict[str, str]) -> list[str]:
+    """The worker command's words, with the runner's own non-secret variables expanded."""
+    return [_VARIABLE.sub(lambda m: env[m.group(1) or m.group(2)], word) for word in shlex.split(command)]
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,7 @@ def run_workers(home: Home, config: WorkerConfig, leaves: list[tuple[str, str]],
         env = {**os.environ, "RW_PROJECT": slug, "RW_LEAF": leaf_id, "RW_TOKEN": config.token,
                "RW_SERVER": config.server or "", "RW_HOME": str(home.root)}
         with log.open("wb") as out:
-            proc = subprocess.Popen(shlex.split(config.command), env=env, stdout=out, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(command_words(config.command, env), env=env, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
         started.append((slug, leaf_id, proc, log, clock()))
     runs = []

@@ -42,6 +42,12 @@ class Identities(Protocol):
     def add(self, handle: str, operator: str, kind: ActorKind, now: datetime) -> str: ...
 
 
+def _reissuable(entry: dict[str, str], operator: str, kind: ActorKind) -> bool:
+    """A handle whose token was revoked gets a new one when registered again, same operator, same kind."""
+    return entry.get("token_sha256") == "revoked" and entry.get("operator") == operator \
+        and (entry.get("type") == "human") == (kind == "human")
+
+
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -86,8 +92,14 @@ class FileIdentities:
         token = new_token()
         with exclusive_lock(self.path.with_suffix(".lock")):
             actors = self._load()
-            if handle in actors:
+            old = actors.get(handle)
+            if old is not None and not _reissuable(old, operator, kind):
                 raise ConflictError(f"{handle} is already registered")
+            if old is not None:  # a revoked token: the operator gives the same actor a new one
+                old["token_sha256"] = _token_hash(token)
+                old["reissued_at"] = iso(now)
+                write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
+                return token
             actors[handle] = {
                 "operator": operator,
                 "type": kind,
