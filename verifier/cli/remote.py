@@ -29,7 +29,12 @@ def seconds(text: str) -> float:
     return float(int(text[:-1]) * _UNITS[text[-1]])
 
 
-def client_for(server: str, retry_for: str = "10m", *, token_required: bool = True) -> Client:
+# Reads (board, claim, leaf, source text, messages) give up sooner than a submission, which keeps
+# its verdict worth waiting for (`--retry-for`, 10 minutes by default).
+READ_RETRY = "30s"
+
+
+def client_for(server: str, retry_for: str = READ_RETRY, *, token_required: bool = True) -> Client:
     token = os.environ.get("RW_TOKEN", "")
     if token_required and not token:
         raise RwError("no token: set RW_TOKEN", EXIT_AUTH)

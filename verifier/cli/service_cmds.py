@@ -21,8 +21,6 @@ from verifier.errors import ConflictError, Rejected
 from verifier.service.loopback import is_loopback
 
 _OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
-retry_option = click.option("--retry-for", default="10m", show_default=True,
-                            help="How long to keep retrying while the service is down (like 90s, 10m, 1h).")
 
 
 def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool,
