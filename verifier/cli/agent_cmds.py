@@ -386,10 +386,12 @@ def _print_messages(client: Client, work: Work) -> None:
             click.echo(f"message [{message['kind']}] {message['body']}")
 
 
-def submit_work(as_json: bool, retry_for: str, summary: str | None) -> NoReturn:
-    """`rw submit` inside a working folder: the patch from the clone, the trace, the verdict."""
+def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str | None = None) -> NoReturn:
+    """`rw submit` inside a working folder: the patch from the clone, the trace, the verdict.
+
+    It goes to `server` when given (`rw submit --server URL`), else to the server `rw work` used."""
     work = current_work()
-    client = client_for(work.state.server, retry_for)
+    client = client_for(server or work.state.server, retry_for)
     _ensure_final(work, summary)
     try:
         patch = make_patch(work)

@@ -34,12 +34,12 @@ def _exit_for(verdict: Verdict) -> int:
     return {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}[verdict.outcome]
 
 
-def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None,
-                           trace_path: Path | None, as_json: bool, retry_for: str, summary: str | None) -> NoReturn:
+def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
+                           as_json: bool, retry_for: str, summary: str | None, server: str | None) -> NoReturn:
     """Plain `rw submit` inside a working folder (rw work); anything else without SLUG or --patch is a usage error."""
     if patch_file is not None or slug is not None or leaf_id is not None or trace_path is not None:
         raise RwError("give SLUG and --patch, or nothing at all inside a working folder (rw work)")
-    submit_work(as_json, retry_for, summary)
+    submit_work(as_json, retry_for, summary, server)
 
 
 def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None,
@@ -70,7 +70,7 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
     Inside a working folder made by `rw work`, plain `rw submit` sends the folder's patch and trace.
     """
     if patch_file is None or slug is None:
-        _submit_working_folder(slug, leaf_id, patch_file, trace_path, as_json, retry_for, summary)
+        _submit_working_folder(slug, leaf_id, patch_file, trace_path, as_json, retry_for, summary, server)
     if server is not None:
         _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
     # The pipeline is imported here, not at the top: a working folder's or a --server submit (an
