@@ -94,7 +94,7 @@ class Service:
         self.home.crash_point = self.crash_point = crash_point
         self.db = commons_database(self.home)
         self.commons = LocalCommons(self.db, self.home.identities)
-        self.journal = Journal(self.db)
+        self.journal = Journal(self.db, self.home.settings.backends.instance)
         self.notifier = Notifier(self.home, self.commons, self.db, digest)
         self.contracts = ContractCache()
 

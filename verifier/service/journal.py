@@ -75,8 +75,12 @@ class Started:
 
 
 class Journal:
-    def __init__(self, db: CommonsDB) -> None:
+    """`instance` (backends.instance, PostgreSQL Commons only): the name stamped on this instance's
+    rows, so recovery on a shared journal settles its own rows and never a live instance's."""
+
+    def __init__(self, db: CommonsDB, instance: str | None = None) -> None:
         self.db = db
+        self.instance = instance
         db.ensure(SCHEMA)
 
     def get(self, submission_id: str) -> Record | None:
@@ -106,6 +110,8 @@ class Journal:
                 (submission_id, agent, project, leaf_id, key, digest, trace_id, base_revision, ledger_from,
                  "running", os.getpid(), epoch(now)),
             )
+            if self.instance is not None:
+                conn.execute("UPDATE submissions SET instance = ? WHERE id = ?", (self.instance, submission_id))
             row = conn.execute("SELECT * FROM submissions WHERE id = ?", (submission_id,)).fetchone()
         return Started(_record(row), fresh=True)
 
@@ -118,3 +124,21 @@ class Journal:
     def running(self) -> list[Record]:
         return [_record(row) for row in self.db.read("SELECT * FROM submissions WHERE state = 'running' "
                                                      "ORDER BY started_at")]
+
+    def orphaned(self, *, started_before: datetime) -> list[Record]:
+        """The running rows start-up recovery may settle. One instance (no name): all of them.
+        Named (a shared PostgreSQL journal): its own, unnamed ones, and those of an instance that
+        holds no live project lease (dead: its leases ran out) and began before `started_before`
+        (now minus the lease time), so a live instance's attempt that has not yet taken its
+        project's lease is left alone."""
+        if self.instance is None:
+            return self.running()
+        rows = self.db.read(_ORPHANED, (self.instance, epoch(started_before)))
+        return [_record(row) for row in rows]
+
+
+# PostgreSQL only (project_leases, migration 0002); expiry on the database's clock, as leases are.
+_ORPHANED = (
+    "SELECT * FROM submissions s WHERE s.state = 'running' AND (s.instance IS NULL OR s.instance = ? "
+    "OR (s.started_at < ? AND NOT EXISTS (SELECT 1 FROM project_leases l WHERE l.holder = s.instance "
+    "AND l.expires_at > EXTRACT(EPOCH FROM clock_timestamp())))) ORDER BY s.started_at")
