@@ -136,6 +136,16 @@ class Journal:
         rows = self.db.read(_ORPHANED, (self.instance, epoch(started_before)))
         return [_record(row) for row in rows]
 
+    def abandoned(self, submission_id: str, *, started_before: datetime) -> bool:
+        """Is this running row another, dead, instance's (what a live instance may settle while it
+        serves: a client retrying with the same Idempotency-Key after its instance died)?"""
+        if self.instance is None:
+            return False
+        rows = self.db.read(_ORPHANED.replace("ORDER BY", "AND s.id = ? AND s.instance IS NOT NULL "
+                                              "AND s.instance <> ? ORDER BY"),
+                            (self.instance, epoch(started_before), submission_id, self.instance))
+        return bool(rows)
+
 
 # PostgreSQL only (project_leases, migration 0002); expiry on the database's clock, as leases are.
 _ORPHANED = (
