@@ -18,18 +18,19 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.support_servers import git_daemon, postgres_cluster, s3_server
+from tests.support_servers import free_port, git_daemon, postgres_cluster, s3_server
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.instances import resync
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import init_project
+from verifier.pipeline.verdict import Submission
 from verifier.service.client import Client, Reply, Unreachable
 from verifier.store.backends import Backends, CommonsBackend, TracesBackend
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
 
-from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, Submission, World, make_home
+from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
 from .service_harness import Server, distinct_findings, live_leaf, start
 
 LEASE_S = 2.0
@@ -64,6 +65,7 @@ def _submit_anywhere(servers: list[Server], token: str, submission: Submission, 
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         for server in servers:
+            assert submission.leaf_id is not None
             try:
                 reply = Client(server.url, token, retry_for_s=0.5, timeout_s=30).submit(
                     SLUG, submission.leaf_id, submission.bundle, submission.patch, key=key)
@@ -151,8 +153,6 @@ def test_the_survivor_takes_over_and_every_acknowledged_acceptance_is_on_the_hos
 
 
 def _free_ports() -> tuple[int, int]:
-    from tests.support_servers import free_port  # noqa: PLC0415
-
     first = free_port()
     second = free_port()
     while second == first:
