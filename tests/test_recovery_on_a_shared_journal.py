@@ -62,3 +62,17 @@ def test_a_finished_row_is_never_taken(db: PgDatabase) -> None:
     done = _start(db, "me2", "p-me2", ago=timedelta(hours=1))
     journal.finish(done, {"outcome": "accepted"}, now=NOW)
     assert done not in {record.id for record in journal.orphaned(started_before=NOW)}
+
+
+def test_a_serving_instance_settles_only_a_dead_instances_running_row(db: PgDatabase) -> None:
+    assert leases.acquire(db, "q-live", "live2", "http://live2", ttl_s=60) is not None
+    dead = _start(db, "dead2", "q-dead", ago=timedelta(hours=1))
+    live = _start(db, "live2", "q-live", ago=timedelta(hours=1))
+    fresh = _start(db, "new2", "q-new", ago=timedelta(seconds=1))
+    own = _start(db, "me3", "q-me", ago=timedelta(hours=1))
+    journal = Journal(db, "me3")
+    assert journal.abandoned(dead, started_before=NOW - LEASE)
+    assert not journal.abandoned(live, started_before=NOW - LEASE)  # its instance holds a lease
+    assert not journal.abandoned(fresh, started_before=NOW - LEASE)  # may not have taken its lease yet
+    assert not journal.abandoned(own, started_before=NOW - LEASE)  # its own: running in one of its workers
+    assert not Journal(db).abandoned(dead, started_before=NOW - LEASE)  # one instance: never
