@@ -91,8 +91,9 @@ class Journal:
               base_revision: str | None, ledger_from: int, now: datetime) -> Started:
         """Record a new running attempt, or return the one this idempotency key already names.
 
-        An interrupted attempt (the service died under it; recovery wrote its crash row) is run
-        again under the same key: the client never had an answer for it.
+        An interrupted attempt (the service died under it and recovery wrote its crash row, or it was
+        refused as retryable with nothing kept) is run again under the same key: the client never had
+        a verdict for it.
         """
         with self.db.write() as conn:
             if key is not None:
