@@ -312,7 +312,10 @@ class Service:
         lease = timedelta(seconds=self.home.settings.backends.lease_s)
         if not self.journal.abandoned(record.id, started_before=clock() - lease):
             return False
-        settle(self.home, self.journal, record, self.contracts, clock())
+        try:
+            settle(self.home, self.journal, record, self.contracts, clock())
+        except RetryableError as exc:  # another live instance took the project first: retry there
+            raise write_refusal(exc) from exc
         return True
 
     def _replay(self, record: Record, digest_hex: str) -> Answer:
