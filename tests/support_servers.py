@@ -119,3 +119,23 @@ def postgres_cluster() -> Iterator[str]:
         subprocess.run([*prefix, pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"],
                        check=False, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def git_daemon(base: Path) -> Iterator[str]:
+    """git's own server (`git daemon`, pushes enabled) serving the bare repositories under `base` on
+    a loopback port; yields the URL prefix (`git://127.0.0.1:PORT`); a repository is PREFIX/NAME."""
+    if shutil.which("git") is None:
+        unavailable("git is not installed")
+    port = free_port()
+    process = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
+                                "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        try:
+            wait_for_port(port, process, seconds=15)
+        except RuntimeError as exc:
+            unavailable(f"git daemon cannot start: {exc}")
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        _stop(process)

@@ -41,6 +41,7 @@ from verifier.service.board import BoardLeaf, ContractCache, board, leaf_state
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
 from verifier.service.journal import Journal, Record
+from verifier.service.recovery import settle
 from verifier.service.schemas import ClaimRequest, ThreadPost
 from verifier.service.screening import refuse_secret_message
 from verifier.store.gitrepo import GitTree, ProjectRepo
@@ -94,7 +95,7 @@ class Service:
         self.home.crash_point = self.crash_point = crash_point
         self.db = commons_database(self.home)
         self.commons = LocalCommons(self.db, self.home.identities)
-        self.journal = Journal(self.db)
+        self.journal = Journal(self.db, self.home.settings.backends.instance)
         self.notifier = Notifier(self.home, self.commons, self.db, digest)
         self.contracts = ContractCache()
 
@@ -271,6 +272,11 @@ class Service:
             agent=actor.handle, project=slug, leaf_id=leaf_id, key=key, digest=digest_hex,
             trace_id=trace_id_for(digest_hex), base_revision=_manifest_base(files),
             ledger_from=anchor.seq + 1 if anchor else 0, now=now)
+        if not started.fresh and self._settled_if_abandoned(started.record):
+            started = self.journal.begin(  # its verdict is settled now: answer it, or run again after a crash
+                agent=actor.handle, project=slug, leaf_id=leaf_id, key=key, digest=digest_hex,
+                trace_id=trace_id_for(digest_hex), base_revision=_manifest_base(files),
+                ledger_from=anchor.seq + 1 if anchor else 0, now=now)
         record = started.record
         if not started.fresh:
             return self._replay(record, digest_hex)
@@ -285,8 +291,11 @@ class Service:
         except NotFound as exc:
             self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
             raise ApiError(404, "no_project", str(exc)) from exc
-        except (HistoryBrokenError, RetryableError) as exc:
+        except HistoryBrokenError as exc:
             self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
+            raise write_refusal(exc) from exc
+        except RetryableError as exc:  # nothing kept: the same Idempotency-Key runs again on the retry
+            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="interrupted")
             raise write_refusal(exc) from exc
         body = verdict.to_json()
         self.journal.finish(record.id, body, now=clock())
@@ -294,6 +303,20 @@ class Service:
         self._after_verdict(actor, slug, leaf_id, body["outcome"])
         return Answer(_status_of(body), {"submission_id": record.id, "verdict": body},
                       {"location": f"/submissions/{record.id}"})
+
+    def _settled_if_abandoned(self, record: Record) -> bool:
+        """A retry names an attempt still `running` for an instance that died (several instances on
+        one journal): settle it as start-up recovery would, so the retry is answered, not stuck."""
+        if record.state != "running":
+            return False
+        lease = timedelta(seconds=self.home.settings.backends.lease_s)
+        if not self.journal.abandoned(record.id, started_before=clock() - lease):
+            return False
+        try:
+            settle(self.home, self.journal, record, self.contracts, clock())
+        except RetryableError as exc:  # another live instance took the project first: retry there
+            raise write_refusal(exc) from exc
+        return True
 
     def _replay(self, record: Record, digest_hex: str) -> Answer:
         if record.digest != digest_hex:

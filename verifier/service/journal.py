@@ -75,8 +75,12 @@ class Started:
 
 
 class Journal:
-    def __init__(self, db: CommonsDB) -> None:
+    """`instance` (backends.instance, PostgreSQL Commons only): the name stamped on this instance's
+    rows, so recovery on a shared journal settles its own rows and never a live instance's."""
+
+    def __init__(self, db: CommonsDB, instance: str | None = None) -> None:
         self.db = db
+        self.instance = instance
         db.ensure(SCHEMA)
 
     def get(self, submission_id: str) -> Record | None:
@@ -87,8 +91,9 @@ class Journal:
               base_revision: str | None, ledger_from: int, now: datetime) -> Started:
         """Record a new running attempt, or return the one this idempotency key already names.
 
-        An interrupted attempt (the service died under it; recovery wrote its crash row) is run
-        again under the same key: the client never had an answer for it.
+        An interrupted attempt (the service died under it and recovery wrote its crash row, or it was
+        refused as retryable with nothing kept) is run again under the same key: the client never had
+        a verdict for it.
         """
         with self.db.write() as conn:
             if key is not None:
@@ -106,6 +111,8 @@ class Journal:
                 (submission_id, agent, project, leaf_id, key, digest, trace_id, base_revision, ledger_from,
                  "running", os.getpid(), epoch(now)),
             )
+            if self.instance is not None:
+                conn.execute("UPDATE submissions SET instance = ? WHERE id = ?", (self.instance, submission_id))
             row = conn.execute("SELECT * FROM submissions WHERE id = ?", (submission_id,)).fetchone()
         return Started(_record(row), fresh=True)
 
@@ -118,3 +125,31 @@ class Journal:
     def running(self) -> list[Record]:
         return [_record(row) for row in self.db.read("SELECT * FROM submissions WHERE state = 'running' "
                                                      "ORDER BY started_at")]
+
+    def orphaned(self, *, started_before: datetime) -> list[Record]:
+        """The running rows start-up recovery may settle. One instance (no name): all of them.
+        Named (a shared PostgreSQL journal): its own, unnamed ones, and those of an instance that
+        holds no live project lease (dead: its leases ran out) and began before `started_before`
+        (now minus the lease time), so a live instance's attempt that has not yet taken its
+        project's lease is left alone."""
+        if self.instance is None:
+            return self.running()
+        rows = self.db.read(_ORPHANED, (self.instance, epoch(started_before)))
+        return [_record(row) for row in rows]
+
+    def abandoned(self, submission_id: str, *, started_before: datetime) -> bool:
+        """Is this running row another, dead, instance's (what a live instance may settle while it
+        serves: a client retrying with the same Idempotency-Key after its instance died)?"""
+        if self.instance is None:
+            return False
+        rows = self.db.read(_ORPHANED.replace("ORDER BY", "AND s.id = ? AND s.instance IS NOT NULL "
+                                              "AND s.instance <> ? ORDER BY"),
+                            (self.instance, epoch(started_before), submission_id, self.instance))
+        return bool(rows)
+
+
+# PostgreSQL only (project_leases, migration 0002); expiry on the database's clock, as leases are.
+_ORPHANED = (
+    "SELECT * FROM submissions s WHERE s.state = 'running' AND (s.instance IS NULL OR s.instance = ? "
+    "OR (s.started_at < ? AND NOT EXISTS (SELECT 1 FROM project_leases l WHERE l.holder = s.instance "
+    "AND l.expires_at > EXTRACT(EPOCH FROM clock_timestamp())))) ORDER BY s.started_at")

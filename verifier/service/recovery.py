@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from verifier.commons.adapter import Commons, Outage
 from verifier.commons.notifier import Notifier, rows_from
-from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityError, NotFound
+from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityError, NotFound, RetryableError
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
 from verifier.gitdoor.hooks import ensure_hooks
@@ -95,6 +95,8 @@ def _check_project(home: Home, slug: str, report: RecoveryReport) -> None:
     except HistoryBrokenError as exc:
         report.problems.append(f"{slug}: {exc}")
         return
+    except RetryableError:
+        return  # a live instance writes it (its lease); this one cleans up when it takes the project over
     if home.read_anchor(slug) != before:
         report.anchors_caught_up.append(slug)
 
@@ -115,7 +117,8 @@ def _verdict_from_row(record: Record, row: LedgerRow) -> dict[str, Any]:
 def settle(home: Home, journal: Journal, record: Record, cache: ContractCache, now: datetime) -> dict[str, Any]:
     """Finish one attempt the service was running when it died; returns its verdict."""
     try:
-        home.project(record.project)
+        if record.project not in home.settings.backends.remotes:  # on a git host: the take-over clones it
+            home.project(record.project)
     except NotFound:
         gone: dict[str, Any] = {
             "outcome": "crash", "project": record.project, "leaf_id": record.leaf_id,
@@ -191,8 +194,12 @@ def recover(home: Home, journal: Journal, commons: Commons, notifier: Notifier, 
         _check_project(home, slug, report)
     ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
     cache = ContractCache()
-    for record in journal.running():
-        verdict = settle(home, journal, record, cache, now)
+    lease = timedelta(seconds=home.settings.backends.lease_s)
+    for record in journal.orphaned(started_before=now - lease):
+        try:
+            verdict = settle(home, journal, record, cache, now)
+        except RetryableError:
+            continue  # its project is held by a live instance now; a later recovery settles it
         report.settled.append({"submission_id": record.id, "outcome": verdict["outcome"]})
     report.outage = outage_since(heartbeat.last(), now, outage_min_s)
     if report.outage is not None:
