@@ -1,4 +1,4 @@
-"""Step 2½, the secret gate: nothing that lands, and nothing shown, carries a secret.
+"""The secret gate (submit step 3): nothing that lands, and nothing shown, carries a secret.
 
 The trace scan (pipeline.trace) reads the bundle as it arrived. What the patch writes is read
 here, as the bytes that would land: the raw patch (a person's edit may come without a trace),
