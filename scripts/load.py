@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -110,6 +111,8 @@ class Result:
     ms: float
     error: str | None = None
     commit: str = ""  # remote: the acknowledged verdict's commit
+    instance: str = ""  # remote: the instance that answered
+    at: float = 0.0  # remote: when it answered (monotonic)
 
 
 @dataclass
@@ -454,6 +457,7 @@ def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Wor
                     failover.landed(where.name, item.slug)
                 verdict = body.get("verdict")
                 result.commit = str(verdict.get("commit") or "") if isinstance(verdict, dict) else ""
+                result.instance, result.at = where.name, time.monotonic()
             except Exception as exc:  # counted as an error, never hidden
                 result = Result(item, None, None, None, 0.0, f"{type(exc).__name__}: {exc}")
             result.ms = (time.perf_counter() - started) * 1000
@@ -504,6 +508,15 @@ def check_remote(hosts: Path, results: list[Result]) -> dict[str, int]:
     return {"lost": lost, "duplicated": duplicated, "errors": len(errors), "problems": problems}
 
 
+def report_takeover(results: list[Result], failover: load_remote.Failover) -> None:
+    """Who answered for the killed instance's projects, before and after the kill (stderr)."""
+    killed_at = failover.killed_at or 0.0
+    seen = Counter((r.instance, "before" if r.at < killed_at else "after") for r in results
+                   if r.work.slug in failover.victim_slugs and r.instance)
+    print(f"projects {sorted(failover.victim_slugs & {r.work.slug for r in results})} answered by instance, "
+          f"before/after the kill: {dict(sorted(seen.items()))}", file=sys.stderr)
+
+
 def main_remote(args: argparse.Namespace) -> int:
     """The embedded single instance, then the two-instance deployment, on copies of one home."""
     scratch = Path(tempfile.mkdtemp(prefix="rw-load-remote-"))
@@ -519,12 +532,13 @@ def main_remote(args: argparse.Namespace) -> int:
         failover = load_remote.Failover()
         with load_remote.deployment(scratch / "template", scratch, slugs, lease_s=args.lease_s,
                                     free_port=free_port) as (dep, ports), \
-                load_remote.instances(dep, ports, rw=RW, workers=args.workers, logs=scratch,
+                load_remote.instances(dep, ports, rw=RW, workers=args.workers, logs=scratch, lease_s=args.lease_s,
                                       wait_ready=wait_ready) as running:
             results, elapsed = remote_round(running, agent_queues(plan), args.seconds, failover,
                                             args.seconds * args.kill_at)
             checked = check_remote(dep.hosts, results)
         rate = len(results) / elapsed if elapsed else 0.0
+        report_takeover(results, failover)
         latencies = [r.ms for r in results if r.error is None]
         summary = {
             "submissions": len(results), "lost": checked["lost"], "duplicated": checked["duplicated"],

@@ -127,7 +127,7 @@ def configure(home: Home, name: str, port: int, *, endpoint: str, lease_s: float
 
 
 @contextlib.contextmanager
-def instances(dep: Deployment, ports: list[int], *, rw: str, workers: int, logs: Path,
+def instances(dep: Deployment, ports: list[int], *, rw: str, workers: int, logs: Path, lease_s: float,
               wait_ready: Callable[[int, subprocess.Popen[bytes]], None]) -> Iterator[list[Instance]]:
     """Both instances serving for the block (any still alive is stopped afterwards)."""
     running: list[Instance] = []
@@ -139,6 +139,9 @@ def instances(dep: Deployment, ports: list[int], *, rw: str, workers: int, logs:
                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
             running.append(Instance(name, port, proc))
             wait_ready(port, proc)
+        # Start-up recovery opens every project's writer, so each instance takes the leases of the
+        # projects no one holds: let those lapse, so the first writes split the projects by lease.
+        time.sleep(lease_s + 0.5)
         yield running
     finally:
         for instance in running:
@@ -168,7 +171,9 @@ def submit_anywhere(order: list[Instance], token: str, slug: str, leaf_id: str, 
             try:
                 reply = Client(instance.url, token, retry_for_s=0.3, timeout_s=60.0).submit(
                     slug, leaf_id, bundle, patch, key=key)
-            except Unreachable:
+            except Unreachable as exc:
+                if os.environ.get("RW_LOAD_DEBUG"):
+                    print(f"DEBUG {instance.name} {slug}/{leaf_id}: {exc}", flush=True)
                 continue
             return instance, reply.status, reply.body
         time.sleep(0.1)
