@@ -488,9 +488,10 @@ def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Wor
 
 def check_remote(hosts: Path, results: list[Result]) -> dict[str, int]:
     """Every acknowledged acceptance on the git host exactly once; nothing landed twice."""
-    lost = duplicated = problems = 0
+    lost = duplicated = problems = crashes = 0
     for slug in sorted({r.work.slug for r in results}):
-        accepted, commits, contributions = load_remote.host_counts(hosts, slug)
+        accepted, commits, contributions, crashed = load_remote.host_counts(hosts, slug)
+        crashes += crashed
         if commits != contributions:
             print(f"{slug}: {len(commits)} accepted rows but {len(contributions)} contribution commits on the host",
                   file=sys.stderr)
@@ -505,7 +506,8 @@ def check_remote(hosts: Path, results: list[Result]) -> dict[str, int]:
     for r in errors[:5]:
         print(f"error: {r.work.slug}/{r.work.leaf_id}: {r.status} {r.outcome} {r.code} {r.error or ''}",
               file=sys.stderr)
-    return {"lost": lost, "duplicated": duplicated, "errors": len(errors), "problems": problems}
+    return {"lost": lost, "duplicated": duplicated, "errors": len(errors), "problems": problems,
+            "crash_rows": crashes, "replays": sum(1 for r in results if r.status == 200)}
 
 
 def report_takeover(results: list[Result], failover: load_remote.Failover) -> None:
@@ -542,8 +544,8 @@ def main_remote(args: argparse.Namespace) -> int:
         latencies = [r.ms for r in results if r.error is None]
         summary = {
             "submissions": len(results), "lost": checked["lost"], "duplicated": checked["duplicated"],
-            "errors": checked["errors"] + checked["problems"],
-            "remote_per_s": round(rate, 2), "embedded_per_s": round(embedded_rate, 2),
+            "errors": checked["errors"] + checked["problems"], "crash_rows": checked["crash_rows"],
+            "replays": checked["replays"], "remote_per_s": round(rate, 2), "embedded_per_s": round(embedded_rate, 2),
             "ratio": round(rate / embedded_rate, 3) if embedded_rate else None,
             "failover_s": round(failover.seconds, 2) if failover.seconds is not None else None,
             "p50_ms": round(statistics.median(latencies), 1) if latencies else None,

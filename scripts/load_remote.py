@@ -180,9 +180,10 @@ def submit_anywhere(order: list[Instance], token: str, slug: str, leaf_id: str, 
     raise Unreachable(f"no instance answered {slug}/{leaf_id} within {GIVE_UP_S:g} s")
 
 
-def host_counts(hosts: Path, slug: str) -> tuple[Counter[str], set[str], set[str]]:
+def host_counts(hosts: Path, slug: str) -> tuple[Counter[str], set[str], set[str], int]:
     """On the host's branch of `slug`: accepted rows per trace id, the accepted rows' commits,
-    and the contribution commits (everything the verifier did not author)."""
+    the contribution commits (everything the verifier did not author) and the crash rows (the
+    killed instance's interrupted attempts, settled by the survivor)."""
     repo = ProjectRepo(hosts / f"{slug}.git")
     tip = repo.tip()
     assert tip is not None
@@ -195,5 +196,5 @@ def host_counts(hosts: Path, slug: str) -> tuple[Counter[str], set[str], set[str
         if commit.author.email != VERIFIER_EMAIL:
             contributions.add(str(commit.id))
         commit = commit.parents[0] if commit.parents else None
-    return accepted, commits, contributions
+    return accepted, commits, contributions, sum(1 for row in rows if row.outcome == "crash")
 
