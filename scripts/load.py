@@ -212,6 +212,9 @@ def classify(work: Work, status: int | None, body: dict[str, object]) -> Result:
     outcome = str(verdict["outcome"]) if isinstance(verdict, dict) else None
     rejections = verdict.get("rejections") if isinstance(verdict, dict) else None
     code = str(rejections[0]["code"]) if isinstance(rejections, list) and rejections else None
+    error = body.get("error")
+    if verdict is None and isinstance(error, dict):  # not a verdict: the error's code, for the report
+        code = f"{error.get('code')}: {str(error.get('message'))[:200]}"
     return Result(work, status, outcome, code, 0.0)
 
 
