@@ -169,13 +169,7 @@ class ProjectWriter:
         """The history check without the lock and without writing: for a door to refuse early
         (before a trace is stored) what the writer would refuse anyway."""
         writer = cls(home, slug, home.project(slug), crash_point=no_crash)
-        try:
-            writer._check_history(catch_up=False)
-        except HistoryBrokenError:
-            # A take-over's resync (verifier.pipeline.instances, under the lock) moves the branch
-            # to the host's tip before it rewrites the anchor: look again once the lock is free.
-            with exclusive_lock(home.lock_path(slug)):
-                writer._check_history(catch_up=False)
+        writer._check_history(catch_up=False)
 
     def _check_history(self, *, catch_up: bool = True) -> None:
         anchor = self.home.read_anchor(self.slug)
