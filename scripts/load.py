@@ -24,6 +24,11 @@ accepted or the expected documented rejection (`errors`).
 
 Last line: one JSON object with submissions, lost, duplicated, errors, server_per_s,
 inprocess_per_s, ratio, p50_ms, p95_ms. Targets: lost = duplicated = errors = 0, ratio >= 0.7.
+
+`--backends remote` (scripts/load_remote.py) runs the same load across two instances on
+PostgreSQL, an S3-compatible server and a git host, kills -9 a lease holder mid-run, and compares
+with the embedded single instance measured in the same run: last line one JSON object with lost,
+duplicated, ratio and failover_s (targets 0, 0, >= 0.5, <= 10).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -63,6 +69,9 @@ from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER_EMAIL
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import load_remote  # from this script's folder, put on the path just above
 
 RW = str(Path(sys.executable).parent / "rw")
 VENDORS = ["Tessellate", "Quillmark", "Kestrel", "Northgate", "Aurora", "Basalt", "Cobalt", "Drift"]
@@ -101,6 +110,9 @@ class Result:
     code: str | None
     ms: float
     error: str | None = None
+    commit: str = ""  # remote: the acknowledged verdict's commit
+    instance: str = ""  # remote: the instance that answered
+    at: float = 0.0  # remote: when it answered (monotonic)
 
 
 @dataclass
@@ -200,6 +212,9 @@ def classify(work: Work, status: int | None, body: dict[str, object]) -> Result:
     outcome = str(verdict["outcome"]) if isinstance(verdict, dict) else None
     rejections = verdict.get("rejections") if isinstance(verdict, dict) else None
     code = str(rejections[0]["code"]) if isinstance(rejections, list) and rejections else None
+    error = body.get("error")
+    if verdict is None and isinstance(error, dict):  # not a verdict: the error's code, for the report
+        code = f"{error.get('code')}: {str(error.get('message'))[:200]}"
     return Result(work, status, outcome, code, 0.0)
 
 
@@ -333,7 +348,11 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--backends", choices=("embedded", "remote"), default="embedded",
+                        help="remote: two instances on PostgreSQL, S3 (moto) and git daemon, one killed mid-run")
+    parser.add_argument("--lease-s", type=float, default=2.0, help="remote: the project lease (the failover time)")
+    parser.add_argument("--kill-at", type=float, default=0.4, help="remote: kill the holder at this share of the run")
     parser.add_argument("--agents", type=int, default=16)
     parser.add_argument("--projects", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=15.0, help="how long the agents submit")
@@ -344,6 +363,8 @@ def main() -> int:
     parser.add_argument("--no-fsync", action="store_true", help="durable=false on both sides (default: fsync)")
     parser.add_argument("--keep", type=Path, help="keep the homes and the server log here")
     args = parser.parse_args()
+    if args.backends == "remote":
+        return main_remote(args)
     scratch = Path(tempfile.mkdtemp(prefix="rw-load-"))
     try:
         began = time.perf_counter()
@@ -403,6 +424,145 @@ def main() -> int:
             shutil.copytree(scratch, args.keep, dirs_exist_ok=True)
         print(json.dumps(summary))
         return 0 if summary["lost"] == summary["duplicated"] == summary["errors"] == 0 else 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def agent_queues(plan: Plan) -> dict[str, list[Work]]:
+    queues: dict[str, list[Work]] = {}
+    for item in plan.work:
+        queues.setdefault(item.agent, []).append(item)
+    return queues
+
+
+def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Work]], seconds: float,
+                 failover: load_remote.Failover, kill_after: float) -> tuple[list[Result], float]:
+    """Every agent submits from its queue until `seconds` pass, project p first to instance p % 2,
+    each submission with one Idempotency-Key on both instances; `kill_after` seconds in, the
+    holder of project 0 is killed -9."""
+    results: list[Result] = []
+    lock = threading.Lock()
+    start_gate = threading.Event()
+    deadline = [0.0]
+
+    def agent(items: list[Work]) -> None:
+        start_gate.wait()
+        while items and time.monotonic() < deadline[0]:
+            item = items.pop(0)
+            first = int(item.slug.rsplit("-", 1)[1]) % len(running)
+            order = running[first:] + running[:first]
+            started = time.perf_counter()
+            try:
+                where, status, body = load_remote.submit_anywhere(
+                    order, item.token, item.slug, item.leaf_id, item.bundle, item.patch, key=f"load-{item.trace_id}")
+                result = classify(item, status, body)
+                if result.outcome in ("accepted", "held"):
+                    failover.landed(where.name, item.slug)
+                verdict = body.get("verdict")
+                result.commit = str(verdict.get("commit") or "") if isinstance(verdict, dict) else ""
+                result.instance, result.at = where.name, time.monotonic()
+            except Exception as exc:  # counted as an error, never hidden
+                result = Result(item, None, None, None, 0.0, f"{type(exc).__name__}: {exc}")
+            result.ms = (time.perf_counter() - started) * 1000
+            with lock:
+                results.append(result)
+
+    def killer() -> None:
+        start_gate.wait()
+        time.sleep(kill_after)
+        victim = running[0]  # project 0's first instance: the holder of its lease
+        failover.victim = victim.name
+        failover.victim_slugs = frozenset(f"load-{p}" for p in range(0, 64, len(running)))
+        with failover.lock:
+            failover.killed_at = time.monotonic()
+        load_remote.kill(victim)
+
+    threads = [threading.Thread(target=agent, args=(items,)) for items in queues.values() if items]
+    threads.append(threading.Thread(target=killer))
+    for thread in threads:
+        thread.start()
+    began = time.perf_counter()
+    deadline[0] = time.monotonic() + seconds
+    start_gate.set()
+    for thread in threads:
+        thread.join(timeout=seconds + load_remote.GIVE_UP_S + 60)
+    return results, time.perf_counter() - began
+
+
+def check_remote(hosts: Path, results: list[Result]) -> dict[str, int]:
+    """Every acknowledged acceptance on the git host exactly once; nothing landed twice."""
+    lost = duplicated = problems = crashes = 0
+    for slug in sorted({r.work.slug for r in results}):
+        accepted, commits, contributions, crashed = load_remote.host_counts(hosts, slug)
+        crashes += crashed
+        if commits != contributions:
+            print(f"{slug}: {len(commits)} accepted rows but {len(contributions)} contribution commits on the host",
+                  file=sys.stderr)
+            problems += 1
+        for result in (r for r in results if r.work.slug == slug):
+            n = accepted.get(result.work.trace_id, 0)
+            duplicated += n > 1
+            if result.outcome in ("accepted", "held"):
+                lost += n != 1 or result.commit not in contributions
+    errors = [r for r in results if r.error or r.status not in (200, 201) or
+              (r.outcome if r.work.expect == "accepted" else r.code) != r.work.expect]
+    for r in errors[:5]:
+        print(f"error: {r.work.slug}/{r.work.leaf_id}: {r.status} {r.outcome} {r.code} {r.error or ''}",
+              file=sys.stderr)
+    return {"lost": lost, "duplicated": duplicated, "errors": len(errors), "problems": problems,
+            "crash_rows": crashes, "replays": sum(1 for r in results if r.status == 200)}
+
+
+def report_takeover(results: list[Result], failover: load_remote.Failover) -> None:
+    """Who answered for the killed instance's projects, before and after the kill (stderr)."""
+    killed_at = failover.killed_at or 0.0
+    seen = Counter((r.instance, "before" if r.at < killed_at else "after") for r in results
+                   if r.work.slug in failover.victim_slugs and r.instance)
+    print(f"projects {sorted(failover.victim_slugs & {r.work.slug for r in results})} answered by instance, "
+          f"before/after the kill: {dict(sorted(seen.items()))}", file=sys.stderr)
+
+
+def main_remote(args: argparse.Namespace) -> int:
+    """The embedded single instance, then the two-instance deployment, on copies of one home."""
+    scratch = Path(tempfile.mkdtemp(prefix="rw-load-remote-"))
+    try:
+        plan = build(scratch / "template", projects=args.projects, agents=args.agents, per_project=args.per_project,
+                     reject_every=args.reject_every, durable=not args.no_fsync)
+        shutil.copytree(scratch / "template", scratch / "embedded")
+        with serving(scratch / "embedded", workers=args.workers, log=scratch / "serve-embedded.log") as (port, _):
+            embedded, embedded_s = server_round(port, agent_queues(plan), args.seconds)
+        embedded_rate = len(embedded) / embedded_s if embedded_s else 0.0
+        print(f"embedded: {len(embedded)} submissions in {embedded_s:.1f}s ({embedded_rate:.1f}/s)", file=sys.stderr)
+        slugs = sorted({item.slug for item in plan.work})
+        failover = load_remote.Failover()
+        with load_remote.deployment(scratch / "template", scratch, slugs, lease_s=args.lease_s,
+                                    free_port=free_port) as (dep, ports), \
+                load_remote.instances(dep, ports, rw=RW, workers=args.workers, logs=scratch, lease_s=args.lease_s,
+                                      wait_ready=wait_ready) as running:
+            results, elapsed = remote_round(running, agent_queues(plan), args.seconds, failover,
+                                            args.seconds * args.kill_at)
+            checked = check_remote(dep.hosts, results)
+        rate = len(results) / elapsed if elapsed else 0.0
+        report_takeover(results, failover)
+        latencies = [r.ms for r in results if r.error is None]
+        summary = {
+            "submissions": len(results), "lost": checked["lost"], "duplicated": checked["duplicated"],
+            "errors": checked["errors"] + checked["problems"], "crash_rows": checked["crash_rows"],
+            "replays": checked["replays"], "remote_per_s": round(rate, 2), "embedded_per_s": round(embedded_rate, 2),
+            "ratio": round(rate / embedded_rate, 3) if embedded_rate else None,
+            "failover_s": round(failover.seconds, 2) if failover.seconds is not None else None,
+            "p50_ms": round(statistics.median(latencies), 1) if latencies else None,
+            "p95_ms": round(percentile(latencies, 0.95), 1) if latencies else None,
+            "agents": args.agents, "projects": args.projects, "workers": args.workers, "seconds": args.seconds,
+            "lease_s": args.lease_s, "fsync": not args.no_fsync,
+        }
+        print(f"remote: {len(results)} submissions in {elapsed:.1f}s ({rate:.1f}/s); instance {failover.victim} "
+              f"killed, failover {summary['failover_s']} s", file=sys.stderr)
+        if args.keep:
+            shutil.copytree(scratch, args.keep, dirs_exist_ok=True)
+        print(json.dumps(summary))
+        ok = summary["lost"] == summary["duplicated"] == 0 and summary["failover_s"] is not None
+        return 0 if ok else 1
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
