@@ -168,8 +168,14 @@ class ProjectWriter:
     def refuse_if_broken(cls, home: Home, slug: str) -> None:
         """The history check without the lock and without writing: for a door to refuse early
         (before a trace is stored) what the writer would refuse anyway."""
-        writer = cls(home, slug, home.project(slug), crash_point=no_crash)
-        writer._check_history(catch_up=False)
+        try:
+            cls(home, slug, home.project(slug), crash_point=no_crash)._check_history(catch_up=False)
+        except HistoryBrokenError:
+            # Without the lock, the tip and the anchor can be read either side of another writer's
+            # landing (tip before, anchor after: the tip looks behind its anchor). Only a history
+            # that is still broken under the lock is refused.
+            with exclusive_lock(home.lock_path(slug)):
+                cls(home, slug, home.project(slug), crash_point=no_crash)._check_history(catch_up=False)
 
     def _check_history(self, *, catch_up: bool = True) -> None:
         anchor = self.home.read_anchor(self.slug)
