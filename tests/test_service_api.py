@@ -203,7 +203,8 @@ def test_oversize_bodies_are_refused_with_nothing_stored(site: Site) -> None:
 
 def test_claims_exclude_others_and_expire(site: Site) -> None:
     live_leaf(site.world.home, "claim-1")
-    mine = site.a.post_json(f"{LEAF}/claim-1/claim", {"ttl_s": 1, "agent": "agent-a"})
+    # Long enough for the blocked submission below on a loaded machine, short enough to wait out.
+    mine = site.a.post_json(f"{LEAF}/claim-1/claim", {"ttl_s": 4, "agent": "agent-a"})
     assert mine.status == 200 and mine.body["agent"] == "agent-a"
     theirs = site.b.post_json(f"{LEAF}/claim-1/claim", {})
     assert (theirs.status, theirs.error_code) == (409, "leaf_claimed")
@@ -212,7 +213,7 @@ def test_claims_exclude_others_and_expire(site: Site) -> None:
     assert [leaf["claimed_by"] for leaf in board if leaf["leaf_id"] == "claim-1"] == ["agent-a"]
     blocked = submit(site.b, creation(site, "claim-1", 3, site.other))
     assert (blocked.status, blocked.error_code) == (409, "leaf_claimed")
-    time.sleep(1.3)  # the claim expires: the leaf is back in the pool
+    time.sleep(4.3)  # the claim expires: the leaf is back in the pool
     assert site.client().get(f"{LEAF}/claim-1", auth=False).body["state"] == "open"
     assert site.b.post_json(f"{LEAF}/claim-1/claim", {"ttl_s": 600}).status == 200
     assert site.a.request("DELETE", f"{LEAF}/claim-1/claim").error_code == "no_claim"
