@@ -13,6 +13,7 @@ from verifier.roles.loopmodel import DiagnoseRequest, record_loop_answer
 from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.proposer import build_request, run_proposer
+from verifier.roles.runner import maintain_if_due
 from verifier.roles.traceindex import TraceIndex
 from verifier.store.home import Settings
 
@@ -123,3 +124,15 @@ def test_recorded_diagnoses_land_on_the_page(world: World, tmp_path: Path) -> No
     run_pass(home, now=NOW, backend=RecordedBackend(recordings))
     page = OpsWiki(home).read(PAGE) or ""
     assert "The agent retyped quotes." in page and "recorded:m-2" in page
+
+
+def test_the_runner_runs_a_maintainer_pass_when_one_is_due_and_not_before(world: World) -> None:
+    home = world.home
+    home.save_settings(Settings(durable=False, fetch="offline", maintainer_every={"extract": 2}))
+    install_skill(home, SEED_SKILL)
+    do_extract(world, "extract-tidy-a")
+    assert maintain_if_due(home, NOW) is None
+    do_extract(world, "extract-tidy-b")
+    done = maintain_if_due(home, NOW)
+    assert done is not None and done.startswith("maintainer pass:") and "no proposer run" in done
+    assert maintain_if_due(home, NOW) is None  # the pass reset the counts

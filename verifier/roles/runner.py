@@ -1,7 +1,8 @@
 """The runners (design §10): wake each project's Planner on its cadence, and run worker agents.
 
 One `tick` wakes every project's Planner (a Planner that is not due does nothing: its
-`loop_cadence` decides), then, when a worker command is configured, claims up to N open leaves
+`loop_cadence` decides), runs the improvement loop when it is due (`maintain_if_due`), then,
+when a worker command is configured, claims up to N open leaves
 for the worker agent and runs the command once per leaf, N at once, each with a wall-clock
 limit. The command gets the leaf in its environment:
 
@@ -34,8 +35,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from verifier.commons.adapter import ClaimConflict, Commons
-from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound
+from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound, VerifierError
+from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
 from verifier.roles.planner import wake
+from verifier.roles.proposer import run_proposer
+from verifier.roles.validation import CommandWorker
 from verifier.service.board import ContractCache, board
 from verifier.service.client import Client
 from verifier.store.home import Home
@@ -73,6 +77,7 @@ class Run:
 class TickReport:
     woke: dict[str, str]  # slug -> what the wake did
     runs: list[Run]
+    maintenance: str | None = None  # what the improvement loop did, when a pass was due
 
 
 def wake_all(home: Home, slugs: list[str], now: datetime, commons: Commons) -> dict[str, str]:
@@ -159,10 +164,29 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def maintain_if_due(home: Home, now: datetime) -> str | None:
+    """The improvement loop's schedule (docs/loop.md): after `maintainer_every` accepted or rejected
+    leaves of a kind, one Wiki Maintainer pass, then one Skill Proposer run when a model and a
+    validation worker are configured. None when nothing was due."""
+    if not due_for_maintenance(home):
+        return None
+    backend = configured_backend(home)
+    passed = run_pass(home, now=now, backend=backend)
+    done = f"maintainer pass: {len(passed.written)} pages written"
+    if backend is None or not home.settings.validation_worker:
+        return done + "; no proposer run (needs `model` and `validation_worker` in config.json)"
+    try:
+        decision = run_proposer(home, backend=backend, worker=CommandWorker(tuple(home.settings.validation_worker)),
+                                now=now)
+    except VerifierError as exc:  # a model that failed, a proposal refused: the pass still counts
+        return done + f"; proposer: {exc}"
+    return done + f"; proposer: {decision.kind} section {decision.outcome}"
+
+
 def tick(home: Home, slugs: list[str], now: datetime, commons: Commons,
          config: WorkerConfig | None = None) -> TickReport:
     """One pass of the runner: wake the Planners, then run up to N workers on open leaves."""
-    report = TickReport(wake_all(home, slugs, now, commons), [])
+    report = TickReport(wake_all(home, slugs, now, commons), [], maintain_if_due(home, now))
     if config is None or config.workers <= 0:
         return report
     agent = commons.authenticate(config.token)
