@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from verifier.agentkit.workspace import binary_literal
-from verifier.pipeline.ledger import read_chain
 
 from .conftest import World
+from .support_hostile import assert_refused_cleanly as refused_cleanly
 from .support_hostile import hostile_submission
 from .support_patches import new_file
 
@@ -16,25 +16,10 @@ FINDING = "findings/ab/fnd_ab00000000000000.yaml"
 
 
 def assert_refused_cleanly(world: World, patch: bytes, code: str) -> None:
+    """The hostile patch, sent against a fresh leaf, is refused with `code` and leaves nothing but
+    the refusal's ledger row (support_hostile's check)."""
     world.leaf("hostile-1")
-    tip_before = world.tip()
-    rows_before = [line for line, _ in read_chain(world.repo.view(tip_before))]
-    objects_before = world.objects()
-    verdict = world.submit(hostile_submission(world, "hostile-1", patch))
-    assert verdict.outcome == "rejected", verdict.line()
-    assert verdict.rejections[0].code == code, verdict.line()
-    # The branch moved by exactly one ledger commit whose only change is the refusal row.
-    tip_after = world.tip()
-    assert [str(p.id) for p in world.repo.commit(tip_after).parents] == [tip_before]
-    assert world.repo.changed_paths(tip_before, tip_after) == ["ledger/000000.jsonl"]
-    rows_after = [line for line, _ in read_chain(world.repo.view(tip_after))]
-    assert rows_after[:-1] == rows_before and len(rows_after) == len(rows_before) + 1
-    # No object of the patch reached the object store: only the ledger commit's own objects.
-    ledger_commit = world.repo.repo[tip_after]
-    ledger_tree = ledger_commit.tree
-    expected_new = {tip_after, str(ledger_tree.id), str(ledger_tree["ledger"].id),
-                    str(ledger_tree["ledger/000000.jsonl"].id)}
-    assert world.objects() - objects_before == expected_new
+    refused_cleanly(world, hostile_submission(world, "hostile-1", patch), code)
 
 
 def test_path_traversal(world: World) -> None:
