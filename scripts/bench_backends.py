@@ -4,7 +4,10 @@ host plus traces in S3-compatible object storage (moto's server on loopback).
 
 Same submissions as scripts/bench_submit.py (an extract leaf of 5 findings on a smaller corpus), fsync
 off on every side. Last line: one JSON object with `embedded_p50_ms`, `git_host_p50_ms`,
-`git_host_s3_p50_ms`, the landings per second per project each implies, and `s3_put_p50_ms`.
+`git_host_s3_p50_ms`, the landings per second per project each implies, and `s3_put_p50_ms`; then
+the same project on the git host with `--writers` submitting at once (as a service's workers do):
+`group_landings_per_s` and `pushes_per_landing` (landings queued behind one push go out together in
+the next, verifier.pipeline.publishing).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -29,7 +33,7 @@ from bench_submit import NOW, SLUG, build_corpus, extract_submission
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.project import add_leaf
-from verifier.pipeline.submit import submit
+from verifier.pipeline.submit import Submission, submit
 from verifier.store.backends import Backends, TracesBackend
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings
@@ -85,6 +89,51 @@ def landings(home_dir: Path, backends: Backends, host: str | None, rounds: int, 
     return times
 
 
+def group_landings(home_dir: Path, host: str, bare: Path, writers: int, rounds: int, sources: int,
+                   per_source: int) -> tuple[float, float]:
+    """`writers` threads submitting `rounds` leaves each to one project on the git host, all at
+    once; (landings per second, pushes per landing) counted by the host's own hook."""
+    home = Home(home_dir)
+    home.save_settings(Settings(durable=False, fetch="offline"))
+    home = Home(home_dir)
+    catalogue = build_corpus(home, sources, per_source, per_source + 5)
+    attach_remote(home, SLUG, host)
+    token = home.identities.add("bench-agent", "bench-op", "agent", NOW)
+    work = []
+    for number in range(writers * rounds):
+        source_id, text = catalogue[number % sources]
+        leaf_id = f"extract-{number:04d}"
+        tip = home.project(SLUG).tip()
+        assert tip is not None
+        add_leaf(home, SLUG, LeafContract(
+            leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id), base_revision=tip,
+            may_write=default_write_rules("extract"), check="extract", created_at=NOW, created_by="planner",
+            expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
+        work.append(extract_submission(home, token, leaf_id, source_id, text, number % sources, per_source, 5))
+    pushes = bare / "pushes.log"
+    hook = bare / "hooks" / "post-receive"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho push >> {pushes}\n")
+    hook.chmod(0o755)
+    failures: list[str] = []
+
+    def writer(mine: list[Submission]) -> None:
+        for submission in mine:
+            verdict = submit(home, submission, now=NOW, fetcher=OfflineFetcher())
+            if verdict.outcome != "accepted":
+                failures.append(verdict.line())
+
+    threads = [threading.Thread(target=writer, args=(work[n::writers],)) for n in range(writers)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    if failures:
+        raise SystemExit(f"not accepted: {failures[0]}")
+    return len(work) / elapsed, len(pushes.read_text().splitlines()) / len(work)
+
+
 def s3_puts(endpoint: str, rounds: int) -> list[float]:
     client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
     body = os.urandom(64 * 1024)  # a typical bundle is tens of kB
@@ -105,6 +154,7 @@ def main() -> int:
     parser.add_argument("--sources", type=int, default=50)
     parser.add_argument("--findings", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--writers", type=int, default=4, help="threads submitting at once to one hosted project")
     args = parser.parse_args()
     per_source = max(1, args.findings // args.sources)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
@@ -114,7 +164,9 @@ def main() -> int:
         git_port, s3_port = free_port(), free_port()
         served = scratch / "served"
         subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(served / "a.git")], check=True)
-        subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(served / "b.git")], check=True)
+        for name in ("b", "c"):
+            subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(served / f"{name}.git")],
+                           check=True)
         daemon = start(["git", "daemon", "--reuseaddr", f"--base-path={served}", "--export-all",
                         "--enable=receive-pack", "--listen=127.0.0.1", f"--port={git_port}", str(served)], git_port)
         s3 = start([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(s3_port)], s3_port)
@@ -129,6 +181,9 @@ def main() -> int:
             remote = landings(scratch / "remote", s3_traces, f"git://127.0.0.1:{git_port}/b.git",
                               args.rounds, args.sources, per_source)
             puts = s3_puts(endpoint, args.rounds * 2)
+            group_per_s, pushes_per_landing = group_landings(
+                scratch / "group", f"git://127.0.0.1:{git_port}/c.git", served / "c.git", args.writers,
+                max(1, args.rounds // 2), args.sources, per_source)
         finally:
             daemon.terminate()
             s3.terminate()
@@ -138,10 +193,14 @@ def main() -> int:
               "s3_put_p50_ms": ms(puts)}
     for name in ("embedded", "git_host", "git_host_s3"):
         result[f"{name}_landings_per_s"] = round(1000 / result[f"{name}_p50_ms"], 1)
+    result.update({"writers": args.writers, "group_landings_per_s": round(group_per_s, 1),
+                   "pushes_per_landing": round(pushes_per_landing, 2)})
     print(f"one project, {args.rounds} accepted extract submissions each (fsync off):")
     for name in ("embedded", "git_host", "git_host_s3"):
         print(f"  {name:12} p50 {result[f'{name}_p50_ms']} ms  ({result[f'{name}_landings_per_s']} landings/s)")
     print(f"  S3 put of a 64 kB bundle: p50 {result['s3_put_p50_ms']} ms")
+    print(f"  git host, {args.writers} writers at once: {result['group_landings_per_s']} landings/s, "
+          f"{result['pushes_per_landing']} pushes per landing")
     print(json.dumps(result))
     return 0
 

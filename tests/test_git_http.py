@@ -66,6 +66,16 @@ def test_anyone_can_clone_and_fetch_the_tip(site: Site, tmp_path: Path) -> None:
     assert git(work, "fetch", "--quiet").returncode == 0
 
 
+def test_landings_staged_for_a_git_host_are_never_advertised(site: Site, tmp_path: Path) -> None:
+    repo = site.home.project(SLUG)
+    tip = repo.tip()
+    assert tip is not None
+    repo.move_staged(tip, repo.staged())  # as a project on a git host has, between its pushes
+    listed = git(tmp_path, "ls-remote", f"{site.server.url}/projects/{SLUG}.git")
+    assert listed.returncode == 0, listed.stderr
+    assert "refs/heads/main" in listed.stdout and "refs/rw/" not in listed.stdout
+
+
 def test_agents_never_push_and_strangers_are_asked_for_a_token(site: Site, tmp_path: Path) -> None:
     work = clone(site, tmp_path / "clone")
     commit_something(work)

@@ -117,22 +117,48 @@ def test_a_host_with_another_branch_is_not_attached(world: World, tmp_path: Path
     assert world.home.settings.backends.remotes == {}
 
 
-def test_a_writer_stopped_after_its_push_is_caught_up_with_the_host(world: World, tmp_path: Path) -> None:
+class _Killed(BaseException):
+    """Stands for kill -9 at a crash point: nothing after it runs."""
+
+
+def _kill_at(world: World, step: str) -> None:
+    def hook(at: str) -> None:
+        if at == step:
+            world.home.crash_point = lambda _at: None
+            raise _Killed(step)
+    world.home.crash_point = hook
+
+
+@pytest.mark.parametrize("step", ["pushed", "anchor"])
+def test_a_writer_stopped_after_its_push_is_caught_up_with_the_host(world: World, tmp_path: Path,
+                                                                    step: str) -> None:
     bare, url = _host(tmp_path)
     attach_remote(world.home, SLUG, url)
     world.leaf("extract-1")
-    before, anchor = world.tip(), world.home.read_anchor(SLUG)
-    assert anchor is not None
-    assert world.submit(world.extract("extract-1")).outcome == "accepted"
-    pushed = world.tip()
-    # As if the writer was killed after the host took its push, before its own branch and anchor moved.
-    _git("--git-dir", str(world.repo.path), "update-ref", "refs/heads/main", before)
-    world.home.write_anchor(SLUG, anchor)
-    with pytest.raises(RetryableError, match="one landing ahead"):
-        world.leaf("extract-2")
-    assert world.tip() == pushed and world.home.read_anchor(SLUG) is not None
-    world.leaf("extract-2")  # the retry lands, on top of the caught-up landing, once
-    assert _host_tip(bare) == world.tip() and world.repo.commit(world.tip()).parents[0].id == pushed
+    before = world.tip()
+    _kill_at(world, step)  # after the host took the push, before main (pushed) or the anchor (anchor) moved
+    with pytest.raises(_Killed):
+        world.submit(world.extract("extract-1"))
+    pushed = _host_tip(bare)
+    assert pushed != before and world.home.read_next_anchor(SLUG) is not None
+    world.leaf("extract-2")  # the next landing catches up with the host, then lands on top, once
+    assert _host_tip(bare) == world.tip() and str(world.repo.commit(world.tip()).parents[0].id) == pushed
+    assert world.home.read_next_anchor(SLUG) is None
+    anchor = world.home.read_anchor(SLUG)
+    assert anchor is not None and anchor.commit == world.tip()
+
+
+def test_a_writer_stopped_before_its_push_leaves_nothing_on_the_host(world: World, tmp_path: Path) -> None:
+    bare, url = _host(tmp_path)
+    attach_remote(world.home, SLUG, url)
+    world.leaf("extract-1")
+    before = world.tip()
+    _kill_at(world, "branch")
+    with pytest.raises(_Killed):
+        world.submit(world.extract("extract-1"))
+    assert _host_tip(bare) == before == world.tip()
+    world.leaf("extract-2")  # what the killed writer staged is published with it (nothing was acknowledged)
+    assert _host_tip(bare) == world.tip() and world.home.read_next_anchor(SLUG) is None
 
 
 def test_rw_host_puts_the_branch_on_the_host(world: World, tmp_path: Path) -> None:

@@ -8,6 +8,12 @@ verifier's ledger commit holding the row and any bookkeeping files, then the bra
 anchor, all or nothing. Inside `batch()` several landings are staged on one another and published
 by one branch move at the end, or not at all (a push of many commits is all-or-nothing).
 
+A project on a git host (config.json backends.remotes) publishes differently: under the lock the
+writer only stages its landings (refs/rw/staged), and when the block ends, with the lock let go,
+it waits until a compare-and-swap push has put them on the host and moved main and the anchor
+(verifier.pipeline.publishing, which pushes whatever is staged, many landings at once). The block
+returning means published; a block that raises leaves nothing it staged.
+
 Crash injection is a `crash_point` callable given to the writer (tests pass one that raises or
 kills); production passes nothing.
 
@@ -15,8 +21,9 @@ The check is incremental: every landing leaves tip == anchor.commit, so a write 
 the tip, the anchor and the ledger's last row (one segment read), not walk the history. The one
 legitimate gap, a writer killed after moving the branch but before writing the anchor, is closed
 here: a tip exactly one landing ahead of the anchor, whose ledger row continues the anchor's chain,
-is caught up. Anything else is a history someone else wrote; `rw ledger --verify` names it, and
-`rw repair` (a ledger row itself) is the way out.
+is caught up, and so is a tip at the anchor a publish of several landings recorded in
+`<slug>.next.json` before it moved the branch. Anything else is a history someone else wrote;
+`rw ledger --verify` names it, and `rw repair` (a ledger row itself) is the way out.
 """
 
 from __future__ import annotations
@@ -37,16 +44,16 @@ from verifier.formats.ledger import LedgerRow, row_hash
 from verifier.pipeline.instances import hold_lease
 from verifier.pipeline.landing import Contribution, Landed, message
 from verifier.pipeline.ledger import append_row, ledger_head
+from verifier.pipeline.publishing import publish
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
-from verifier.store.remote import push_branch, remote_tip
 from verifier.version import verifier_version
 
 CrashPoint = Callable[[str], None]
 CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable steps of a landing, in order
 # Git's own lock files a killed writer can leave; only ever removed under the project's lock.
-_GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock")
+_GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock", "refs/rw/staged.lock")
 QUARANTINE_MAX_AGE_S = 6 * 3600  # far longer than any push's hook may take
 
 
@@ -83,7 +90,7 @@ def clean_leftovers(home: Home, slug: str, path: Path, *, sweep_objects: bool = 
     candidates = [path / name for name in _GIT_LOCKS]
     if sweep_objects:
         candidates += list(path.glob("objects/*/tmp_obj_*")) + list(path.glob("objects/pack/tmp_*"))
-    anchor = home.anchor_path(slug)
+    anchor = home.anchor_path(slug)  # (next.json is the publisher's: verifier.pipeline.publishing)
     candidates += list(anchor.parent.glob(f".{anchor.name}.*.tmp"))
     for leftover in candidates:
         with contextlib.suppress(FileNotFoundError):
@@ -123,6 +130,10 @@ class ProjectWriter:
         self._published: str | None = self.tip
         self._batch: _Batch | None = None
         self.cleaned: list[str] = []  # what this writer removed that a killed one had left
+        # On a git host: landings are staged, and published when the writer's block ends.
+        self.hosted = slug in home.settings.backends.remotes
+        self._staged_head: str | None = self.tip  # where refs/rw/staged points
+        self._staged_by_me: str | None = None
 
     # opening --------------------------------------------------------------------------------------
 
@@ -140,11 +151,19 @@ class ProjectWriter:
             writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
             writer.cleaned = cleaned
             writer._check_history()
+            if writer.hosted:
+                writer._adopt_staged()
+            opened_at = writer.tip
             marker.touch()
             try:
                 yield writer
+            except BaseException:
+                writer._unstage(opened_at)
+                raise
             finally:
                 marker.unlink(missing_ok=True)
+        if writer._staged_by_me is not None:  # the lock is let go: others stage while this one waits
+            publish(home, slug, writer._staged_by_me, crash_point=writer.crash_point)
 
     @classmethod
     @contextlib.contextmanager
@@ -156,8 +175,10 @@ class ProjectWriter:
             if path.exists():
                 raise ConflictError(f"project {slug} already exists at {path}")
             repo = ProjectRepo.create(path)
+            writer = cls(home, slug, repo, crash_point=crash_point or home.crash_point)
+            writer.hosted = False  # a new project is put on a git host afterwards (`rw host`)
             try:
-                yield cls(home, slug, repo, crash_point=crash_point or home.crash_point)
+                yield writer
             except BaseException:
                 shutil.rmtree(path, ignore_errors=True)
                 raise
@@ -192,6 +213,13 @@ class ProjectWriter:
             if (head_seq - 1, head_hash) != (anchor.seq, anchor.row_hash):
                 raise self._broken(f"its ledger at the tip ends at row {head_seq - 1}, not at the row the anchor "
                                    f"recorded ({anchor.seq}): a ledger row was edited")
+            return
+        going = self.home.read_next_anchor(self.slug)
+        if going is not None and going.commit == tip and (head_seq - 1, head_hash) == (going.seq, going.row_hash) \
+                and self.repo.is_ancestor(anchor.commit, tip):
+            if catch_up:  # a publish of several landings moved the branch and was stopped before the anchor
+                self.home.write_anchor(self.slug, going)
+                self.home.write_next_anchor(self.slug, None)
             return
         self._catch_up(anchor, tip, head_seq, head_hash, write=catch_up)
 
@@ -273,47 +301,46 @@ class ProjectWriter:
             message=message(subject, row_json, {"Verifier-Version": verifier_version()}), when=now)
         return Landed(row, commit_id, ledger_commit, line)
 
-    def _publish(self, row: LedgerRow, tip: str, line: bytes | None) -> None:
+    def _publish(self, row: LedgerRow, tip: str, line: bytes | None, *, several: bool = False) -> None:
+        assert line is not None
+        anchor = Anchor(row.seq, row_hash(line), tip)
+        if self.hosted:  # staged here, pushed when the block ends (verifier.pipeline.publishing)
+            try:
+                self.repo.move_staged(tip, self._staged_head)
+            except (OSError, pygit2.GitError) as exc:
+                raise _retryable(exc) from exc
+            self._staged_head = self._staged_by_me = tip
+            return
+        if several:  # the one-landing catch-up cannot see past the first: say where the branch goes
+            self.home.write_next_anchor(self.slug, anchor)
         self.crash_point("branch")
-        self._push_to_host(tip)
         try:
             self.repo.move_branch(tip, self._published)
         except (OSError, pygit2.GitError) as exc:
             raise _retryable(exc) from exc
         self._published = tip
         self.crash_point("anchor")
-        assert line is not None
-        self.home.write_anchor(self.slug, Anchor(row.seq, row_hash(line), tip))
+        self.home.write_anchor(self.slug, anchor)
+        if several:
+            self.home.write_next_anchor(self.slug, None)
 
-    def _push_to_host(self, tip: str) -> None:
-        """With a git host (config.json backends.remotes): move the host's branch first, by a
-        compare-and-swap push from where this writer last published; if the host moved, nothing
-        lands anywhere and nothing is acknowledged (docs/deploy.md). The host is not read on open:
-        the push's lease is the check, so a landing costs one round trip to the host."""
-        url = self.home.settings.backends.remotes.get(self.slug)
-        if url is None:
+    def _adopt_staged(self) -> None:
+        """Land on top of what is staged for the host's next push (when it builds on main);
+        anything else staged was left behind by a take-over and is dropped."""
+        staged, main = self.repo.staged(), self.tip
+        if main is None or staged == main:
             return
-        try:
-            push_branch(self.repo.path, url, tip, self._published, slug=self.slug)
-        except HistoryBrokenError:
-            self._resync_from_host(url)
-            raise
+        if staged is not None and self.repo.is_ancestor(main, staged):
+            self.tip = self._staged_head = staged
+        else:
+            self.repo.move_staged(main, staged)
 
-    def _resync_from_host(self, url: str) -> None:
-        """The one legitimate way the host is ahead: a writer killed after its push but before its
-        own branch move left our commit there. The local branch catches up to it (the history
-        check verifies it is exactly one landing ahead) and the caller is told to try again;
-        anything else on the host is a foreign commit, refused until a person repairs."""
-        there = remote_tip(self.repo.path, url)
-        base = self._published
-        if there is None or base is None or there == base or not self.repo.has_object(there) \
-                or not self.repo.is_ancestor(base, there):
-            return
-        self.repo.move_branch(there, base)
-        self.tip = self._published = there
-        self._check_history()
-        raise RetryableError("the project's git host was one landing ahead (a writer was stopped after its push); "
-                             "caught up with it; nothing of this attempt was kept: try again")
+    def _unstage(self, opened_at: str | None) -> None:
+        """The block raised: what this writer staged is not published (nor acknowledged)."""
+        if self._staged_by_me is not None and opened_at is not None:
+            with contextlib.suppress(ConflictError, OSError, pygit2.GitError):
+                self.repo.move_staged(opened_at, self._staged_by_me)
+            self._staged_by_me = None
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[list[Landed]]:
@@ -327,7 +354,7 @@ class ProjectWriter:
             self._batch = None
             if batch.landed:
                 last = batch.landed[-1]
-                self._publish(last.row, last.tip, last.line)
+                self._publish(last.row, last.tip, last.line, several=len(batch.landed) > 1)
         except BaseException:
             self.tip = batch.start
             raise

@@ -112,6 +112,8 @@ def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | Non
         "CONTENT_TYPE": request.headers.get("content-type", ""),
         "REMOTE_ADDR": request.client.host if request.client else "",
         "HOME": str(root),
+        # Landings staged for a git host's next push (refs/rw/) are not history yet: never served.
+        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "transfer.hideRefs", "GIT_CONFIG_VALUE_0": "refs/rw/",
     }
     for header, name in (("content-length", "CONTENT_LENGTH"), ("content-encoding", "HTTP_CONTENT_ENCODING"),
                          ("git-protocol", "GIT_PROTOCOL")):
@@ -120,7 +122,7 @@ def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | Non
             env[name] = value
     if token is not None:
         env.update({"RW_PUSH_TOKEN": token, "REMOTE_USER": str(request.state.actor),
-                    "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.receivepack", "GIT_CONFIG_VALUE_0": "true"})
+                    "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_1": "http.receivepack", "GIT_CONFIG_VALUE_1": "true"})
     return env
 
 

@@ -36,6 +36,7 @@ from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityErro
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
 from verifier.gitdoor.hooks import ensure_hooks
+from verifier.pipeline.publishing import publish_leftovers
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.board import ContractCache
 from verifier.service.journal import Journal, Record
@@ -84,7 +85,8 @@ def _remove(path: Path, report: RecoveryReport, home: Home) -> None:
 
 def _check_project(home: Home, slug: str, report: RecoveryReport) -> None:
     """Open the project's writer once: it removes what a killed writer left, catches the anchor up
-    with a landing whose anchor write was cut short, and refuses a history someone else wrote."""
+    with a landing whose anchor write was cut short, and refuses a history someone else wrote;
+    then publishes what a killed writer staged for the project's git host."""
     before = home.read_anchor(slug)
     try:
         with ProjectWriter.open(home, slug) as writer:
@@ -92,6 +94,9 @@ def _check_project(home: Home, slug: str, report: RecoveryReport) -> None:
             # Under the lock: what refused and crashed attempts left is dropped, so no copy carries it.
             if (problem := prune_unreachable(writer.repo.path)) is not None:
                 report.problems.append(f"{slug}: {problem}")
+        # On a git host: what a killed writer staged goes to the host now, or is dropped, so the
+        # attempts settled below find their rows on main or nowhere (the lease was just taken).
+        publish_leftovers(home, slug)
     except HistoryBrokenError as exc:
         report.problems.append(f"{slug}: {exc}")
         return

@@ -14,6 +14,9 @@ import pygit2
 from verifier.errors import ConflictError, NotFound
 
 BRANCH = "refs/heads/main"
+# A project on a git host: landings waiting for the next push (verifier.pipeline.publishing). Never
+# served to clients (service.githttp hides refs/rw/), never pushed.
+STAGED = "refs/rw/staged"
 VERIFIER_NAME = "ResearchWiki Verifier"
 VERIFIER_EMAIL = "verifier@researchwiki.invalid"
 _BLOB = pygit2.enums.FileMode.BLOB
@@ -241,13 +244,27 @@ class ProjectRepo:
         Callers hold the project's writer lock, so the comparison cannot race another writer of
         ours; the check still catches anything else that moved the branch under us.
         """
-        current = self.tip()
+        self._move(BRANCH, new, expected)
+
+    def staged(self) -> str | None:
+        """Where the staged landings end (a project on a git host), None when nothing is staged."""
+        try:
+            return str(self.repo.references[STAGED].target)
+        except KeyError:
+            return None
+
+    def move_staged(self, new: str, expected: str | None) -> None:
+        """Point refs/rw/staged at `new` if it still points at `expected` (compare-and-swap)."""
+        self._move(STAGED, new, expected)
+
+    def _move(self, ref: str, new: str, expected: str | None) -> None:
+        current = self.tip() if ref == BRANCH else self.staged()
         if current != expected:
-            raise ConflictError(f"branch moved from {expected} to {current} during the write")
+            raise ConflictError(f"{ref} moved from {expected} to {current} during the write")
         if expected is None:
-            self.repo.references.create(BRANCH, pygit2.Oid(hex=new))
+            self.repo.references.create(ref, pygit2.Oid(hex=new))
         else:
-            self.repo.references[BRANCH].set_target(pygit2.Oid(hex=new), "researchwiki verifier")
+            self.repo.references[ref].set_target(pygit2.Oid(hex=new), "researchwiki verifier")
 
     def changed_paths(self, old: str, new: str) -> list[str]:
         """Paths whose content differs between two commits (for replay and reverts)."""

@@ -5,7 +5,9 @@
       identities.json             agents and people, hashed tokens
       projects/<slug>.git         bare project repositories (agents clone these)
       projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
+      projects/<slug>.next.json   the anchor a publish of several landings is moving to (until it is)
       locks/<slug>.lock           one writer per project (<slug>.writing: one is open, or was killed)
+      locks/<slug>.publish.lock   one push to the project's git host at a time
       traces/<trace_id>/          the private trace store
       cache/text/                 derived source text, keyed by blob and extractor version
 """
@@ -125,6 +127,30 @@ class Home:
     def write_anchor(self, slug: str, anchor: Anchor) -> None:
         body = {"seq": anchor.seq, "row_hash": anchor.row_hash, "commit": anchor.commit}
         write_atomic(self.anchor_path(slug), json.dumps(body).encode(), durable=self.settings.durable)
+
+    def publish_lock_path(self, slug: str) -> Path:
+        return self.root / "locks" / f"{check_slug(slug)}.publish.lock"
+
+    def next_anchor_path(self, slug: str) -> Path:
+        return self.root / "projects" / f"{check_slug(slug)}.next.json"
+
+    def read_next_anchor(self, slug: str) -> Anchor | None:
+        """The anchor an unfinished publish was moving to (verifier.pipeline.publishing)."""
+        path = self.next_anchor_path(slug)
+        if not path.exists():
+            return None
+        data = json.loads(path.read_bytes())
+        return Anchor(int(data["seq"]), str(data["row_hash"]), str(data["commit"]))
+
+    def write_next_anchor(self, slug: str, anchor: Anchor | None) -> None:
+        """Record (or, with None, forget) the anchor a publish is moving to; written durably before
+        the branch moves, so a writer killed between the two is caught up, not refused."""
+        path = self.next_anchor_path(slug)
+        if anchor is None:
+            path.unlink(missing_ok=True)
+            return
+        body = {"seq": anchor.seq, "row_hash": anchor.row_hash, "commit": anchor.commit}
+        write_atomic(path, json.dumps(body).encode(), durable=self.settings.durable)
 
     def source_text(self, blob_id: str, data: bytes, media_type: str) -> str:
         """The derived text of retained bytes, cached by blob id and extractor version."""
