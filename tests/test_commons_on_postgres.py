@@ -5,6 +5,7 @@ delivered exactly once — against a throwaway cluster the test starts on loopba
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -153,3 +154,42 @@ def test_one_instance_holds_a_project_lease_until_it_expires(dsn: str) -> None:
         assert third is not None and third.fencing == 3
     finally:
         db.close()
+
+
+def test_scoped_writes_run_beside_each_other_but_never_beside_an_unscoped_one(dsn: str) -> None:
+    holding, done = threading.Event(), threading.Event()
+    finished: dict[str, float] = {}
+
+    def hold(scope: str | None) -> None:
+        db = PgDatabase(dsn)
+        try:
+            with db.write(scope):
+                holding.set()
+                done.wait(5)
+        finally:
+            db.close()
+
+    def write(name: str, scope: str | None) -> None:
+        db = PgDatabase(dsn)
+        try:
+            with db.write(scope):
+                finished[name] = time.monotonic()
+        finally:
+            db.close()
+
+    holder = threading.Thread(target=hold, args=("claim:p/leaf-1",))
+    holder.start()
+    assert holding.wait(5)
+    writers = [threading.Thread(target=write, args=(name, scope)) for name, scope in
+               (("other scope", "claim:p/leaf-2"), ("same scope", "claim:p/leaf-1"), ("unscoped", None))]
+    for thread in writers:
+        thread.start()
+    time.sleep(0.5)
+    assert set(finished) == {"other scope"}  # the same scope and the unscoped writer wait
+    released = time.monotonic()
+    done.set()
+    holder.join(5)
+    for thread in writers:
+        thread.join(5)
+    assert set(finished) == {"other scope", "same scope", "unscoped"}
+    assert finished["same scope"] >= released and finished["unscoped"] >= released

@@ -25,7 +25,10 @@ class CommonsDB(Protocol):
     """The seam every user of the Commons database goes through: this SQLite `Database`, or
     `verifier.commons.pgdb.PgDatabase` on PostgreSQL (chosen by `verifier.commons.backend`)."""
 
-    def write(self) -> AbstractContextManager[Any]: ...
+    # `scope`: the rows the transaction's check-then-write concerns (a claim's leaf, a lease's
+    # project, an idempotency key); transactions of different scopes may run at once where the
+    # database allows it (PostgreSQL), and every unscoped one runs alone.
+    def write(self, scope: str | None = None) -> AbstractContextManager[Any]: ...
     def read(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]: ...
     def ensure(self, schema: str) -> None: ...
     def close(self) -> None: ...
@@ -53,7 +56,7 @@ class Database:
         return conn
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self, scope: str | None = None) -> Iterator[sqlite3.Connection]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
         conn = self.connection()
         conn.execute("BEGIN IMMEDIATE")

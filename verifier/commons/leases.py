@@ -6,7 +6,7 @@ on every change of holder (a writer can stamp its work with it). Expiry uses the
 the one clock every instance shares. The git host's compare-and-swap push is the second fence: an
 instance that lost its lease while paused pushes from an old tip and is refused.
 
-Built and tested; not yet wired into the service (docs/deploy.md, "Several verifier instances").
+Taken and renewed by verifier.pipeline.instances (docs/deploy.md, "Several verifier instances").
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Lease:
 def acquire(db: PgDatabase, project: str, holder: str, address: str, *, ttl_s: float) -> Lease | None:
     """Take or renew `project`'s lease for `ttl_s` seconds; None when another instance holds it."""
     db.ensure("")
-    with db.write() as conn:
+    with db.write(f"lease:{project}") as conn:
         row = conn.execute(_TAKE, (project, holder, address, ttl_s)).fetchone()
     return Lease(project, holder, address, int(row["fencing"])) if row is not None else None
 
@@ -54,6 +54,6 @@ def release(db: PgDatabase, project: str, holder_id: str) -> bool:
     """Give a lease back (a clean shutdown), so another instance need not wait for its expiry. The
     row stays, expired, so the next holder's fence is still higher than every earlier one."""
     db.ensure("")
-    with db.write() as conn:
+    with db.write(f"lease:{project}") as conn:
         return bool(conn.execute("UPDATE project_leases SET expires_at = 0 WHERE project = ? AND holder = ? "
                                  "AND expires_at > 0", (project, holder_id)).rowcount > 0)

@@ -58,7 +58,7 @@ class LocalCommons:
     # claims -----------------------------------------------------------------------------------
 
     def claim(self, project: str, leaf_id: str, agent: str, *, until: datetime, now: datetime) -> Claim:
-        with self.db.write() as conn:
+        with self.db.write(f"claim:{project}/{leaf_id}") as conn:
             row = conn.execute("SELECT agent, expires_at FROM claims WHERE project = ? AND leaf_id = ?",
                                (project, leaf_id)).fetchone()
             if row is not None and row["agent"] != agent and row["expires_at"] > epoch(now):
@@ -74,7 +74,7 @@ class LocalCommons:
         return Claim(project, leaf_id, agent, now, until)
 
     def release(self, project: str, leaf_id: str, agent: str, *, now: datetime) -> bool:
-        with self.db.write() as conn:
+        with self.db.write(f"claim:{project}/{leaf_id}") as conn:
             cursor = conn.execute(
                 "DELETE FROM claims WHERE project = ? AND leaf_id = ? AND agent = ? AND expires_at > ?",
                 (project, leaf_id, agent, epoch(now)),
@@ -82,7 +82,7 @@ class LocalCommons:
             return bool(cursor.rowcount > 0)
 
     def close_leaf(self, project: str, leaf_id: str) -> None:
-        with self.db.write() as conn:
+        with self.db.write(f"claim:{project}/{leaf_id}") as conn:
             conn.execute("DELETE FROM claims WHERE project = ? AND leaf_id = ?", (project, leaf_id))
 
     def claims(self, project: str, *, now: datetime) -> dict[str, Claim]:

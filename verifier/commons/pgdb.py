@@ -10,7 +10,10 @@ Exactly-once under several service instances: every write transaction first take
 transaction-scoped advisory lock, as SQLite's `BEGIN IMMEDIATE` takes its write lock. So the
 check-then-write steps of claims, the journal's idempotency keys and the notifier's cursor
 compare-and-set stay serial across processes and machines, and message ids grow in commit order (an
-inbox read `after` an id never skips a message committed later under a smaller id).
+inbox read `after` an id never skips a message committed later under a smaller id). The hot
+single-subject writes (a claim, a journal row, a project lease) name a scope: they take the lock
+shared plus a lock of their own subject, so they run beside each other, and still never beside an
+unscoped writer (messages, the cursor, outage extensions).
 """
 
 from __future__ import annotations
@@ -98,12 +101,17 @@ class PgDatabase:
         return conn
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[Transaction]:
-        """A write transaction, serial with every other writer: committed when the block ends,
-        rolled back if it raises."""
+    def write(self, scope: str | None = None) -> Iterator[Transaction]:
+        """A write transaction, committed when the block ends, rolled back if it raises. Unscoped:
+        serial with every other writer. Scoped: serial with the writers of the same scope and with
+        every unscoped one (the write lock is taken shared), beside those of other scopes."""
         conn = self.connection()
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            if scope is None:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            else:
+                conn.execute("SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                             (WRITE_LOCK, scope))
             yield Transaction(conn)
 
     def read(self, sql: str, params: tuple[object, ...] = ()) -> list[Row]:

@@ -2,6 +2,13 @@
 a project it holds the project's lease (verifier.commons.leases); when it takes a project over
 from another instance (a new fence), it first brings its local cache to the host's branch.
 
+A lease is renewed by the writes themselves (at most every third of its length) and, between
+them, by `keep_leases` (a thread in each service worker), so a busy holder never loses a project
+while it lives; a project nobody wrote here for IDLE_S is let go, so it can move to whichever
+instance writes it next. An instance that does not hold a project's lease reads it from a cache
+refreshed from the host at most every READ_FRESH_S (`fresh_for_reading`), and the service forwards
+its writes to the holder (verifier.service.forwarding).
+
 Nothing happens without `backends.instance` in config.json (the embedded default: one instance).
 Trusting the host's branch on take-over is sound because only verifiers move it, each by a
 compare-and-swap push from the tip it last published; the anchor is rebuilt from the ledger there.
@@ -9,6 +16,7 @@ compare-and-swap push from the tip it last published; the anchor is rebuilt from
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import threading
@@ -18,20 +26,38 @@ from typing import TYPE_CHECKING
 from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.pipeline.ledger import ledger_head
 from verifier.store.backends import commons_dsn
-from verifier.store.files import write_atomic
+from verifier.store.files import exclusive_lock, write_atomic
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Anchor, Home
 from verifier.store.remote import BRANCH_REF
 
 if TYPE_CHECKING:
+    from verifier.commons.leases import Lease
     from verifier.commons.pgdb import PgDatabase
 
+log = logging.getLogger("rw.service")
 # A lease renewed less than this share of its length ago is not renewed again: the writer's lock
 # is held while the lease is checked, and a round trip per landing would be paid under it.
 RENEW_AFTER = 1 / 3
-_databases: dict[tuple[int, str], PgDatabase] = {}  # one per process (a fork gets its own) and DSN
+IDLE_S = 30.0  # a project not written here for this long is let go (its lease runs out)
+READ_FRESH_S = 1.0  # how stale a non-holder's cache may be when it answers a read
+HOLDER_FRESH_S = 0.5  # how long a read of who holds a lease is trusted (routing, reads)
+_databases: dict[tuple[int, str], PgDatabase] = {}  # one per process and DSN
 _renewed: dict[tuple[str, str, str], tuple[int, float]] = {}  # (home, slug, instance) -> fence, when
+_written: dict[tuple[str, str, str], float] = {}  # (home, slug, instance) -> last write here
+_holders: dict[tuple[str, str], tuple[float, Lease | None]] = {}  # (home, slug) -> read at, lease
+_refreshed: dict[tuple[str, str], float] = {}  # (home, slug) -> last refresh from the host
 _guard = threading.Lock()
+
+
+def _forget_in_child() -> None:
+    """A forked service worker starts with no leases, no connections, nothing read: what its
+    parent (start-up recovery) held is not its to renew."""
+    for state in (_databases, _renewed, _written, _holders, _refreshed):
+        state.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _database(dsn: str) -> PgDatabase:
@@ -54,6 +80,7 @@ def hold_lease(home: Home, slug: str) -> None:
     from verifier.commons import leases  # noqa: PLC0415 - psycopg only for several instances
 
     key = (str(home.root), slug, backends.instance)
+    _written[key] = time.monotonic()
     fresh = _renewed.get(key)
     if fresh is not None and time.monotonic() - fresh[1] < backends.lease_s * RENEW_AFTER:
         return  # held, and for at least two thirds of its length still
@@ -71,6 +98,79 @@ def hold_lease(home: Home, slug: str) -> None:
         resync(home, slug)
         write_atomic(fence_file, f"{lease.fencing}\n".encode(), durable=home.settings.durable)
     _renewed[key] = (lease.fencing, renewed_at)  # only once the cache is the host's
+
+
+def keep_leases(home: Home, stop: threading.Event) -> None:
+    """Renew, every third of a lease's length until `stop`, the leases this process holds on
+    projects it wrote in the last IDLE_S; forget the others. Runs in a service worker's thread."""
+    backends = home.settings.backends
+    if backends.instance is None:
+        return
+    from verifier.commons import leases  # noqa: PLC0415 - psycopg only for several instances
+
+    every = backends.lease_s * RENEW_AFTER
+    while not stop.wait(every):
+        for key, (fence, _at) in list(_renewed.items()):
+            if key[0] != str(home.root) or key[2] != backends.instance:
+                continue
+            if time.monotonic() - _written.get(key, 0.0) > IDLE_S:
+                _renewed.pop(key, None)  # let go: whoever writes it next takes it
+                continue
+            try:
+                lease = leases.acquire(_database(commons_dsn(backends.commons)), key[1], backends.instance,
+                                       backends.instance_address, ttl_s=backends.lease_s)
+            except Exception as exc:  # the database is away: the next write renews the lease, or fails
+                log.warning("renewing the lease of %s failed: %s", key[1], exc)
+                continue
+            if lease is None or lease.fencing != fence:
+                _renewed.pop(key, None)  # lost it meanwhile: the next write here resyncs first
+            else:
+                _renewed[key] = (fence, time.monotonic())
+
+
+def holder_elsewhere(home: Home, slug: str) -> Lease | None:
+    """The live lease of `slug` when another instance holds it (read at most every HOLDER_FRESH_S);
+    None when this instance holds it, nobody does, or there is only one instance."""
+    instance = home.settings.backends.instance
+    if instance is None:
+        return None
+    lease = _holder(home, slug, fresh_s=HOLDER_FRESH_S)
+    return lease if lease is not None and lease.holder != instance else None
+
+
+def _holder(home: Home, slug: str, *, fresh_s: float) -> Lease | None:
+    from verifier.commons import leases  # noqa: PLC0415 - psycopg only for several instances
+
+    key = (str(home.root), slug)
+    seen = _holders.get(key)
+    if seen is None or time.monotonic() - seen[0] > fresh_s:
+        seen = (time.monotonic(), leases.holder(_database(commons_dsn(home.settings.backends.commons)), slug))
+        _holders[key] = seen
+    return seen[1]
+
+
+def fresh_for_reading(home: Home, slug: str) -> None:
+    """Before a read of a project on a git host that this instance does not write: bring the
+    cache to the host's branch, at most every READ_FRESH_S (the holder's own cache is the truth:
+    it may be ahead of the host, by what it is publishing, never behind)."""
+    backends = home.settings.backends
+    if backends.instance is None or slug not in backends.remotes:
+        return
+    key = (str(home.root), slug)
+    if time.monotonic() - _refreshed.get(key, 0.0) < READ_FRESH_S:
+        return
+    held = _holder(home, slug, fresh_s=HOLDER_FRESH_S)
+    if held is not None and held.holder == backends.instance:
+        return
+    with exclusive_lock(home.lock_path(slug)):
+        held = _holder(home, slug, fresh_s=0.0)  # under the lock, as the writers see it
+        if held is not None and held.holder == backends.instance:
+            return
+        try:
+            resync(home, slug)
+        except (RetryableError, HistoryBrokenError) as exc:  # the read is answered from the cache as it is
+            log.warning("refreshing %s from its git host failed: %s", slug, exc)
+    _refreshed[key] = time.monotonic()
 
 
 def resync(home: Home, slug: str) -> None:

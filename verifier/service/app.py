@@ -5,6 +5,9 @@ this service (421), anything that looks like a token in the URL (400), an Origin
 a browser's cross-site side effect (403). It also writes the access log: method, path, status,
 time and the authenticated agent; never a header, never a query string, never a token.
 
+Behind the guard, with several instances, a project's writes go to the instance holding its lease
+(verifier.service.forwarding), and each worker keeps its leases renewed between writes.
+
 `worker_app` is what granian imports in each worker process (`rw serve`); `create_app` builds the
 same application from a config, for tests.
 """
@@ -28,12 +31,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from verifier.pipeline.instances import keep_leases
 from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.agent_routes import AGENT_ROUTES
 from verifier.service.auth import host_name, origin_allowed, token_in_url
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service, clock
 from verifier.service.errors import ApiError, error_response
+from verifier.service.forwarding import Forwarder
 from verifier.service.outage import Heartbeat
 from verifier.service.routes import ROUTES
 from verifier.service.warm import WARM_ROUTES
@@ -115,25 +120,38 @@ def _beat(heartbeat: Heartbeat, every_s: float, stop: threading.Event) -> None:
 
 
 def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp:
+    built: list[Service] = [service] if service is not None else []
+
+    def the_service() -> Service:
+        if not built:
+            built.append(Service(config))
+        return built[0]
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        app.state.service = svc = service or Service(config)
+        app.state.service = svc = the_service()
         heartbeat = Heartbeat(svc.db)
         stop = threading.Event()
-        beater = threading.Thread(target=_beat, args=(heartbeat, config.heartbeat_s, stop), daemon=True,
-                                  name="rw-heartbeat")
-        beater.start()
+        threads = [threading.Thread(target=_beat, args=(heartbeat, config.heartbeat_s, stop), daemon=True,
+                                    name="rw-heartbeat"),
+                   # several instances: this worker's project leases stay renewed between writes
+                   threading.Thread(target=keep_leases, args=(svc.home, stop), daemon=True, name="rw-leases")]
+        for thread in threads:
+            thread.start()
         try:
             yield
         finally:
             stop.set()
-            beater.join(timeout=5)
+            for thread in threads:
+                thread.join(timeout=5)
             with contextlib.suppress(Exception):
                 heartbeat.beat(clock(), stopped=True)
 
     app = Starlette(routes=[*AGENT_ROUTES, *WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
         ApiError: api_error, HTTPException: http_error, Exception: internal_error})
-    return Guard(app, config)
+    forwarder = Forwarder(app, lambda: the_service().home, idle_s=config.body_idle_timeout_s,
+                          total_s=config.body_timeout_s)
+    return Guard(forwarder, config)
 
 
 def _exit_with_parent(parent: int) -> None:

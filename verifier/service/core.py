@@ -35,6 +35,7 @@ from verifier.formats.ledger import row_line
 from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.digest import digest
+from verifier.pipeline.instances import fresh_for_reading
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
 from verifier.service.board import BoardLeaf, ContractCache, board, leaf_state
@@ -112,6 +113,7 @@ class Service:
         if not SLUG_RE.match(slug):
             raise ApiError(404, "no_project", f"there is no project {slug[:70]!r}")
         try:
+            fresh_for_reading(self.home, slug)  # several instances: a cache this instance does not write
             return self.home.project(slug)
         except NotFound as exc:
             raise ApiError(404, "no_project", f"there is no project {slug!r}") from exc

@@ -95,7 +95,7 @@ class Journal:
         refused as retryable with nothing kept) is run again under the same key: the client never had
         a verdict for it.
         """
-        with self.db.write() as conn:
+        with self.db.write(f"journal:{agent}:{key or ''}") as conn:
             if key is not None:
                 row = conn.execute("SELECT * FROM submissions WHERE agent = ? AND idempotency_key = ?",
                                    (agent, key)).fetchone()
@@ -118,7 +118,7 @@ class Journal:
 
     def finish(self, submission_id: str, verdict: dict[str, Any], *, now: datetime, state: State = "done",
                recovered: bool = False) -> None:
-        with self.db.write() as conn:
+        with self.db.write(f"journal-row:{submission_id}") as conn:
             conn.execute("UPDATE submissions SET state = ?, verdict = ?, finished_at = ?, recovered = ? WHERE id = ?",
                          (state, json.dumps(verdict, sort_keys=True), epoch(now), int(recovered), submission_id))
 

@@ -1,0 +1,130 @@
+"""Several instances (docs/deploy.md): a write for a project whose lease another live instance
+holds goes to that instance. Reads are answered here (verifier.pipeline.instances keeps a
+non-holder's cache fresh from the git host).
+
+- A submission (POST /projects/{slug}/leaves/{leaf}/submissions) is forwarded: the body is read
+  here (within the same caps and time limits as the endpoint's own), sent to the holder's address
+  with `X-RW-Forwarded-By: <this instance>`, and the holder's answer relayed as it came.
+- A person's git push is redirected: the discovery request
+  (GET /projects/{slug}.git/info/refs?service=git-receive-pack) answers 307 with the holder's URL,
+  and git sends the push itself there (git follows redirects of that first request).
+
+A forwarded request is never forwarded again: an instance that receives one for a project it does
+not hold answers as if alone (its writer refuses with 503 naming the holder; the client retries).
+A holder that does not answer is a 503 too: its lease runs out within lease_s and the next write
+is taken by an instance that is alive.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from verifier.pipeline.instances import holder_elsewhere
+from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
+from verifier.service.limits import MAX_FORM_BYTES, chunks, declared_length, too_large
+from verifier.store.home import Home
+
+FORWARDED_BY = "x-rw-forwarded-by"
+FORWARD_TIMEOUT_S = 300.0  # a submission's whole verdict, on a loaded holder
+_SUBMISSION = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})/leaves/[^/]{1,64}/submissions$")
+_PUSH_DISCOVERY = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})\.git/info/refs$")
+# Hop-by-hop headers (RFC 9110 §7.6.1) and the ones this relay sets itself.
+_NOT_RELAYED = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
+                          "proxy-authorization", "proxy-authenticate", "host", "content-length", FORWARDED_BY})
+log = logging.getLogger("rw.service")
+
+
+@dataclass(frozen=True)
+class Relayed:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+class Forwarder:
+    """ASGI middleware in front of the routes: sends a project's writes to its lease holder."""
+
+    def __init__(self, app: ASGIApp, home: Callable[[], Home], *, idle_s: float, total_s: float) -> None:
+        self.app = app
+        self.home = home
+        self.idle_s, self.total_s = idle_s, total_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.home().settings.backends.instance is None:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        path, method = scope.get("path", ""), scope["method"]
+        submission = _SUBMISSION.match(path) if method == "POST" else None
+        discovery = _PUSH_DISCOVERY.match(path) if method == "GET" and \
+            request.query_params.get("service") == "git-receive-pack" else None
+        found = submission or discovery
+        if found is None or FORWARDED_BY in request.headers:
+            await self.app(scope, receive, send)
+            return
+        slug = found["slug"]
+        lease = await run_in_threadpool(holder_elsewhere, self.home(), slug)
+        if lease is None or not lease.address.startswith(("http://", "https://")):
+            await self.app(scope, receive, send)
+            return
+        where = lease.address.rstrip("/")
+        if discovery is not None:
+            await error_response(ApiError(
+                307, "written_elsewhere", f"project {slug} is written by instance {lease.holder}: push there",
+                headers={"location": f"{where}{path}?{scope.get('query_string', b'').decode('latin-1')}"},
+            ))(scope, receive, send)
+            return
+        try:
+            body = await self._body(request)
+            relayed = await run_in_threadpool(relay, where, request, body, self.home().settings.backends.instance)
+        except ApiError as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        except (OSError, http.client.HTTPException) as exc:
+            log.warning("forwarding a write of %s to %s failed: %s", slug, where, exc)
+            await error_response(ApiError(
+                503, "retry_later", f"project {slug} is written by instance {lease.holder} ({where}), which did not "
+                                    "answer; nothing was kept: try again (its lease runs out if it is gone)",
+                headers={"retry-after": "1"}))(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": relayed.status,
+                    "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in relayed.headers]
+                    + [(b"content-length", str(len(relayed.body)).encode())]})
+        await send({"type": "http.response.body", "body": relayed.body})
+
+    async def _body(self, request: Request) -> bytes:
+        length = declared_length(request.headers)
+        if length is not None and length > MAX_FORM_BYTES:
+            raise too_large(MAX_FORM_BYTES, "the submission body")
+        parts = [chunk async for chunk in chunks(request.stream(), cap=MAX_FORM_BYTES, what="the submission body",
+                                                  idle_s=self.idle_s, total_s=self.total_s)]
+        return b"".join(parts)
+
+
+def relay(where: str, request: Request, body: bytes, instance: str | None) -> Relayed:
+    """Send the request to `where` (the holder's base URL) and read its whole answer."""
+    split = urlsplit(where)
+    cls = http.client.HTTPSConnection if split.scheme == "https" else http.client.HTTPConnection
+    conn = cls(split.netloc, timeout=FORWARD_TIMEOUT_S)
+    try:
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_RELAYED}
+        headers.update({"host": split.netloc, FORWARDED_BY: instance or "", "content-length": str(len(body))})
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        conn.request(request.method, target, body=body, headers=headers)
+        answer = conn.getresponse()
+        data = answer.read()
+        kept = [(k, v) for k, v in answer.getheaders() if k.lower() not in _NOT_RELAYED]
+        present = {k.lower() for k, _ in kept}
+        kept += [(k, v) for k, v in SECURITY_HEADERS.items() if k.lower() not in present]
+        return Relayed(answer.status, kept, data)
+    finally:
+        conn.close()
