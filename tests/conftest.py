@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -119,3 +119,12 @@ def second_agent(world: World) -> Callable[[], ScriptedAgent]:
         return ScriptedAgent(world.home, "agent-b", "op-b", token)
 
     return make
+
+
+@pytest.fixture
+def instance_servers(tmp_path: Path) -> Iterator[tuple[str, str, Path, str]]:
+    """PostgreSQL, an S3-compatible server and a git daemon on loopback, for two instances of one
+    deployment (tests.support_instances): (DSN, S3 endpoint, host repository, its git:// URL)."""
+    from .support_instances import served_backends  # noqa: PLC0415 - the servers only where used
+
+    yield from served_backends(tmp_path)
