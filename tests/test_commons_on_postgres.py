@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -21,8 +22,10 @@ from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.commons.outbox import deliver
 from verifier.commons.pgdb import PgDatabase, migrate, migrations, translate
+from verifier.commons.pgidentities import PgIdentities
+from verifier.errors import AuthError, ConflictError
 from verifier.service.journal import Journal
-from verifier.store.identities import FileIdentities
+from verifier.store.identities import Actor, FileIdentities
 
 from .conftest import NOW, World
 
@@ -193,3 +196,29 @@ def test_scoped_writes_run_beside_each_other_but_never_beside_an_unscoped_one(ds
         thread.join(5)
     assert set(finished) == {"other scope", "same scope", "unscoped"}
     assert finished["same scope"] >= released and finished["unscoped"] >= released
+
+
+def test_a_token_made_or_revoked_on_one_instance_holds_on_every_other(dsn: str, tmp_path: Path) -> None:
+    seed = FileIdentities(tmp_path / "identities.json")
+    old_token = seed.add("agent-from-file", "op-f", "agent", NOW)
+    a, b, c = (PgIdentities(dsn, seed=seed.path) for _ in range(3))
+    try:
+        assert b.authenticate(old_token).handle == "agent-from-file"  # the file's registry, copied in once
+        late = seed.add("agent-late", "op-f", "agent", NOW)
+        with pytest.raises(AuthError):
+            c.authenticate(late)  # not copied twice: PostgreSQL is the registry now
+        token = a.add("agent-pg", "op-p", "agent", NOW)
+        assert b.authenticate(token) == Actor("agent-pg", "op-p", "agent")
+        assert b.get("agent-pg") == Actor("agent-pg", "op-p", "agent")
+        with pytest.raises(ConflictError):
+            b.add("agent-pg", "op-p", "agent", NOW)
+        assert a.revoke_leaked([token, "rwt_not-a-token"], NOW, "a thread message") == ["agent-pg"]
+        with pytest.raises(AuthError, match="revoked"):
+            b.authenticate(token)
+        with pytest.raises(ConflictError):
+            b.add("agent-pg", "someone-else", "agent", NOW)  # only its operator gets it back
+        again = b.add("agent-pg", "op-p", "agent", NOW)
+        assert a.authenticate(again).handle == "agent-pg"
+    finally:
+        for registry in (a, b, c):
+            registry.close()

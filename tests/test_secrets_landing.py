@@ -22,7 +22,7 @@ from verifier.secrets import scan_bytes
 from verifier.secrets.tokens import KIND, has_checksum, new_token
 from verifier.service.errors import ApiError
 from verifier.service.screening import refuse_secret_message
-from verifier.store.identities import _TOKEN_RE
+from verifier.store.identities import TOKEN_SHAPE
 
 from .conftest import NOW, SLUG, World
 from .support_hostile import FAKE_AWS_KEY, assert_refused_cleanly, traced_submission
@@ -123,7 +123,7 @@ def test_composed_commons_message_with_a_secret_is_stored_withheld(world: World)
 
 def test_new_tokens_carry_a_checksum_and_keep_the_old_shape(world: World) -> None:
     token = new_token()
-    assert has_checksum(token) and _TOKEN_RE.match(token)
+    assert has_checksum(token) and TOKEN_SHAPE.match(token)
     flipped = token[:-1] + ("A" if token[-1] != "A" else "B")
     assert not has_checksum(flipped)
     added = world.home.identities.add("agent-c", "op-c", "agent", NOW)

@@ -15,7 +15,7 @@ from verifier.commons.adapter import Claim, ClaimConflict, Message, Outage, Outg
 from verifier.commons.db import CommonsDB
 from verifier.commons.screen import withhold
 from verifier.formats.base import iso
-from verifier.store.identities import Actor, FileIdentities
+from verifier.store.identities import Actor, Identities
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims (
@@ -42,7 +42,7 @@ def moment(value: float) -> datetime:
 
 
 class LocalCommons:
-    def __init__(self, db: CommonsDB, identities: FileIdentities) -> None:
+    def __init__(self, db: CommonsDB, identities: Identities) -> None:
         self.db = db
         self.identities = identities
         db.ensure(SCHEMA)

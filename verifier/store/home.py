@@ -2,7 +2,7 @@
 
     $RW_HOME/
       config.json                 optional settings (see Settings)
-      identities.json             agents and people, hashed tokens
+      identities.json             agents and people, hashed tokens (in PostgreSQL when the Commons is)
       projects/<slug>.git         bare project repositories (agents clone these)
       projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
       projects/<slug>.next.json   the anchor a publish of several landings is moving to (until it is)
@@ -27,10 +27,10 @@ from pydantic import Field
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
-from verifier.store.backends import Backends, TraceBackend, trace_store
+from verifier.store.backends import Backends, TraceBackend, commons_dsn, trace_store
 from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo, set_durable
-from verifier.store.identities import FileIdentities
+from verifier.store.identities import FileIdentities, Identities
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 
 
@@ -77,7 +77,11 @@ class Home:
         self.crash_point = crash_point
         self.settings = self._load_settings()
         set_durable(self.settings.durable)
-        self.identities = FileIdentities(root / "identities.json")
+        self.identities: Identities = FileIdentities(root / "identities.json")
+        if self.settings.backends.commons.kind == "postgres":  # one registry for every instance
+            from verifier.commons.pgidentities import PgIdentities  # noqa: PLC0415 - psycopg only when used
+
+            self.identities = PgIdentities(commons_dsn(self.settings.backends.commons), seed=root / "identities.json")
         self.traces: TraceBackend = trace_store(self.settings.backends.traces, root / "traces",
                                                 durable=self.settings.durable)
 

@@ -1,8 +1,9 @@
 """The identity registry: agents and people, their operators, and hashed bearer tokens.
 
 This is the local stand-in for Commons identity (design §6: "authenticate the caller by Commons
-bearer token and resolve the operator"). Anything with `authenticate` and `add` can replace it.
-Only sha256(token) is stored; a token is shown once, when it is made.
+bearer token and resolve the operator"); with the Commons on PostgreSQL the registry lives there
+(verifier.commons.pgidentities), shared by every instance. Only sha256(token) is stored; a token
+is shown once, when it is made.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from verifier.store.files import exclusive_lock, write_atomic
 ActorKind = Literal["agent", "human"]
 TOKEN_PREFIX = "rwt_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
 # Both spellings (with and without the checksum, see verifier.secrets.tokens) have this shape.
-_TOKEN_RE = re.compile(r"^rwt_[A-Za-z0-9_-]{43}$")
+TOKEN_SHAPE = re.compile(r"^rwt_[A-Za-z0-9_-]{43}$")
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,13 @@ class Actor:
 
 
 class Identities(Protocol):
-    def authenticate(self, token: str) -> Actor: ...
+    """What every registry does: this file's `FileIdentities` (the default), or
+    `verifier.commons.pgidentities.PgIdentities` (several instances on a PostgreSQL Commons)."""
 
+    def authenticate(self, token: str) -> Actor: ...
     def add(self, handle: str, operator: str, kind: ActorKind, now: datetime) -> str: ...
+    def get(self, handle: str) -> Actor | None: ...
+    def revoke_leaked(self, tokens: list[str], now: datetime, where: str) -> list[str]: ...
 
 
 def _reissuable(entry: dict[str, str], operator: str, kind: ActorKind) -> bool:
@@ -48,7 +53,7 @@ def _reissuable(entry: dict[str, str], operator: str, kind: ActorKind) -> bool:
         and (entry.get("type") == "human") == (kind == "human")
 
 
-def _token_hash(token: str) -> str:
+def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
@@ -71,9 +76,9 @@ class FileIdentities:
     def authenticate(self, token: str) -> Actor:
         if not token:
             raise AuthError("no bearer token: set RW_TOKEN (or send Authorization: Bearer)")
-        if not _TOKEN_RE.match(token):
+        if not TOKEN_SHAPE.match(token):
             raise AuthError("malformed bearer token")
-        wanted = _token_hash(token)
+        wanted = token_hash(token)
         match: tuple[str, dict[str, str]] | None = None
         # Compare against every entry in constant time; no early exit that times the match.
         for handle, entry in self._load().items():
@@ -96,14 +101,14 @@ class FileIdentities:
             if old is not None and not _reissuable(old, operator, kind):
                 raise ConflictError(f"{handle} is already registered")
             if old is not None:  # a revoked token: the operator gives the same actor a new one
-                old["token_sha256"] = _token_hash(token)
+                old["token_sha256"] = token_hash(token)
                 old["reissued_at"] = iso(now)
                 write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
                 return token
             actors[handle] = {
                 "operator": operator,
                 "type": kind,
-                "token_sha256": _token_hash(token),
+                "token_sha256": token_hash(token),
                 "created_at": iso(now),
             }
             write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
@@ -122,7 +127,7 @@ class FileIdentities:
         The entry keeps its handle and operator, so history still resolves, but no token hash: the
         token authenticates no more. The owner is told by the caller (a Commons message).
         """
-        wanted = {_token_hash(token) for token in tokens if _TOKEN_RE.match(token)}
+        wanted = {token_hash(token) for token in tokens if TOKEN_SHAPE.match(token)}
         if not wanted:
             return []
         revoked: list[str] = []
