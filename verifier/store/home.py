@@ -140,10 +140,10 @@ class Home:
 
     def read_next_anchor(self, slug: str) -> Anchor | None:
         """The anchor an unfinished publish was moving to (verifier.pipeline.publishing)."""
-        path = self.next_anchor_path(slug)
-        if not path.exists():
+        try:  # the lock-free history check reads it while a publisher may remove it
+            data = json.loads(self.next_anchor_path(slug).read_bytes())
+        except FileNotFoundError:
             return None
-        data = json.loads(path.read_bytes())
         return Anchor(int(data["seq"]), str(data["row_hash"]), str(data["commit"]))
 
     def write_next_anchor(self, slug: str, anchor: Anchor | None) -> None:
