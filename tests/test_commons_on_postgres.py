@@ -187,7 +187,10 @@ def test_scoped_writes_run_beside_each_other_but_never_beside_an_unscoped_one(ds
                (("other scope", "claim:p/leaf-2"), ("same scope", "claim:p/leaf-1"), ("unscoped", None))]
     for thread in writers:
         thread.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 20
+    while "other scope" not in finished and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # time enough for the others to finish, were they not waiting
     assert set(finished) == {"other scope"}  # the same scope and the unscoped writer wait
     released = time.monotonic()
     done.set()
