@@ -1,11 +1,12 @@
 """Two real `rw serve` instances of one deployment: any instance takes a write and it lands through
-the instance holding the project's lease (forwarded; a person's push redirected), any instance
+the instance holding the project's lease (a submission, a person's git push: forwarded), any instance
 answers reads from a cache kept fresh from the git host, and the holder keeps its lease between
 writes. PostgreSQL, moto and git daemon are started on loopback by the tests."""
 
 from __future__ import annotations
 
-import http.client
+import os
+import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -15,12 +16,13 @@ import pytest
 
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
+from verifier.commons.pgidentities import PgIdentities
 from verifier.pipeline.ledger import read_chain
 from verifier.service.client import Client, encode_form
 from verifier.service.forwarding import FORWARDED_BY
 from verifier.store.gitrepo import ProjectRepo
 
-from .conftest import SLUG
+from .conftest import NOW, SLUG
 from .service_harness import start
 from .support_instances import DSN_ENV, Deployment, deployment
 
@@ -81,15 +83,6 @@ def test_a_write_sent_to_any_instance_lands_through_the_lease_holder(
             assert time.monotonic() < deadline, accepted.body
             time.sleep(0.3)
 
-        # A person's push sent to b is redirected to a (git follows the redirect of its first request).
-        conn = http.client.HTTPConnection("127.0.0.1", dep.port_b, timeout=10)
-        conn.request("GET", f"/projects/{SLUG}.git/info/refs?service=git-receive-pack")
-        redirect = conn.getresponse()
-        redirect.read()
-        conn.close()
-        assert redirect.status == 307
-        assert redirect.getheader("location") == (f"http://127.0.0.1:{dep.port_a}/projects/{SLUG}.git/info/refs"
-                                                 "?service=git-receive-pack")
     finally:
         db.close()
         a.stop()
@@ -120,3 +113,35 @@ def test_a_write_forwarded_to_a_dead_holder_is_retried_until_the_survivor_takes_
         b.stop()
     rows = _host_rows(dep.bare)
     assert rows[("extract-0", "accepted")] == rows[("extract-1", "accepted")] == 1
+
+
+def test_a_persons_push_sent_to_another_instance_lands_through_the_lease_holder(
+        instance_servers: tuple[str, str, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dep = deployment(instance_servers, tmp_path, monkeypatch, leaves=1, lease_s=LEASE_S)
+    registry = dep.home_a.identities
+    assert isinstance(registry, PgIdentities)  # one registry for both instances
+    person = registry.add("steward", "steward", "human", NOW)
+    registry.close()
+    a = start(dep.home_a.root, env=dep.env, port=dep.port_a)
+    b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
+    try:
+        assert _submit(a.url, dep, 0)[0] == 201  # a holds the lease
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
+        work = tmp_path / "work"
+        subprocess.run(["git", "clone", "-q", instance_servers[3], str(work)], check=True, env=env, timeout=60)
+        (work / "NOTES.md").write_text("a person's note, pushed to the other instance\n")
+        subprocess.run(["git", "-C", str(work), "add", "NOTES.md"], check=True, env=env)
+        subprocess.run(["git", "-C", str(work), "-c", "user.name=S", "-c", "user.email=s@example.org", "commit",
+                        "-qm", "note"], check=True, env=env)
+        pushed = subprocess.run(
+            ["git", "-c", f"http.extraHeader=Authorization: Bearer {person}", "-C", str(work), "push",
+             f"{b.url}/projects/{SLUG}.git", "HEAD:refs/for/main"], capture_output=True, text=True, env=env,
+            timeout=120, check=False)
+        assert pushed.returncode == 0 and "remote: ACCEPTED" in pushed.stderr, pushed.stderr
+    finally:
+        a.stop()
+        b.stop()
+    assert "git-receive-pack 200" in b.output() and "git-receive-pack 200" in a.output()  # through b to a
+    host = ProjectRepo(dep.bare)
+    tip = host.tip()
+    assert tip is not None and host.view(tip).read("NOTES.md") == b"a person's note, pushed to the other instance\n"

@@ -2,17 +2,18 @@
 holds goes to that instance. Reads are answered here (verifier.pipeline.instances keeps a
 non-holder's cache fresh from the git host).
 
-- A submission (POST /projects/{slug}/leaves/{leaf}/submissions) is forwarded: the body is read
-  here (within the same caps and time limits as the endpoint's own), sent to the holder's address
-  with `X-RW-Forwarded-By: <this instance>`, and the holder's answer relayed as it came.
-- A person's git push is redirected: the discovery request
-  (GET /projects/{slug}.git/info/refs?service=git-receive-pack) answers 307 with the holder's URL,
-  and git sends the push itself there (git follows redirects of that first request).
+Forwarded, each to the holder's `instance_address`, the answer relayed as it came:
+- a submission (POST /projects/{slug}/leaves/{leaf}/submissions), its body read here within the
+  endpoint's own caps and time limits;
+- a person's git push: its discovery (GET /projects/{slug}.git/info/refs?service=git-receive-pack)
+  and the push itself (POST /projects/{slug}.git/git-receive-pack), its body spooled to a
+  temporary file within the git endpoint's cap. Not a redirect: git (libcurl) drops the
+  Authorization header when it follows a redirect to another host or port.
 
-A forwarded request is never forwarded again: an instance that receives one for a project it does
-not hold answers as if alone (its writer refuses with 503 naming the holder; the client retries).
-A holder that does not answer is a 503 too: its lease runs out within lease_s and the next write
-is taken by an instance that is alive.
+A forwarded request carries `X-RW-Forwarded-By: <this instance>` and is never forwarded again: an
+instance that receives one for a project it does not hold answers as if alone (its writer refuses
+with 503 naming the holder; the client retries). A holder that does not answer is a 503 too: its
+lease runs out within lease_s and the next write is taken by an instance that is alive.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from __future__ import annotations
 import http.client
 import logging
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO
 from urllib.parse import urlsplit
 
 from starlette.concurrency import run_in_threadpool
@@ -30,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from verifier.pipeline.instances import holder_elsewhere
 from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
+from verifier.service.githttp import MAX_RECEIVE_REQUEST, spool_body
 from verifier.service.limits import MAX_FORM_BYTES, chunks, declared_length, too_large
 from verifier.store.home import Home
 
@@ -37,6 +41,7 @@ FORWARDED_BY = "x-rw-forwarded-by"
 FORWARD_TIMEOUT_S = 300.0  # a submission's whole verdict, on a loaded holder
 _SUBMISSION = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})/leaves/[^/]{1,64}/submissions$")
 _PUSH_DISCOVERY = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})\.git/info/refs$")
+_PUSH = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})\.git/git-receive-pack$")
 # Hop-by-hop headers (RFC 9110 §7.6.1) and the ones this relay sets itself.
 _NOT_RELAYED = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
                           "proxy-authorization", "proxy-authenticate", "host", "content-length", FORWARDED_BY})
@@ -63,28 +68,19 @@ class Forwarder:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
-        path, method = scope.get("path", ""), scope["method"]
-        submission = _SUBMISSION.match(path) if method == "POST" else None
-        discovery = _PUSH_DISCOVERY.match(path) if method == "GET" and \
-            request.query_params.get("service") == "git-receive-pack" else None
-        found = submission or discovery
+        found = _forwarded_write(request)
         if found is None or FORWARDED_BY in request.headers:
             await self.app(scope, receive, send)
             return
-        slug = found["slug"]
+        slug, is_push = found
         lease = await run_in_threadpool(holder_elsewhere, self.home(), slug)
         if lease is None or not lease.address.startswith(("http://", "https://")):
             await self.app(scope, receive, send)
             return
         where = lease.address.rstrip("/")
-        if discovery is not None:
-            await error_response(ApiError(
-                307, "written_elsewhere", f"project {slug} is written by instance {lease.holder}: push there",
-                headers={"location": f"{where}{path}?{scope.get('query_string', b'').decode('latin-1')}"},
-            ))(scope, receive, send)
-            return
+        body: IO[bytes] | None = None
         try:
-            body = await self._body(request)
+            body = await (spool_body(request, MAX_RECEIVE_REQUEST) if is_push else self._form(request))
             relayed = await run_in_threadpool(relay, where, request, body, self.home().settings.backends.instance)
         except ApiError as exc:
             await error_response(exc)(scope, receive, send)
@@ -96,30 +92,51 @@ class Forwarder:
                                     "answer; nothing was kept: try again (its lease runs out if it is gone)",
                 headers={"retry-after": "1"}))(scope, receive, send)
             return
+        finally:
+            if body is not None:
+                body.close()
         await send({"type": "http.response.start", "status": relayed.status,
                     "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in relayed.headers]
                     + [(b"content-length", str(len(relayed.body)).encode())]})
         await send({"type": "http.response.body", "body": relayed.body})
 
-    async def _body(self, request: Request) -> bytes:
+    async def _form(self, request: Request) -> IO[bytes]:
         length = declared_length(request.headers)
         if length is not None and length > MAX_FORM_BYTES:
             raise too_large(MAX_FORM_BYTES, "the submission body")
-        parts = [chunk async for chunk in chunks(request.stream(), cap=MAX_FORM_BYTES, what="the submission body",
-                                                  idle_s=self.idle_s, total_s=self.total_s)]
-        return b"".join(parts)
+        spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=MAX_FORM_BYTES)  # noqa: SIM115 - caller closes
+        async for chunk in chunks(request.stream(), cap=MAX_FORM_BYTES, what="the submission body",
+                                  idle_s=self.idle_s, total_s=self.total_s):
+            spool.write(chunk)
+        spool.seek(0)
+        return spool
 
 
-def relay(where: str, request: Request, body: bytes, instance: str | None) -> Relayed:
-    """Send the request to `where` (the holder's base URL) and read its whole answer."""
+def _forwarded_write(request: Request) -> tuple[str, bool] | None:
+    """(the project, whether it is a git push) of a request that writes a project; None otherwise."""
+    path, method = request.url.path, request.method
+    if method == "POST" and (found := _SUBMISSION.match(path)):
+        return found["slug"], False
+    if method == "POST" and (found := _PUSH.match(path)):
+        return found["slug"], True
+    if method == "GET" and request.query_params.get("service") == "git-receive-pack" \
+            and (found := _PUSH_DISCOVERY.match(path)):
+        return found["slug"], True
+    return None
+
+
+def relay(where: str, request: Request, body: IO[bytes], instance: str | None) -> Relayed:
+    """Send the request with `body` to `where` (the holder's base URL) and read its whole answer."""
     split = urlsplit(where)
     cls = http.client.HTTPSConnection if split.scheme == "https" else http.client.HTTPConnection
     conn = cls(split.netloc, timeout=FORWARD_TIMEOUT_S)
     try:
+        length = body.seek(0, 2)
+        body.seek(0)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_RELAYED}
-        headers.update({"host": split.netloc, FORWARDED_BY: instance or "", "content-length": str(len(body))})
+        headers.update({"host": split.netloc, FORWARDED_BY: instance or "", "content-length": str(length)})
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        conn.request(request.method, target, body=body, headers=headers)
+        conn.request(request.method, target, body=body if length else None, headers=headers)
         answer = conn.getresponse()
         data = answer.read()
         kept = [(k, v) for k, v in answer.getheaders() if k.lower() not in _NOT_RELAYED]

@@ -32,6 +32,7 @@ from verifier.formats.base import SLUG_RE
 from verifier.service.auth import bearer_token
 from verifier.service.core import Service
 from verifier.service.errors import SECURITY_HEADERS, ApiError
+from verifier.store.backends import backend_environment
 
 log = logging.getLogger("rw.service")
 UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
@@ -97,9 +98,12 @@ async def _authorize_push(request: Request, svc: Service, repo: Path) -> str:
     return token
 
 
-def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | None) -> dict[str, str]:
-    """The CGI environment for `git http-backend` (see git-http-backend(1))."""
+def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | None,
+            backends: dict[str, str] | None = None) -> dict[str, str]:
+    """The CGI environment for `git http-backend` (see git-http-backend(1)); `backends`: what the
+    hook that lands a person's push needs to reach PostgreSQL, object storage and the git host."""
     env = {
+        **(backends or {}),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "GIT_PROJECT_ROOT": str(root),
         "GIT_HTTP_EXPORT_ALL": "1",
@@ -237,7 +241,8 @@ async def git_http(request: Request) -> Response:
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _finish
     try:
         proc = subprocess.Popen([_backend()], stdin=spool, stdout=subprocess.PIPE, stderr=errors,
-                                env=cgi_env(request, repo.parent, slug, rest, token), cwd=str(repo))
+                                env=cgi_env(request, repo.parent, slug, rest, token,
+                                            backend_environment(svc.home.settings.backends)), cwd=str(repo))
     except OSError as exc:
         spool.close()
         errors.close()

@@ -81,3 +81,17 @@ def commons_dsn(backend: CommonsBackend) -> str:
     if not dsn:
         raise FormatError(f"backends.commons.kind is postgres but ${backend.dsn_env} is not set", "config.json")
     return dsn
+
+
+# What the backends read from the environment besides the DSN (boto3, libpq, git's transports).
+_BACKEND_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION",
+                "AWS_REGION", "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CA_BUNDLE",
+                "PGPASSFILE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "SSH_AUTH_SOCK", "GIT_SSH_COMMAND", "GIT_SSH",
+                "GIT_ASKPASS")
+
+
+def backend_environment(backends: Backends) -> dict[str, str]:
+    """The environment variables the configured backends need, as this process has them: handed to
+    the processes the verifier starts that write a project (a person's push lands in a git hook)."""
+    names = [*_BACKEND_ENV, backends.commons.dsn_env] if backends != Backends() else []
+    return {name: os.environ[name] for name in names if name in os.environ}
