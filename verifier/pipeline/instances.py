@@ -159,17 +159,17 @@ def fresh_for_reading(home: Home, slug: str) -> None:
     key = (str(home.root), slug)
     if time.monotonic() - _refreshed.get(key, 0.0) < READ_FRESH_S:
         return
-    held = _holder(home, slug, fresh_s=HOLDER_FRESH_S)
-    if held is not None and held.holder == backends.instance:
-        return
-    with exclusive_lock(home.lock_path(slug)):
-        held = _holder(home, slug, fresh_s=0.0)  # under the lock, as the writers see it
+    try:
+        held = _holder(home, slug, fresh_s=HOLDER_FRESH_S)
         if held is not None and held.holder == backends.instance:
             return
-        try:
+        with exclusive_lock(home.lock_path(slug)):
+            held = _holder(home, slug, fresh_s=0.0)  # under the lock, as the writers see it
+            if held is not None and held.holder == backends.instance:
+                return
             resync(home, slug)
-        except (RetryableError, HistoryBrokenError) as exc:  # the read is answered from the cache as it is
-            log.warning("refreshing %s from its git host failed: %s", slug, exc)
+    except Exception as exc:  # the Commons or the host is away: the read is answered from the cache as it is
+        log.warning("refreshing %s from its git host failed: %s", slug, exc)
     _refreshed[key] = time.monotonic()
 
 

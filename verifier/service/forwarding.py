@@ -73,7 +73,11 @@ class Forwarder:
             await self.app(scope, receive, send)
             return
         slug, is_push = found
-        lease = await run_in_threadpool(holder_elsewhere, self.home(), slug)
+        try:
+            lease = await run_in_threadpool(holder_elsewhere, self.home(), slug)
+        except Exception as exc:  # the Commons is away: the writer here answers (it needs it too)
+            log.warning("reading the lease of %s failed: %s", slug, exc)
+            lease = None
         if lease is None or not lease.address.startswith(("http://", "https://")):
             await self.app(scope, receive, send)
             return
