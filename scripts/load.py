@@ -437,9 +437,9 @@ def agent_queues(plan: Plan) -> dict[str, list[Work]]:
 
 def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Work]], seconds: float,
                  failover: load_remote.Failover, kill_after: float) -> tuple[list[Result], float]:
-    """Every agent submits from its queue until `seconds` pass, project p first to instance p % 2,
-    each submission with one Idempotency-Key on both instances; `kill_after` seconds in, the
-    holder of project 0 is killed -9."""
+    """Every agent submits from its queue until `seconds` pass, project p first to instance p % 2
+    (which forwards it to the instance writing the project), each submission with one
+    Idempotency-Key on both instances; `kill_after` seconds in, the holder of project 0 is killed -9."""
     results: list[Result] = []
     lock = threading.Lock()
     start_gate = threading.Event()
@@ -470,9 +470,9 @@ def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Wor
     def killer() -> None:
         start_gate.wait()
         time.sleep(kill_after)
-        victim = running[0]  # project 0's first instance: the holder of its lease
+        victim, slugs = load_remote.holder_of("load-0", running)  # project 0's writer, and its other projects
         failover.victim = victim.name
-        failover.victim_slugs = frozenset(f"load-{p}" for p in range(0, 64, len(running)))
+        failover.victim_slugs = frozenset(slugs)
         with failover.lock:
             failover.killed_at = time.monotonic()
         load_remote.kill(victim)

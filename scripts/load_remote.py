@@ -1,11 +1,12 @@
 """The remote half of scripts/load.py (`--backends remote`): the same planned submissions across two
 `rw serve` instances sharing a PostgreSQL Commons, an S3-compatible trace store (moto) and a git
-host (`git daemon`), all started on loopback by `verifier.devservers`. The projects are split
-between the instances by lease (project p is first written by instance p % 2); every agent sends a
-submission to its project's instance and, with the submission's one Idempotency-Key, to the other
-when that one is unreachable or refuses (503: another instance holds the lease). Mid-run the lease
-holder of project 0 is killed (-9); `failover_s` runs from the kill to the first landing on the
-survivor of a project the dead instance held.
+host (`git daemon`), all started on loopback by `verifier.devservers`. The instances split the
+projects between them (placed on the least-loaded live instance, verifier.pipeline.spreading);
+every agent sends a submission to instance p % 2 for project p, which forwards it to the instance
+writing the project, and, with the submission's one Idempotency-Key, to the other instance when
+that one is unreachable or answers 503. Mid-run the lease holder of project 0 is killed (-9);
+`failover_s` runs from the kill to the first landing on the survivor of a project the dead
+instance held.
 
 Checks afterwards, against the git host only: a submission is `lost` if it was acknowledged
 accepted but its contribution commit is not on the host's branch exactly once, `duplicated` if one
@@ -29,6 +30,8 @@ from pathlib import Path
 
 import boto3
 
+from verifier.commons import leases
+from verifier.commons.pgdb import PgDatabase
 from verifier.devservers import git_daemon, postgres_cluster, s3_server
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.instances import resync
@@ -152,6 +155,17 @@ def instances(dep: Deployment, ports: list[int], *, rw: str, workers: int, logs:
             except subprocess.TimeoutExpired:
                 os.killpg(instance.proc.pid, signal.SIGKILL)
                 instance.proc.wait(timeout=30)
+
+
+def holder_of(slug: str, running: list[Instance]) -> tuple[Instance, list[str]]:
+    """The instance holding `slug`'s lease now, and every project it holds."""
+    db = PgDatabase(os.environ[DSN_ENV])
+    try:
+        lease = leases.holder(db, slug)
+        name = lease.holder if lease is not None else running[0].name
+        return next(instance for instance in running if instance.name == name), leases.held_by(db, name)
+    finally:
+        db.close()
 
 
 def kill(instance: Instance) -> None:

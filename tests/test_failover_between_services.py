@@ -60,9 +60,13 @@ def test_the_survivor_takes_over_and_every_acknowledged_acceptance_is_on_the_hos
     dep = deployment(instance_servers, tmp_path, monkeypatch, leaves=LEAVES, lease_s=LEASE_S)
     token, submissions, bare = dep.token, dep.submissions, dep.bare
     a = start(dep.home_a.root, env=dep.env, port=dep.port_a)
-    b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
     acked: list[dict[str, Any]] = []
     answered_by: list[Server] = []
+    # a writes first, alone, so a holds the lease; then b joins (and has room: a keeps the project)
+    first = _submit_anywhere([a], token, submissions[0], key="failover-0")
+    acked.append(first[1].body["verdict"])
+    answered_by.append(first[0])
+    b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
     killed = threading.Event()
     killed_at: list[float] = []
 
@@ -78,7 +82,7 @@ def test_the_survivor_takes_over_and_every_acknowledged_acceptance_is_on_the_hos
     killer.start()
     try:
         began = time.monotonic()
-        for number, submission in enumerate(submissions):
+        for number, submission in enumerate(submissions[1:], start=1):
             server, reply = _submit_anywhere([a, b], token, submission, key=f"failover-{number}")
             acked.append(reply.body["verdict"])
             answered_by.append(server)

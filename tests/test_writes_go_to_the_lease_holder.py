@@ -18,12 +18,13 @@ from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.commons.pgidentities import PgIdentities
 from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.placement import place
 from verifier.service.client import Client, encode_form
 from verifier.service.forwarding import FORWARDED_BY
 from verifier.store.gitrepo import ProjectRepo
 
 from .conftest import NOW, SLUG
-from .service_harness import start
+from .service_harness import Server, start
 from .support_instances import DSN_ENV, Deployment, deployment
 
 LEASE_S = 2.0
@@ -54,11 +55,12 @@ def test_a_write_sent_to_any_instance_lands_through_the_lease_holder(
         instance_servers: tuple[str, str, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dep = deployment(instance_servers, tmp_path, monkeypatch, leaves=4, lease_s=LEASE_S)
     a = start(dep.home_a.root, env=dep.env, port=dep.port_a)
-    b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
     db = PgDatabase(dep.env[DSN_ENV])
+    b: Server | None = None
     try:
-        status, body = _submit(a.url, dep, 0)  # a writes first: a holds the lease
+        status, body = _submit(a.url, dep, 0)  # a writes first, alone: a holds the lease
         assert status == 201 and body["verdict"]["outcome"] == "accepted", body
+        b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
         status, body = _submit(b.url, dep, 1)  # sent to b, forwarded to a
         assert status == 201 and body["verdict"]["outcome"] == "accepted", body
         holder = leases.holder(db, SLUG)
@@ -86,7 +88,8 @@ def test_a_write_sent_to_any_instance_lands_through_the_lease_holder(
     finally:
         db.close()
         a.stop()
-        b.stop()
+        if b is not None:
+            b.stop()
     rows = _host_rows(dep.bare)
     assert rows[("extract-0", "accepted")] == rows[("extract-1", "accepted")] == 1
     assert ("extract-2", "accepted") not in rows  # the refused one left nothing
@@ -96,9 +99,10 @@ def test_a_write_forwarded_to_a_dead_holder_is_retried_until_the_survivor_takes_
         instance_servers: tuple[str, str, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dep = deployment(instance_servers, tmp_path, monkeypatch, leaves=2, lease_s=LEASE_S)
     a = start(dep.home_a.root, env=dep.env, port=dep.port_a)
-    b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
+    b: Server | None = None
     try:
-        assert _submit(a.url, dep, 0)[0] == 201
+        assert _submit(a.url, dep, 0)[0] == 201  # a writes first, alone: a holds the lease
+        b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
         a.kill()
         killed = time.monotonic()
         submission = dep.submissions[1]
@@ -110,7 +114,8 @@ def test_a_write_forwarded_to_a_dead_holder_is_retried_until_the_survivor_takes_
         assert time.monotonic() - killed < 30
     finally:
         a.kill()
-        b.stop()
+        if b is not None:
+            b.stop()
     rows = _host_rows(dep.bare)
     assert rows[("extract-0", "accepted")] == rows[("extract-1", "accepted")] == 1
 
@@ -123,9 +128,10 @@ def test_a_persons_push_sent_to_another_instance_lands_through_the_lease_holder(
     person = registry.add("steward", "steward", "human", NOW)
     registry.close()
     a = start(dep.home_a.root, env=dep.env, port=dep.port_a)
-    b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
+    b: Server | None = None
     try:
-        assert _submit(a.url, dep, 0)[0] == 201  # a holds the lease
+        assert _submit(a.url, dep, 0)[0] == 201  # a writes first, alone: a holds the lease
+        b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
         work = tmp_path / "work"
         subprocess.run(["git", "clone", "-q", instance_servers[3], str(work)], check=True, env=env, timeout=60)
@@ -140,8 +146,33 @@ def test_a_persons_push_sent_to_another_instance_lands_through_the_lease_holder(
         assert pushed.returncode == 0 and "remote: ACCEPTED" in pushed.stderr, pushed.stderr
     finally:
         a.stop()
-        b.stop()
+        if b is not None:
+            b.stop()
+    assert b is not None
     assert "git-receive-pack 200" in b.output() and "git-receive-pack 200" in a.output()  # through b to a
     host = ProjectRepo(dep.bare)
     tip = host.tip()
     assert tip is not None and host.view(tip).read("NOTES.md") == b"a person's note, pushed to the other instance\n"
+
+
+def test_a_project_nobody_writes_is_placed_on_the_instance_the_rule_names_wherever_its_write_arrives(
+        instance_servers: tuple[str, str, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dep = deployment(instance_servers, tmp_path, monkeypatch, leaves=1, lease_s=LEASE_S)
+    a = start(dep.home_a.root, env=dep.env, port=dep.port_a)
+    b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
+    db = PgDatabase(dep.env[DSN_ENV])
+    try:
+        deadline = time.monotonic() + 20
+        while set(leases.live_load(db, live_s=LEASE_S)) != {"a", "b"}:  # both beat
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        target = place(SLUG, {"a": 0, "b": 0})
+        elsewhere = b if target == "a" else a
+        status, body = _submit(elsewhere.url, dep, 0)
+        assert status == 201 and body["verdict"]["outcome"] == "accepted", body
+        holder = leases.holder(db, SLUG)
+        assert holder is not None and holder.holder == target
+    finally:
+        db.close()
+        a.stop()
+        b.stop()

@@ -1,6 +1,7 @@
 """Project leases in the PostgreSQL Commons: which verifier instance may write a project.
 
-One row per project (migration 0002). Taking and renewing are one statement each, so two instances
+One row per project (migration 0002); one row per instance that beats (migration 0005), read to
+place a project nobody holds (verifier.pipeline.placement). Taking and renewing are one statement each, so two instances
 can never both hold a lease: a row is taken over only when it expired, and `fencing` grows by one
 on every change of holder (a writer can stamp its work with it). Expiry uses the database's clock,
 the one clock every instance shares. The git host's compare-and-swap push is the second fence: an
@@ -57,3 +58,33 @@ def release(db: PgDatabase, project: str, holder_id: str) -> bool:
     with db.write(f"lease:{project}") as conn:
         return bool(conn.execute("UPDATE project_leases SET expires_at = 0 WHERE project = ? AND holder = ? "
                                  "AND expires_at > 0", (project, holder_id)).rowcount > 0)
+
+
+_BEAT = ("INSERT INTO instances (name, address, beat_at) VALUES (?, ?, EXTRACT(EPOCH FROM clock_timestamp())) "
+         "ON CONFLICT (name) DO UPDATE SET address = excluded.address, beat_at = excluded.beat_at")
+_LIVE = "SELECT name, address FROM instances WHERE beat_at > EXTRACT(EPOCH FROM clock_timestamp()) - ?"
+_HELD_BY = ("SELECT holder, count(*) AS held FROM project_leases "
+            "WHERE expires_at > EXTRACT(EPOCH FROM clock_timestamp()) GROUP BY holder")
+
+
+def beat(db: PgDatabase, name: str, address: str) -> None:
+    """Say that instance `name` (answering at `address`) is alive now (migration 0005)."""
+    db.ensure("")
+    with db.write(f"instance:{name}") as conn:
+        conn.execute(_BEAT, (name, address))
+
+
+def live_load(db: PgDatabase, *, live_s: float) -> dict[str, tuple[str, int]]:
+    """Every instance that beat within `live_s` seconds: its address and how many live leases it holds."""
+    db.ensure("")
+    held = {str(row["holder"]): int(row["held"]) for row in db.read(_HELD_BY)}
+    return {str(row["name"]): (str(row["address"]), held.get(str(row["name"]), 0))
+            for row in db.read(_LIVE, (live_s,))}
+
+
+def held_by(db: PgDatabase, holder_id: str) -> list[str]:
+    """The projects whose live lease `holder_id` holds."""
+    db.ensure("")
+    return [str(row["project"]) for row in db.read(
+        "SELECT project FROM project_leases WHERE holder = ? AND expires_at > EXTRACT(EPOCH FROM clock_timestamp()) "
+        "ORDER BY project", (holder_id,))]

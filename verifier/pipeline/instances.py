@@ -3,11 +3,12 @@ a project it holds the project's lease (verifier.commons.leases); when it takes 
 from another instance (a new fence), it first brings its local cache to the host's branch.
 
 A lease is renewed by the writes themselves (at most every third of its length) and, between
-them, by `keep_leases` (a thread in each service worker), so a busy holder never loses a project
-while it lives; a project nobody wrote here for IDLE_S is let go, so it can move to whichever
-instance writes it next. An instance that does not hold a project's lease reads it from a cache
-refreshed from the host at most every READ_FRESH_S (`fresh_for_reading`), and the service forwards
-its writes to the holder (verifier.service.forwarding).
+them, by `renew_held` (run by a thread in each service worker), so a busy holder never loses a
+project while it lives; a project nobody wrote here for IDLE_S is let go, and `let_go` gives one
+back on purpose (verifier.pipeline.spreading places projects on the instances). An instance that
+does not hold a project's lease reads it from a cache refreshed from the host at most every
+READ_FRESH_S (`fresh_for_reading`), and the service forwards its writes to the holder
+(verifier.service.forwarding).
 
 Nothing happens without `backends.instance` in config.json (the embedded default: one instance).
 Trusting the host's branch on take-over is sound because only verifiers move it, each by a
@@ -60,9 +61,11 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
-def _database(dsn: str) -> PgDatabase:
+def database(home: Home) -> PgDatabase:
+    """This process's connection to the PostgreSQL Commons (one per process and DSN)."""
     from verifier.commons.pgdb import PgDatabase  # noqa: PLC0415 - psycopg only for several instances
 
+    dsn = commons_dsn(home.settings.backends.commons)
     with _guard:
         key = (os.getpid(), dsn)
         if key not in _databases:
@@ -84,7 +87,7 @@ def hold_lease(home: Home, slug: str) -> None:
     fresh = _renewed.get(key)
     if fresh is not None and time.monotonic() - fresh[1] < backends.lease_s * RENEW_AFTER:
         return  # held, and for at least two thirds of its length still
-    db = _database(commons_dsn(backends.commons))
+    db = database(home)
     lease = leases.acquire(db, slug, backends.instance, backends.instance_address, ttl_s=backends.lease_s)
     if lease is None:
         _renewed.pop(key, None)
@@ -100,32 +103,62 @@ def hold_lease(home: Home, slug: str) -> None:
     _renewed[key] = (lease.fencing, renewed_at)  # only once the cache is the host's
 
 
-def keep_leases(home: Home, stop: threading.Event) -> None:
-    """Renew, every third of a lease's length until `stop`, the leases this process holds on
-    projects it wrote in the last IDLE_S; forget the others. Runs in a service worker's thread."""
+def renew_held(home: Home) -> None:
+    """One pass of the lease keeper (verifier.pipeline.spreading.keep_instance, a thread in each
+    service worker): renew the leases this process holds on projects it wrote in the last IDLE_S;
+    forget the others."""
     backends = home.settings.backends
     if backends.instance is None:
         return
     from verifier.commons import leases  # noqa: PLC0415 - psycopg only for several instances
 
-    every = backends.lease_s * RENEW_AFTER
-    while not stop.wait(every):
-        for key, (fence, _at) in list(_renewed.items()):
-            if key[0] != str(home.root) or key[2] != backends.instance:
-                continue
-            if time.monotonic() - _written.get(key, 0.0) > IDLE_S:
-                _renewed.pop(key, None)  # let go: whoever writes it next takes it
-                continue
-            try:
-                lease = leases.acquire(_database(commons_dsn(backends.commons)), key[1], backends.instance,
-                                       backends.instance_address, ttl_s=backends.lease_s)
-            except Exception as exc:  # the database is away: the next write renews the lease, or fails
-                log.warning("renewing the lease of %s failed: %s", key[1], exc)
-                continue
-            if lease is None or lease.fencing != fence:
-                _renewed.pop(key, None)  # lost it meanwhile: the next write here resyncs first
-            else:
-                _renewed[key] = (fence, time.monotonic())
+    for key, (fence, _at) in list(_renewed.items()):
+        if key[0] != str(home.root) or key[2] != backends.instance:
+            continue
+        if time.monotonic() - _written.get(key, 0.0) > IDLE_S:
+            _renewed.pop(key, None)  # let go: whoever writes it next takes it
+            continue
+        try:
+            lease = leases.acquire(database(home), key[1], backends.instance, backends.instance_address,
+                                   ttl_s=backends.lease_s)
+        except Exception as exc:  # the database is away: the next write renews the lease, or fails
+            log.warning("renewing the lease of %s failed: %s", key[1], exc)
+            continue
+        if lease is None or lease.fencing != fence:
+            _renewed.pop(key, None)  # lost it meanwhile: the next write here resyncs first
+        else:
+            _renewed[key] = (fence, time.monotonic())
+
+
+def holds(home: Home, slug: str) -> bool:
+    """Whether this process holds `slug`'s lease (renewed within its length)."""
+    mine = _renewed.get((str(home.root), slug, home.settings.backends.instance or ""))
+    return mine is not None and time.monotonic() - mine[1] < home.settings.backends.lease_s
+
+
+def held_here(home: Home) -> list[tuple[str, float]]:
+    """The projects this process holds the lease of, each with when it last wrote it here."""
+    instance = home.settings.backends.instance
+    return [(key[1], _written.get(key, 0.0)) for key in list(_renewed)
+            if key[0] == str(home.root) and key[2] == instance]
+
+
+def let_go(home: Home, slug: str) -> bool:
+    """Give `slug`'s lease back, when nothing of it is being published here (under the publish lock
+    and the writer's lock, in that order, as a publisher takes them): the next write of it is placed
+    afresh. False when a landing is staged or the lease is not held here."""
+    backends = home.settings.backends
+    if backends.instance is None:
+        return False
+    from verifier.commons import leases  # noqa: PLC0415 - psycopg only for several instances
+
+    with exclusive_lock(home.publish_lock_path(slug)), exclusive_lock(home.lock_path(slug)):
+        repo = home.project(slug)
+        if repo.staged() not in (None, repo.tip()):
+            return False
+        _renewed.pop((str(home.root), slug, backends.instance), None)
+        _holders.pop((str(home.root), slug), None)
+        return leases.release(database(home), slug, backends.instance)
 
 
 def holder_elsewhere(home: Home, slug: str) -> Lease | None:
@@ -144,7 +177,7 @@ def _holder(home: Home, slug: str, *, fresh_s: float) -> Lease | None:
     key = (str(home.root), slug)
     seen = _holders.get(key)
     if seen is None or time.monotonic() - seen[0] > fresh_s:
-        seen = (time.monotonic(), leases.holder(_database(commons_dsn(home.settings.backends.commons)), slug))
+        seen = (time.monotonic(), leases.holder(database(home), slug))
         _holders[key] = seen
     return seen[1]
 

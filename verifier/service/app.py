@@ -5,8 +5,9 @@ this service (421), anything that looks like a token in the URL (400), an Origin
 a browser's cross-site side effect (403). It also writes the access log: method, path, status,
 time and the authenticated agent; never a header, never a query string, never a token.
 
-Behind the guard, with several instances, a project's writes go to the instance holding its lease
-(verifier.service.forwarding), and each worker keeps its leases renewed between writes.
+Behind the guard, with several instances, a project's writes go to the instance that writes it
+(verifier.service.forwarding), and each worker beats, keeps its leases renewed between writes and
+spreads the projects (verifier.pipeline.spreading).
 
 `worker_app` is what granian imports in each worker process (`rw serve`); `create_app` builds the
 same application from a config, for tests.
@@ -31,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from verifier.pipeline.instances import keep_leases
+from verifier.pipeline.spreading import keep_instance
 from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.agent_routes import AGENT_ROUTES
 from verifier.service.auth import host_name, origin_allowed, token_in_url
@@ -134,8 +135,8 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
         stop = threading.Event()
         threads = [threading.Thread(target=_beat, args=(heartbeat, config.heartbeat_s, stop), daemon=True,
                                     name="rw-heartbeat"),
-                   # several instances: this worker's project leases stay renewed between writes
-                   threading.Thread(target=keep_leases, args=(svc.home, stop), daemon=True, name="rw-leases")]
+                   # several instances: beat, keep this worker's leases renewed, spread the projects
+                   threading.Thread(target=keep_instance, args=(svc.home, stop), daemon=True, name="rw-instance")]
         for thread in threads:
             thread.start()
         try:

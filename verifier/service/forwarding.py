@@ -1,8 +1,9 @@
-"""Several instances (docs/deploy.md): a write for a project whose lease another live instance
-holds goes to that instance. Reads are answered here (verifier.pipeline.instances keeps a
+"""Several instances (docs/deploy.md): a write for a project goes to the instance that writes it,
+the live holder of its lease, or, when nobody holds it, the instance the placement rule names
+(verifier.pipeline.spreading.route). Reads are answered here (verifier.pipeline.instances keeps a
 non-holder's cache fresh from the git host).
 
-Forwarded, each to the holder's `instance_address`, the answer relayed as it came:
+Forwarded, each to that instance's `instance_address`, the answer relayed as it came:
 - a submission (POST /projects/{slug}/leaves/{leaf}/submissions), its body read here within the
   endpoint's own caps and time limits;
 - a person's git push: its discovery (GET /projects/{slug}.git/info/refs?service=git-receive-pack)
@@ -12,8 +13,9 @@ Forwarded, each to the holder's `instance_address`, the answer relayed as it cam
 
 A forwarded request carries `X-RW-Forwarded-By: <this instance>` and is never forwarded again: an
 instance that receives one for a project it does not hold answers as if alone (its writer refuses
-with 503 naming the holder; the client retries). A holder that does not answer is a 503 too: its
-lease runs out within lease_s and the next write is taken by an instance that is alive.
+with 503 naming the holder; the client retries). An instance that does not answer is a 503 too:
+if it held the lease, the lease runs out within lease_s; either way it stops beating, and the
+retry is placed on an instance that is alive.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from verifier.pipeline.instances import holder_elsewhere
+from verifier.pipeline.spreading import route
 from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
 from verifier.service.githttp import MAX_RECEIVE_REQUEST, spool_body
 from verifier.service.limits import MAX_FORM_BYTES, chunks, declared_length, too_large
@@ -74,14 +76,14 @@ class Forwarder:
             return
         slug, is_push = found
         try:
-            lease = await run_in_threadpool(holder_elsewhere, self.home(), slug)
+            target = await run_in_threadpool(route, self.home(), slug)
         except Exception as exc:  # the Commons is away: the writer here answers (it needs it too)
-            log.warning("reading the lease of %s failed: %s", slug, exc)
-            lease = None
-        if lease is None or not lease.address.startswith(("http://", "https://")):
+            log.warning("placing a write of %s failed: %s", slug, exc)
+            target = None
+        if target is None or not target.address.startswith(("http://", "https://")):
             await self.app(scope, receive, send)
             return
-        where = lease.address.rstrip("/")
+        where = target.address.rstrip("/")
         body: IO[bytes] | None = None
         try:
             body = await (spool_body(request, MAX_RECEIVE_REQUEST) if is_push else self._form(request))
@@ -92,8 +94,8 @@ class Forwarder:
         except (OSError, http.client.HTTPException) as exc:
             log.warning("forwarding a write of %s to %s failed: %s", slug, where, exc)
             await error_response(ApiError(
-                503, "retry_later", f"project {slug} is written by instance {lease.holder} ({where}), which did not "
-                                    "answer; nothing was kept: try again (its lease runs out if it is gone)",
+                503, "retry_later", f"project {slug} is written by instance {target.instance} ({where}), which did "
+                                    "not answer; nothing was kept: try again (its lease runs out if it is gone)",
                 headers={"retry-after": "1"}))(scope, receive, send)
             return
         finally:

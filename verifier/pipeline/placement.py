@@ -1,0 +1,35 @@
+"""Which live verifier instance should write a project (several instances, docs/deploy.md). Pure:
+the rules see the live instances and how many project leases each holds, nothing else.
+
+- A project nobody holds goes to the live instance holding the fewest leases; ties are broken by
+  rendezvous hashing (the highest sha256 of instance and project), so every instance that asks
+  names the same one without talking to the others.
+- An instance holding at least two leases more than the least-loaded live instance has a
+  surplus: it lets one quiet project go at a time (verifier.pipeline.instances), and the next
+  write of that project is placed by the first rule. Two more, not one: moving a project costs a
+  take-over (a fetch from the host), and a difference of one is as balanced as an odd count gets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+
+def _weight(instance: str, project: str) -> bytes:
+    return hashlib.sha256(f"{instance}\x00{project}".encode()).digest()
+
+
+def place(project: str, load: Mapping[str, int]) -> str | None:
+    """The instance that should take `project`: `load` maps every live instance to the number of
+    leases it holds. None when no instance is live."""
+    if not load:
+        return None
+    return min(load, key=lambda name: (load[name], tuple(-byte for byte in _weight(name, project))))
+
+
+def surplus(instance: str, load: Mapping[str, int]) -> bool:
+    """Whether `instance` should let one of its projects go, so the least-loaded live instance takes it."""
+    if instance not in load or len(load) < 2:
+        return False
+    return load[instance] - min(load.values()) >= 2
