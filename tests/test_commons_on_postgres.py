@@ -204,7 +204,7 @@ def test_scoped_writes_run_beside_each_other_but_never_beside_an_unscoped_one(ds
 def test_a_token_made_or_revoked_on_one_instance_holds_on_every_other(dsn: str, tmp_path: Path) -> None:
     seed = FileIdentities(tmp_path / "identities.json")
     old_token = seed.add("agent-from-file", "op-f", "agent", NOW)
-    a, b, c = (PgIdentities(dsn, seed=seed.path) for _ in range(3))
+    a, b, c = (PgIdentities(dsn, seed=seed.path, shared=False) for _ in range(3))
     try:
         assert b.authenticate(old_token).handle == "agent-from-file"  # the file's registry, copied in once
         late = seed.add("agent-late", "op-f", "agent", NOW)

@@ -13,7 +13,7 @@ COMMONS_FILE = "commons.sqlite3"
 def commons_database(home: Home) -> CommonsDB:
     backend = home.settings.backends.commons
     if backend.kind == "postgres":
-        from verifier.commons.pgdb import PgDatabase  # noqa: PLC0415 - psycopg only when used
+        from verifier.commons.pgdb import shared_database  # noqa: PLC0415 - psycopg only when used
 
-        return PgDatabase(commons_dsn(backend))
+        return shared_database(commons_dsn(backend))
     return Database(home.root / COMMONS_FILE)

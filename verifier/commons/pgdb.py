@@ -156,3 +156,18 @@ def migrate(db: PgDatabase) -> list[str]:
             conn.execute("INSERT INTO rw_migrations (version) VALUES (%s)", (version,))
             applied.append(version)
     return applied
+
+
+_shared: dict[tuple[int, str], PgDatabase] = {}
+_shared_guard = threading.Lock()
+
+
+def shared_database(dsn: str) -> PgDatabase:
+    """The one PgDatabase of this process for `dsn`: the Commons, the identity registry and the
+    leases share its connections (one per thread that uses it), so a busy worker holds as many
+    connections as threads, not three times as many (PostgreSQL's max_connections is finite)."""
+    with _shared_guard:
+        key = (os.getpid(), dsn)
+        if key not in _shared:
+            _shared[key] = PgDatabase(dsn)
+        return _shared[key]

@@ -15,7 +15,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from verifier.commons.pgdb import PgDatabase
+from verifier.commons.pgdb import PgDatabase, shared_database
 from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.base import HANDLE_RE, iso
 from verifier.secrets.tokens import new_token
@@ -25,8 +25,9 @@ REVOKED = "revoked"
 
 
 class PgIdentities:
-    def __init__(self, dsn: str, seed: Path | None = None) -> None:
-        self.db = PgDatabase(dsn)
+    def __init__(self, dsn: str, seed: Path | None = None, *, shared: bool = True) -> None:
+        # shared: this process's one PgDatabase for the DSN (verifier.commons.pgdb.shared_database)
+        self.db = shared_database(dsn) if shared else PgDatabase(dsn)
         self.seed = seed
         self._ready = False
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -43,18 +42,16 @@ RENEW_AFTER = 1 / 3
 IDLE_S = 30.0  # a project not written here for this long is let go (its lease runs out)
 READ_FRESH_S = 1.0  # how stale a non-holder's cache may be when it answers a read
 HOLDER_FRESH_S = 0.5  # how long a read of who holds a lease is trusted (routing, reads)
-_databases: dict[tuple[int, str], PgDatabase] = {}  # one per process and DSN
 _renewed: dict[tuple[str, str, str], tuple[int, float]] = {}  # (home, slug, instance) -> fence, when
 _written: dict[tuple[str, str, str], float] = {}  # (home, slug, instance) -> last write here
 _holders: dict[tuple[str, str], tuple[float, Lease | None]] = {}  # (home, slug) -> read at, lease
 _refreshed: dict[tuple[str, str], float] = {}  # (home, slug) -> last refresh from the host
-_guard = threading.Lock()
 
 
 def _forget_in_child() -> None:
     """A forked service worker starts with no leases, no connections, nothing read: what its
     parent (start-up recovery) held is not its to renew."""
-    for state in (_databases, _renewed, _written, _holders, _refreshed):
+    for state in (_renewed, _written, _holders, _refreshed):
         state.clear()
 
 
@@ -62,15 +59,10 @@ os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def database(home: Home) -> PgDatabase:
-    """This process's connection to the PostgreSQL Commons (one per process and DSN)."""
-    from verifier.commons.pgdb import PgDatabase  # noqa: PLC0415 - psycopg only for several instances
+    """This process's PostgreSQL Commons (verifier.commons.pgdb.shared_database)."""
+    from verifier.commons.pgdb import shared_database  # noqa: PLC0415 - psycopg only for several instances
 
-    dsn = commons_dsn(home.settings.backends.commons)
-    with _guard:
-        key = (os.getpid(), dsn)
-        if key not in _databases:
-            _databases[key] = PgDatabase(dsn)
-        return _databases[key]
+    return shared_database(commons_dsn(home.settings.backends.commons))
 
 
 def hold_lease(home: Home, slug: str) -> None:
