@@ -61,26 +61,38 @@ def start(args: list[str], port: int) -> subprocess.Popen[bytes]:
     return process
 
 
-def landings(home_dir: Path, backends: Backends, host: str | None, rounds: int, sources: int,
-             per_source: int) -> list[float]:
+def bench_home(home_dir: Path, backends: Backends, host: str | None, sources: int,
+               per_source: int) -> tuple[Home, list[tuple[str, str]], str]:
+    """A throwaway home with the corpus (on `host` when given): (home, catalogue, agent token)."""
     home = Home(home_dir)
     home.save_settings(Settings(durable=False, fetch="offline", backends=backends))
     home = Home(home_dir)
     catalogue = build_corpus(home, sources, per_source, per_source + 5)
     if host is not None:
         attach_remote(home, SLUG, host)
-    token = home.identities.add("bench-agent", "bench-op", "agent", NOW)
+    return home, catalogue, home.identities.add("bench-agent", "bench-op", "agent", NOW)
+
+
+def leaf_and_submission(home: Home, token: str, catalogue: list[tuple[str, str]], number: int, sources: int,
+                        per_source: int) -> Submission:
+    """Open extract leaf number `number` on the tip, and an accepted-to-be submission for it."""
+    source_id, text = catalogue[number % sources]
+    leaf_id = f"extract-{number:04d}"
+    tip = home.project(SLUG).tip()
+    assert tip is not None
+    add_leaf(home, SLUG, LeafContract(
+        leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id), base_revision=tip,
+        may_write=default_write_rules("extract"), check="extract", created_at=NOW, created_by="planner",
+        expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
+    return extract_submission(home, token, leaf_id, source_id, text, number % sources, per_source, 5)
+
+
+def landings(home_dir: Path, backends: Backends, host: str | None, rounds: int, sources: int,
+             per_source: int) -> list[float]:
+    home, catalogue, token = bench_home(home_dir, backends, host, sources, per_source)
     times: list[float] = []
     for number in range(rounds):
-        source_id, text = catalogue[number % sources]
-        leaf_id = f"extract-{number:04d}"
-        tip = home.project(SLUG).tip()
-        assert tip is not None
-        add_leaf(home, SLUG, LeafContract(
-            leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id), base_revision=tip,
-            may_write=default_write_rules("extract"), check="extract", created_at=NOW, created_by="planner",
-            expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
-        submission = extract_submission(home, token, leaf_id, source_id, text, number % sources, per_source, 5)
+        submission = leaf_and_submission(home, token, catalogue, number, sources, per_source)
         began = time.perf_counter()
         verdict = submit(home, submission, now=NOW, fetcher=OfflineFetcher())
         times.append(time.perf_counter() - began)
@@ -93,23 +105,9 @@ def group_landings(home_dir: Path, host: str, bare: Path, writers: int, rounds: 
                    per_source: int) -> tuple[float, float]:
     """`writers` threads submitting `rounds` leaves each to one project on the git host, all at
     once; (landings per second, pushes per landing) counted by the host's own hook."""
-    home = Home(home_dir)
-    home.save_settings(Settings(durable=False, fetch="offline"))
-    home = Home(home_dir)
-    catalogue = build_corpus(home, sources, per_source, per_source + 5)
-    attach_remote(home, SLUG, host)
-    token = home.identities.add("bench-agent", "bench-op", "agent", NOW)
-    work = []
-    for number in range(writers * rounds):
-        source_id, text = catalogue[number % sources]
-        leaf_id = f"extract-{number:04d}"
-        tip = home.project(SLUG).tip()
-        assert tip is not None
-        add_leaf(home, SLUG, LeafContract(
-            leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id), base_revision=tip,
-            may_write=default_write_rules("extract"), check="extract", created_at=NOW, created_by="planner",
-            expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
-        work.append(extract_submission(home, token, leaf_id, source_id, text, number % sources, per_source, 5))
+    home, catalogue, token = bench_home(home_dir, Backends(), host, sources, per_source)
+    work = [leaf_and_submission(home, token, catalogue, number, sources, per_source)
+            for number in range(writers * rounds)]
     pushes = bare / "pushes.log"
     hook = bare / "hooks" / "post-receive"
     hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho push >> {pushes}\n")

@@ -168,7 +168,7 @@ def test_scoped_writes_run_beside_each_other_but_never_beside_an_unscoped_one(ds
         try:
             with db.write(scope):
                 holding.set()
-                done.wait(5)
+                done.wait(60)  # until the test has seen who waits
         finally:
             db.close()
 

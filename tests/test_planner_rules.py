@@ -102,6 +102,16 @@ def test_budget_defers_the_rest_and_says_so() -> None:
     assert any("Deferred 2 more leaves" in d for d in result.decisions)
 
 
+def test_warm_leaves_the_budget_leaves_out_are_deferred_and_said_so() -> None:
+    # Found by the property below: a wake that spent its budget on the warm pool added the rest of
+    # the pool at the next wake without having said it would.
+    small = [SourceFacts(f"src_{n:016x}", "included", 1, extracted=True) for n in range(1, 3)]
+    result = plan(state(sources=small, leaves_max=1), NOW)
+    assert [c.warm for c in result.leaves] == [True]
+    # the other small source's warm leaf, and the one leaf of another kind the budget left out
+    assert any("Deferred 2 more leaves" in d for d in result.decisions)
+
+
 def test_a_backlog_of_one_kind_does_not_starve_the_others() -> None:
     many = [SourceFacts(f"src_{n:016x}", "included", 50_000) for n in range(100, 110)]
     result = plan(state(sources=many, unfiled={"H1": F[:25]}, unreviewed=[f"findings/00/{f}.yaml" for f in F[:5]],

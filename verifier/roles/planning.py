@@ -184,6 +184,7 @@ class _Draft:
     refused: list[Refusal] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     deferred: int = 0
+    warm_deferred: int = 0  # warm leaves the budget left for the next wake
     cap: int | None = None  # leaves of one kind this pass may add (None: no cap)
 
     @property
@@ -261,9 +262,9 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
         draft.decisions.append(f"unresolved_count is {state.unresolved_count}: a criterion could not be checked at "
                                "its check date; hypotheses are targeted only with a criterion, a check date and a "
                                "measure, and the steward is asked for them.")
-    if draft.deferred:
-        draft.decisions.append(f"Deferred {draft.deferred} more leaves to the next wake: budget_per_loop.leaves_max "
-                               f"is {state.leaves_max}.")
+    if draft.deferred or draft.warm_deferred:
+        draft.decisions.append(f"Deferred {draft.deferred + draft.warm_deferred} more leaves to the next wake: "
+                               f"budget_per_loop.leaves_max is {state.leaves_max}.")
     goal = _goal(state, targets)
     released = frozenset(c.leaf_id for c in state.released) & {c.leaf_id for c in draft.leaves}
     return WakePlan(draft.plan_id, goal, targets, draft.decisions, draft.leaves, draft.refused,
@@ -333,6 +334,9 @@ def _warm(draft: _Draft) -> None:
             need -= 1
     if need > 0:
         why = "the budget is spent" if draft.room <= 0 else "no more small, included warm sources are free"
+        if draft.room <= 0:  # the next wake has a budget again: say what it will add
+            free = sum(1 for source in candidates if f"source:{source.source_id}" not in draft.taken)
+            draft.warm_deferred = min(need, free)
         draft.decisions.append(f"The warm-leaf pool is {need} short of {state.settings.warm_pool}: {why}.")
 
 
