@@ -21,6 +21,7 @@ from verifier.commons.adapter import ClaimConflict, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.commons.outbox import deliver
+from verifier.commons.payloads import commons_payloads
 from verifier.commons.pgdb import PgDatabase, migrate, migrations, translate
 from verifier.commons.pgidentities import PgIdentities
 from verifier.errors import AuthError, ConflictError
@@ -225,3 +226,21 @@ def test_a_token_made_or_revoked_on_one_instance_holds_on_every_other(dsn: str, 
     finally:
         for registry in (a, b, c):
             registry.close()
+
+
+def test_the_leak_search_reads_every_row_of_a_postgres_commons_for_its_project(dsn: str, tmp_path: Path) -> None:
+    db = PgDatabase(dsn)
+    try:
+        db.ensure("")
+        commons = LocalCommons(db, FileIdentities(tmp_path / "identities.json"))
+        commons.post([OutgoingMessage("leak-1", "outcome", "An ordinary outcome.", "leaky-project", "extract-1", None,
+                                      data={"digest": {"note": "seen CANARY-in-data"}})], now=NOW)
+        commons.post([OutgoingMessage("leak-2", "outcome", "CANARY-elsewhere", "another-project", "x", None)],
+                     now=NOW)
+        payloads = commons_payloads(tmp_path, "leaky-project", postgres=db)
+    finally:
+        db.close()
+    messages = [body for where, body in payloads.items() if where.startswith("commons:messages:")]
+    assert any(b"CANARY-in-data" in body for body in messages)  # JSON data kept as stored
+    assert not any(b"CANARY-elsewhere" in body for body in payloads.values())  # another project's row
+    assert any(where.startswith("commons:rw_migrations:") for where in payloads)  # every table is read

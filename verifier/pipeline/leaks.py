@@ -55,6 +55,7 @@ from verifier.pipeline.payload import leaf_payload
 from verifier.scoring.use import SHARD_ROOT
 from verifier.seal.leaks import Leak, find_leaks, labelled_needles
 from verifier.seal.sealing import Baseline, SealedBaseline, SealError, baseline_context, unseal
+from verifier.store.backends import commons_dsn
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.ui.site import ui_payloads
@@ -227,7 +228,12 @@ def leak_test(home: Home, slug: str, *, now: datetime, private_key: bytes,
     report = LeakReport(baselines=sorted(o.hypothesis_id for o in opened), problems=problems)
     if not opened:
         return report
-    stored = commons_payloads(home.root, slug)  # issue 10: what Commons stores is agent-visible too
+    postgres = None
+    if home.settings.backends.commons.kind == "postgres":
+        from verifier.commons.pgdb import shared_database  # noqa: PLC0415 - psycopg only when used
+
+        postgres = shared_database(commons_dsn(home.settings.backends.commons))
+    stored = commons_payloads(home.root, slug, postgres=postgres)  # issue 10: what Commons stores is agent-visible
     payloads = agent_visible_payloads(repo, slug, now=now, logs=home.root / LOGS_DIR, extra={**stored, **(extra or {})})
     report.payloads = len(payloads)
     report.leaks = search(payloads, opened, public_answer_hashes(view))
