@@ -15,8 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.support_servers import postgres_cluster
+from verifier.cli.app import cli
+from verifier.cli.main import COMMAND_MODULES
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.pipeline.hosting import attach_remote
@@ -28,6 +31,7 @@ from verifier.store.home import Home
 
 from .conftest import FIXTURES, NOW, SLUG, World
 
+assert COMMAND_MODULES  # every command registered on `cli`
 SECOND = "grid-storage"  # fixtures/seed-grid-storage
 
 
@@ -85,5 +89,14 @@ def test_projects_are_routed_to_their_writer_and_spread_to_an_instance_with_room
         assert route(b_home, released) is None
         rebalance(a.home)  # one apart now: balanced, nothing more moves
         assert leases.held_by(db, "a") == kept
+        shown = CliRunner().invoke(cli, ["instances"], env={"RW_HOME": str(a.home.root)})
+        assert shown.exit_code == 0, shown.output
+        assert f"a (this home)  http://a.internal  1 project(s): {kept[0]}" in shown.output
+        assert "b  http://b.internal  0 project(s): -" in shown.output
     finally:
         db.close()
+
+
+def test_rw_instances_on_one_machine_says_there_is_one(world: World) -> None:
+    shown = CliRunner().invoke(cli, ["instances"], env={"RW_HOME": str(world.home.root)})
+    assert shown.exit_code == 0 and shown.output.startswith("one instance")

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval-arm": ("eval_cmds", "The controlled arm: plans run by one agent and by the swarm, judged on use and credit."),
     "hold": ("graph_cmds", "What waits in the queue (PROJECT.md holds), and a person's decision on it."),
     "host": ("deploy_cmds", "Put SLUG's branch on an empty repository at URL; every landing is then pushed there."),
+    "instances": ("deploy_cmds", "The live verifier instances of this deployment and the projects each writes."),
     "import": ("planner_cmds", "Add loose hypotheses to SLUG from a list, a YAML or a CSV file."),
     "inbox": ("graph_meaning_cmds", "Your inbox, read from the Commons database on this machine (no service needed)."),
     "init": ("project_cmds", "Create project SLUG (a bare repository under RW_HOME/projects)."),
