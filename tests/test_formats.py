@@ -54,6 +54,13 @@ def test_finding_id_depends_on_source_and_normalized_excerpt_only(h: str, excerp
         assert finding_id_for(source, excerpt) != finding_id_for(source, other)
 
 
+@pytest.mark.parametrize("text", ["N", "yes", "Off", "0755", "1:30", "0b101", "1e5", "<<"])
+def test_what_the_reader_refuses_plain_the_writer_quotes(text: str) -> None:
+    # Found by the property below: a limitation "N" was written plain and then refused on reading.
+    data = dump_yaml({"limitation": text, "list": [text]})
+    assert load_yaml(data, "x.yaml") == {"limitation": text, "list": [text]}
+
+
 @given(hex16, hex16, words, words, words, st.integers(0, 10_000), st.integers(1, 2000))
 def test_finding_round_trips_through_yaml(a: str, b: str, excerpt: str, statement: str, limitation: str,
                                           start: int, length: int) -> None:

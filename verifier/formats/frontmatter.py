@@ -88,6 +88,12 @@ _AMBIGUOUS_PLAIN = re.compile(
 )
 
 
+def ambiguous_plain(text: str) -> bool:
+    """Whether `text`, written as a plain (unquoted) YAML scalar, would be refused on reading (the
+    writer quotes it: verifier.formats.yamlout)."""
+    return text == "<<" or _AMBIGUOUS_PLAIN.match(text) is not None
+
+
 def _event_problem(event: object) -> str | None:
     if isinstance(event, AliasEvent) or (isinstance(event, NodeEvent) and event.anchor is not None):
         return "YAML anchors and aliases are not allowed"
