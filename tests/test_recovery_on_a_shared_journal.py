@@ -1,5 +1,6 @@
 """Start-up recovery on a shared PostgreSQL journal settles only what is its own to settle: its
-own running attempts and those of a dead instance (no live lease), never a live instance's."""
+own running attempts and those of a dead instance (no live lease, no recent beat), never a live
+instance's."""
 
 from __future__ import annotations
 
@@ -76,3 +77,18 @@ def test_a_serving_instance_settles_only_a_dead_instances_running_row(db: PgData
     assert not journal.abandoned(fresh, started_before=NOW - LEASE)  # may not have taken its lease yet
     assert not journal.abandoned(own, started_before=NOW - LEASE)  # its own: running in one of its workers
     assert not Journal(db).abandoned(dead, started_before=NOW - LEASE)  # one instance: never
+
+
+def test_an_instance_that_beats_is_alive_though_it_holds_no_lease(db: PgDatabase) -> None:
+    leases.beat(db, "beating", "http://beating")  # alive: its workers beat, its lease ran out
+    beating = _start(db, "beating", "r-beating", ago=timedelta(hours=1))
+    silent = _start(db, "silent", "r-silent", ago=timedelta(hours=1))  # no lease, no beat: dead
+    journal = Journal(db, "me4", live_s=LEASE.total_seconds())
+    assert not journal.abandoned(beating, started_before=NOW - LEASE)
+    assert journal.abandoned(silent, started_before=NOW - LEASE)
+    taken = {record.id for record in journal.orphaned(started_before=NOW - LEASE)}
+    assert silent in taken and beating not in taken
+    # once its beat is older than the lease, it is dead too
+    with db.write() as conn:
+        conn.execute("UPDATE instances SET beat_at = beat_at - 60 WHERE name = 'beating'")
+    assert journal.abandoned(beating, started_before=NOW - LEASE)

@@ -96,7 +96,8 @@ class Service:
         self.home.crash_point = self.crash_point = crash_point
         self.db = commons_database(self.home)
         self.commons = LocalCommons(self.db, self.home.identities)
-        self.journal = Journal(self.db, self.home.settings.backends.instance)
+        self.journal = Journal(self.db, self.home.settings.backends.instance,
+                               live_s=self.home.settings.backends.lease_s)
         self.notifier = Notifier(self.home, self.commons, self.db, digest)
         self.contracts = ContractCache()
 

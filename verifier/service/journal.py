@@ -78,9 +78,10 @@ class Journal:
     """`instance` (backends.instance, PostgreSQL Commons only): the name stamped on this instance's
     rows, so recovery on a shared journal settles its own rows and never a live instance's."""
 
-    def __init__(self, db: CommonsDB, instance: str | None = None) -> None:
+    def __init__(self, db: CommonsDB, instance: str | None = None, *, live_s: float = 8.0) -> None:
         self.db = db
         self.instance = instance
+        self.live_s = live_s  # backends.lease_s: an instance that beat more recently is alive
         db.ensure(SCHEMA)
 
     def get(self, submission_id: str) -> Record | None:
@@ -129,12 +130,12 @@ class Journal:
     def orphaned(self, *, started_before: datetime) -> list[Record]:
         """The running rows start-up recovery may settle. One instance (no name): all of them.
         Named (a shared PostgreSQL journal): its own, unnamed ones, and those of an instance that
-        holds no live project lease (dead: its leases ran out) and began before `started_before`
-        (now minus the lease time), so a live instance's attempt that has not yet taken its
-        project's lease is left alone."""
+        holds no live project lease and has not beaten for `live_s` (dead: its leases ran out, its
+        workers stopped beating) and began before `started_before` (now minus the lease time), so
+        a live instance's attempt that has not yet taken its project's lease is left alone."""
         if self.instance is None:
             return self.running()
-        rows = self.db.read(_ORPHANED, (self.instance, epoch(started_before)))
+        rows = self.db.read(_ORPHANED, (self.instance, epoch(started_before), self.live_s))
         return [_record(row) for row in rows]
 
     def abandoned(self, submission_id: str, *, started_before: datetime) -> bool:
@@ -144,12 +145,15 @@ class Journal:
             return False
         rows = self.db.read(_ORPHANED.replace("ORDER BY", "AND s.id = ? AND s.instance IS NOT NULL "
                                               "AND s.instance <> ? ORDER BY"),
-                            (self.instance, epoch(started_before), submission_id, self.instance))
+                            (self.instance, epoch(started_before), self.live_s, submission_id, self.instance))
         return bool(rows)
 
 
-# PostgreSQL only (project_leases, migration 0002); expiry on the database's clock, as leases are.
+# PostgreSQL only (project_leases, migration 0002; instances, migration 0005); expiry and beats on
+# the database's clock, as leases are.
 _ORPHANED = (
     "SELECT * FROM submissions s WHERE s.state = 'running' AND (s.instance IS NULL OR s.instance = ? "
     "OR (s.started_at < ? AND NOT EXISTS (SELECT 1 FROM project_leases l WHERE l.holder = s.instance "
-    "AND l.expires_at > EXTRACT(EPOCH FROM clock_timestamp())))) ORDER BY s.started_at")
+    "AND l.expires_at > EXTRACT(EPOCH FROM clock_timestamp())) AND NOT EXISTS (SELECT 1 FROM instances i "
+    "WHERE i.name = s.instance AND i.beat_at > EXTRACT(EPOCH FROM clock_timestamp()) - ?))) "
+    "ORDER BY s.started_at")

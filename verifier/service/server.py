@@ -60,7 +60,7 @@ def service_lock(home: Home, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
 def start_up(home: Home, config: ServiceConfig) -> RecoveryReport:
     db = commons_database(home)
     commons = LocalCommons(db, home.identities)
-    journal = Journal(db, home.settings.backends.instance)
+    journal = Journal(db, home.settings.backends.instance, live_s=home.settings.backends.lease_s)
     report = recover(home, journal, commons, Notifier(home, commons, db, digest), Heartbeat(db), now=clock(),
                      outage_min_s=config.outage_min_s)
     db.close()
