@@ -93,6 +93,10 @@ def test_projects_are_routed_to_their_writer_and_spread_to_an_instance_with_room
         assert shown.exit_code == 0, shown.output
         assert f"a (this home)  http://a.internal  1 project(s): {kept[0]}" in shown.output
         assert "b  http://b.internal  0 project(s): -" in shown.output
+        # A project another worker of a holds stays with a, though b has more room.
+        assert leases.acquire(db, "third-project", "a", "http://a.internal", ttl_s=30) is not None
+        assert route(a.home, "third-project") is None
+        assert route(b_home, "third-project") == Route("a", "http://a.internal", holds=True)
     finally:
         db.close()
 

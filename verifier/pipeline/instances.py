@@ -163,6 +163,11 @@ def holder_elsewhere(home: Home, slug: str) -> Lease | None:
     return lease if lease is not None and lease.holder != instance else None
 
 
+def lease_of(home: Home, slug: str) -> Lease | None:
+    """`slug`'s live lease, whoever holds it (read at most every HOLDER_FRESH_S); None: nobody."""
+    return _holder(home, slug, fresh_s=HOLDER_FRESH_S)
+
+
 def _holder(home: Home, slug: str, *, fresh_s: float) -> Lease | None:
     from verifier.commons import leases  # noqa: PLC0415 - psycopg only for several instances
 

@@ -48,9 +48,9 @@ def route(home: Home, slug: str) -> Route | None:
     me = backends.instance
     if me is None:
         return None
-    lease = instances.holder_elsewhere(home, slug)
-    if lease is not None:
-        return Route(lease.holder, lease.address, holds=True)
+    lease = instances.lease_of(home, slug)
+    if lease is not None:  # held: by this instance (any of its workers), or by the one to send it to
+        return None if lease.holder == me else Route(lease.holder, lease.address, holds=True)
     if instances.holds(home, slug):
         return None
     load = _live_load(home)
