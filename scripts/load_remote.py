@@ -178,7 +178,7 @@ def kill(instance: Instance) -> None:
 def submit_anywhere(order: list[Instance], token: str, slug: str, leaf_id: str, bundle: dict[str, bytes],
                     patch: bytes, key: str) -> tuple[Instance, int, dict[str, object]]:
     """One submission, one key, tried on each instance in turn until one answers with anything
-    but unreachable or 503; (the instance, the status, the body)."""
+    but unreachable or 503; (the instance that ran it, the status, the body)."""
     deadline = time.monotonic() + GIVE_UP_S
     while time.monotonic() < deadline:
         for instance in order:
@@ -187,7 +187,8 @@ def submit_anywhere(order: list[Instance], token: str, slug: str, leaf_id: str, 
                     slug, leaf_id, bundle, patch, key=key)
             except Unreachable:
                 continue
-            return instance, reply.status, reply.body
+            ran = next((i for i in order if i.name == reply.headers.get("x-rw-instance")), instance)
+            return ran, reply.status, reply.body  # the instance that ran it, though another forwarded it
         time.sleep(0.1)
     raise Unreachable(f"no instance answered {slug}/{leaf_id} within {GIVE_UP_S:g} s")
 

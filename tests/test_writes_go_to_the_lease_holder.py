@@ -61,8 +61,13 @@ def test_a_write_sent_to_any_instance_lands_through_the_lease_holder(
         status, body = _submit(a.url, dep, 0)  # a writes first, alone: a holds the lease
         assert status == 201 and body["verdict"]["outcome"] == "accepted", body
         b = start(dep.home_b.root, env=dep.env, port=dep.port_b)
-        status, body = _submit(b.url, dep, 1)  # sent to b, forwarded to a
+        submission = dep.submissions[1]
+        assert submission.leaf_id is not None
+        reply = Client(b.url, dep.token, retry_for_s=0).submit(  # sent to b, forwarded to a
+            SLUG, submission.leaf_id, submission.bundle, submission.patch, key="k-1-0000")
+        status, body = reply.status, reply.body
         assert status == 201 and body["verdict"]["outcome"] == "accepted", body
+        assert reply.headers["x-rw-instance"] == "a"  # the instance that ran it, through b's relay
         holder = leases.holder(db, SLUG)
         assert holder is not None and holder.holder == "a"  # b never took the project
         ran = db.read("SELECT instance FROM submissions WHERE id = ?", (body["submission_id"],))

@@ -305,7 +305,12 @@ class Service:
         self.crash_point("respond")
         self._after_verdict(actor, slug, leaf_id, body["outcome"])
         return Answer(_status_of(body), {"submission_id": record.id, "verdict": body},
-                      {"location": f"/submissions/{record.id}"})
+                      {"location": f"/submissions/{record.id}", **self._ran_here()})
+
+    def _ran_here(self) -> dict[str, str]:
+        """Several instances: which one ran the submission (a forwarded answer keeps it)."""
+        instance = self.home.settings.backends.instance
+        return {"x-rw-instance": instance} if instance else {}
 
     def _settled_if_abandoned(self, record: Record) -> bool:
         """A retry names an attempt still `running` for an instance that died (several instances on
@@ -332,7 +337,7 @@ class Service:
             raise ApiError(409, "failed_attempt", f"submission {record.id} did not reach a verdict; use a new key")
         status = 200 if _status_of(record.verdict) == 201 else _status_of(record.verdict)  # 200: nothing new
         return Answer(status, {"submission_id": record.id, "verdict": record.verdict},
-                      {"location": f"/submissions/{record.id}", "idempotent-replayed": "true"})
+                      {"location": f"/submissions/{record.id}", "idempotent-replayed": "true", **self._ran_here()})
 
     def _after_verdict(self, actor: Actor, slug: str, leaf_id: str, outcome: str) -> None:
         """Claims and Commons after a verdict. Failures here never cost the client its answer."""
