@@ -53,3 +53,11 @@ def test_only_a_difference_of_two_is_a_surplus() -> None:
     assert not surplus("b", {"a": 4, "b": 2})
     assert not surplus("a", {"a": 9})  # alone: nowhere to go
     assert not surplus("z", {"a": 9, "b": 0})  # not live: not asked
+
+
+@given(LOADS, st.text(min_size=1, max_size=20), NAMES)
+def test_the_instance_that_received_the_write_keeps_a_tie(load: dict[str, int], project: str, here: str) -> None:
+    chosen = place(project, load, here=here)
+    assert chosen is not None and load[chosen] == min(load.values())
+    if here in load and load[here] == min(load.values()):
+        assert chosen == here  # no forward when this instance has as much room as any

@@ -18,7 +18,7 @@ from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.commons.pgidentities import PgIdentities
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.placement import place
+from verifier.pipeline.spreading import LOAD_FRESH_S
 from verifier.service.client import Client, encode_form
 from verifier.service.forwarding import FORWARDED_BY
 from verifier.store.gitrepo import ProjectRepo
@@ -160,7 +160,7 @@ def test_a_persons_push_sent_to_another_instance_lands_through_the_lease_holder(
     assert tip is not None and host.view(tip).read("NOTES.md") == b"a person's note, pushed to the other instance\n"
 
 
-def test_a_project_nobody_writes_is_placed_on_the_instance_the_rule_names_wherever_its_write_arrives(
+def test_a_project_nobody_writes_is_placed_on_the_least_loaded_instance_wherever_its_write_arrives(
         instance_servers: tuple[str, str, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dep = deployment(instance_servers, tmp_path, monkeypatch, leaves=1, lease_s=LEASE_S)
     a = start(dep.home_a.root, env=dep.env, port=dep.port_a)
@@ -171,12 +171,14 @@ def test_a_project_nobody_writes_is_placed_on_the_instance_the_rule_names_wherev
         while set(leases.live_load(db, live_s=LEASE_S)) != {"a", "b"}:  # both beat
             assert time.monotonic() < deadline
             time.sleep(0.1)
-        target = place(SLUG, {"a": 0, "b": 0})
-        elsewhere = b if target == "a" else a
-        status, body = _submit(elsewhere.url, dep, 0)
+        time.sleep(LEASE_S + 0.5)  # the leases start-up recovery took have run out
+        assert leases.holder(db, SLUG) is None
+        assert leases.acquire(db, "busy-project", "a", f"http://127.0.0.1:{dep.port_a}", ttl_s=60) is not None
+        time.sleep(LOAD_FRESH_S + 0.2)  # the instances read the load afresh
+        status, body = _submit(a.url, dep, 0)  # sent to a, which writes another project already
         assert status == 201 and body["verdict"]["outcome"] == "accepted", body
         holder = leases.holder(db, SLUG)
-        assert holder is not None and holder.holder == target
+        assert holder is not None and holder.holder == "b"  # placed on b, the instance with room
     finally:
         db.close()
         a.stop()

@@ -3,7 +3,7 @@ around verifier.pipeline.placement; docs/deploy.md).
 
 - `route`: the instance a write should be sent to. The live lease holder, if another instance
   holds the project; if nobody holds it, the instance `placement.place` names (the least-loaded
-  live one); None when this instance should write it itself.
+  live one, this one on a tie); None when this instance should write it itself.
 - `keep_instance`: a thread in each service worker. Every third of a lease it says this instance
   is alive (the `instances` table), renews the leases this process holds, and, when this instance
   holds two more projects than the least-loaded live one, lets its quietest project go, so the
@@ -56,7 +56,7 @@ def route(home: Home, slug: str) -> Route | None:
     load = _live_load(home)
     counts = {name: held for name, (_, held) in load.items()}
     counts.setdefault(me, len(instances.held_here(home)))  # this instance is live, beat or not
-    target = placement.place(slug, counts)
+    target = placement.place(slug, counts, here=me)
     if target is None or target == me or target not in load:
         return None
     return Route(target, load[target][0], holds=False)
