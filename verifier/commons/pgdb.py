@@ -11,7 +11,7 @@ transaction-scoped advisory lock, as SQLite's `BEGIN IMMEDIATE` takes its write 
 check-then-write steps of claims, the journal's idempotency keys and the notifier's cursor
 compare-and-set stay serial across processes and machines, and message ids grow in commit order (an
 inbox read `after` an id never skips a message committed later under a smaller id). The hot
-single-subject writes (a claim, a journal row, a project lease) name a scope: they take the lock
+single-subject writes (a claim, a journal row, a project lease, an identity) name a scope: they take the lock
 shared plus a lock of their own subject, so they run beside each other, and still never beside an
 unscoped writer (messages, the cursor, outage extensions).
 """
