@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import boto3
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_submit import NOW, SLUG, build_corpus, extract_submission
 
+from verifier.devservers import git_daemon, s3_server
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.project import add_leaf
@@ -37,28 +37,6 @@ from verifier.pipeline.submit import Submission, submit
 from verifier.store.backends import Backends, TracesBackend
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_port(port: int) -> None:
-    for _ in range(300):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"nothing listens on {port}")
-
-
-def start(args: list[str], port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_port(port)
-    return process
 
 
 def bench_home(home_dir: Path, backends: Backends, host: str | None, sources: int,
@@ -159,34 +137,22 @@ def main() -> int:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
     with tempfile.TemporaryDirectory(prefix="rw-bench-backends-") as scratch_dir:
         scratch = Path(scratch_dir)
-        git_port, s3_port = free_port(), free_port()
         served = scratch / "served"
-        subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(served / "a.git")], check=True)
-        for name in ("b", "c"):
+        for name in ("a", "b", "c"):
             subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(served / f"{name}.git")],
                            check=True)
-        daemon = start(["git", "daemon", "--reuseaddr", f"--base-path={served}", "--export-all",
-                        "--enable=receive-pack", "--listen=127.0.0.1", f"--port={git_port}", str(served)], git_port)
-        s3 = start([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(s3_port)], s3_port)
-        endpoint = f"http://127.0.0.1:{s3_port}"
-        try:
+        with git_daemon(served) as prefix, s3_server() as endpoint:
             boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="bench")
             embedded = landings(scratch / "embedded", Backends(), None, args.rounds, args.sources, per_source)
-            hosted = landings(scratch / "hosted", Backends(), f"git://127.0.0.1:{git_port}/a.git",
-                              args.rounds, args.sources, per_source)
+            hosted = landings(scratch / "hosted", Backends(), f"{prefix}/a.git", args.rounds, args.sources,
+                              per_source)
             s3_traces = Backends(traces=TracesBackend(kind="s3", bucket="bench", endpoint_url=endpoint,
                                                       region="us-east-1"))
-            remote = landings(scratch / "remote", s3_traces, f"git://127.0.0.1:{git_port}/b.git",
-                              args.rounds, args.sources, per_source)
+            remote = landings(scratch / "remote", s3_traces, f"{prefix}/b.git", args.rounds, args.sources, per_source)
             puts = s3_puts(endpoint, args.rounds * 2)
             group_per_s, pushes_per_landing = group_landings(
-                scratch / "group", f"git://127.0.0.1:{git_port}/c.git", served / "c.git", args.writers,
-                max(1, args.rounds // 2), args.sources, per_source)
-        finally:
-            daemon.terminate()
-            s3.terminate()
-            daemon.wait()
-            s3.wait()
+                scratch / "group", f"{prefix}/c.git", served / "c.git", args.writers, max(1, args.rounds // 2),
+                args.sources, per_source)
     result = {"embedded_p50_ms": ms(embedded), "git_host_p50_ms": ms(hosted), "git_host_s3_p50_ms": ms(remote),
               "s3_put_p50_ms": ms(puts)}
     for name in ("embedded", "git_host", "git_host_s3"):

@@ -275,14 +275,21 @@ def server_round(port: int, queues: dict[str, list[Work]], seconds: float) -> tu
                 results.append(result)
 
     threads = [threading.Thread(target=agent, args=(items,)) for items in queues.values() if items]
+    return results, run_together(threads, start_gate, deadline, seconds, join_s=seconds + 120)
+
+
+def run_together(threads: list[threading.Thread], start_gate: threading.Event, deadline: list[float],
+                 seconds: float, *, join_s: float) -> float:
+    """Start the threads, open the gate they wait at with `seconds` to run, wait for them; the
+    seconds that took."""
     for thread in threads:
         thread.start()
     began = time.perf_counter()
     deadline[0] = time.monotonic() + seconds
     start_gate.set()
     for thread in threads:
-        thread.join(timeout=seconds + 120)
-    return results, time.perf_counter() - began
+        thread.join(timeout=join_s)
+    return time.perf_counter() - began
 
 
 def check(home: Path, results: list[Result]) -> dict[str, int]:
@@ -479,14 +486,7 @@ def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Wor
 
     threads = [threading.Thread(target=agent, args=(items,)) for items in queues.values() if items]
     threads.append(threading.Thread(target=killer))
-    for thread in threads:
-        thread.start()
-    began = time.perf_counter()
-    deadline[0] = time.monotonic() + seconds
-    start_gate.set()
-    for thread in threads:
-        thread.join(timeout=seconds + load_remote.GIVE_UP_S + 60)
-    return results, time.perf_counter() - began
+    return results, run_together(threads, start_gate, deadline, seconds, join_s=seconds + load_remote.GIVE_UP_S + 60)
 
 
 def check_remote(hosts: Path, results: list[Result]) -> dict[str, int]:

@@ -5,7 +5,6 @@ is a real bare repository over file://, with a pre-receive hook that makes each 
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from pathlib import Path
 
@@ -13,19 +12,17 @@ from verifier.errors import RetryableError
 from verifier.pipeline.hosting import attach_remote
 
 from .conftest import SLUG, World
+from .support_git_hosts import git
 
 THREADS = 6
 
-
-def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def _slow_host(tmp_path: Path) -> tuple[Path, Path]:
     """A bare host whose every push takes 0.4 s and is counted; the next push is refused while
     the file `refuse-next` beside it exists (and removes it)."""
     bare = tmp_path / "host.git"
-    _git("init", "-q", "--bare", "--initial-branch=main", str(bare))
+    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
     pushes, refuse = tmp_path / "pushes.txt", tmp_path / "refuse-next"
     hook = bare / "hooks" / "pre-receive"
     hook.write_text(f"#!/bin/sh\ncat >/dev/null\nsleep 0.4\necho push >> {pushes}\n"
@@ -65,14 +62,14 @@ def test_landings_that_queue_behind_a_push_go_out_together(world: World, tmp_pat
     ids = [f"extract-group-{n}" for n in range(THREADS)]
     outcome = _land_together(world, ids)
     assert outcome == dict.fromkeys(ids)  # every landing acknowledged
-    host = _git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
+    host = git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
     assert host == world.tip() == world.repo.staged()
     assert all(_on(world, host, leaf_id) for leaf_id in ids)
     assert len(pushes.read_text().splitlines()) < THREADS  # fewer pushes than landings
     anchor = world.home.read_anchor(SLUG)
     assert anchor is not None and anchor.commit == host and world.home.read_next_anchor(SLUG) is None
     # each landing once on the host: one ledger commit per leaf
-    subjects = _git("--git-dir", str(bare), "log", "--format=%s", "refs/heads/main").splitlines()
+    subjects = git("--git-dir", str(bare), "log", "--format=%s", "refs/heads/main").splitlines()
     assert all(sum(subject.endswith(f" {leaf_id}") for subject in subjects) == 1 for leaf_id in ids)
 
 
@@ -85,7 +82,7 @@ def test_a_refused_push_takes_back_what_was_staged_on_it(world: World, tmp_path:
     outcome = _land_together(world, ids)
     refused = [leaf_id for leaf_id, exc in outcome.items() if exc is not None]
     assert refused and all(isinstance(outcome[leaf_id], RetryableError) for leaf_id in refused)
-    host = _git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
+    host = git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
     assert host == world.tip()
     for leaf_id, exc in outcome.items():  # acknowledged ⇔ on the host; refused ⇒ nowhere
         assert _on(world, host, leaf_id) == (exc is None)
@@ -93,12 +90,12 @@ def test_a_refused_push_takes_back_what_was_staged_on_it(world: World, tmp_path:
     for leaf_id in refused:  # and each refused one lands when tried again
         world.leaf(leaf_id)
     assert all(_on(world, world.tip(), leaf_id) for leaf_id in ids)
-    assert _git("--git-dir", str(bare), "rev-parse", "refs/heads/main") == world.tip()
+    assert git("--git-dir", str(bare), "rev-parse", "refs/heads/main") == world.tip()
 
 
 def test_staged_landings_are_not_served_to_clones(world: World, tmp_path: Path) -> None:
     bare, _ = _slow_host(tmp_path)
     attach_remote(world.home, SLUG, f"file://{bare}")
     world.leaf("extract-served")
-    refs = _git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)")
+    refs = git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)")
     assert refs.splitlines() == ["refs/heads/main"]  # the host never sees refs/rw/

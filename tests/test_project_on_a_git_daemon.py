@@ -4,7 +4,6 @@ tests/test_project_on_a_git_host.py, against git's own server (`git daemon --exp
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,10 +15,7 @@ from verifier.pipeline.hosting import attach_remote
 from verifier.store.remote import remote_tip
 
 from .conftest import SLUG, World
-
-
-def _git(*args: str, cwd: Path | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+from .support_git_hosts import assert_a_host_moved_before_the_push_loses, git, host_tip
 
 
 @pytest.fixture
@@ -27,13 +23,10 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A bare repository served by git daemon: (its path on disk, its git:// URL)."""
     base = tmp_path / "served"
     bare = base / "project.git"
-    _git("init", "--bare", "--initial-branch=main", str(bare))
+    git("init", "--bare", "--initial-branch=main", str(bare))
     with git_daemon(base) as prefix:
         yield bare, f"{prefix}/project.git"
 
-
-def _host_tip(bare: Path) -> str:
-    return _git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
 
 
 def test_every_landing_is_pushed_through_git_daemon(world: World, served: tuple[Path, str]) -> None:
@@ -41,7 +34,7 @@ def test_every_landing_is_pushed_through_git_daemon(world: World, served: tuple[
     assert attach_remote(world.home, SLUG, url) == world.tip()
     world.leaf("extract-1")
     assert world.submit(world.extract("extract-1")).outcome == "accepted"
-    assert _host_tip(bare) == world.tip()
+    assert host_tip(bare) == world.tip()
     assert remote_tip(world.repo.path, url) == world.tip()
 
 
@@ -52,39 +45,27 @@ def test_a_daemon_host_moved_by_someone_else_is_refused(world: World, served: tu
     world.leaf("extract-1")
     before = world.tip()
     clone = tmp_path / "someone"
-    _git("clone", "-q", url, str(clone))
+    git("clone", "-q", url, str(clone))
     (clone / "foreign.md").write_text("not through the verifier\n")
-    _git("add", "foreign.md", cwd=clone)
-    _git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "foreign", cwd=clone)
-    _git("push", "-q", "origin", "main", cwd=clone)  # through the daemon too
-    foreign = _host_tip(bare)
+    git("add", "foreign.md", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "foreign", cwd=clone)
+    git("push", "-q", "origin", "main", cwd=clone)  # through the daemon too
+    foreign = host_tip(bare)
     with pytest.raises(HistoryBrokenError, match="git host"):
         world.submit(world.extract("extract-1"))
-    assert world.tip() == before and _host_tip(bare) == foreign
+    assert world.tip() == before and host_tip(bare) == foreign
 
 
 def test_a_daemon_host_moved_between_the_check_and_the_push_loses_the_race(
         world: World, served: tuple[Path, str]) -> None:
     bare, url = served
-    attach_remote(world.home, SLUG, url)
-    world.leaf("extract-1")
-    before = world.tip()
-
-    def someone_pushes(step: str) -> None:
-        if step == "branch":  # after the verifier read the host, before its push
-            _git("--git-dir", str(bare), "update-ref", "refs/heads/main", f"{before}~1")
-
-    world.home.crash_point = someone_pushes
-    with pytest.raises(HistoryBrokenError, match="moved without the verifier"):
-        world.submit(world.extract("extract-1"))
-    assert world.tip() == before
-    assert _host_tip(bare) == _git("--git-dir", str(world.repo.path), "rev-parse", f"{before}~1")
+    assert_a_host_moved_before_the_push_loses(world, bare, url)
 
 
 def test_a_stopped_daemon_is_retried_and_the_retry_lands_once(world: World, tmp_path: Path) -> None:
     base = tmp_path / "served"
     bare = base / "project.git"
-    _git("init", "--bare", "--initial-branch=main", str(bare))
+    git("init", "--bare", "--initial-branch=main", str(bare))
     with git_daemon(base) as prefix:
         url = f"{prefix}/project.git"
         attach_remote(world.home, SLUG, url)
@@ -92,4 +73,4 @@ def test_a_stopped_daemon_is_retried_and_the_retry_lands_once(world: World, tmp_
     before = world.tip()
     with pytest.raises(RetryableError, match="nothing was kept"):  # nothing listens on the port now
         world.submit(world.extract("extract-1"))
-    assert world.tip() == before and _host_tip(bare) == before
+    assert world.tip() == before and host_tip(bare) == before

@@ -5,7 +5,6 @@ reached by git over file://."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,26 +18,21 @@ from verifier.store.home import Home
 from verifier.store.remote import remote_tip
 
 from .conftest import SLUG, World
+from .support_git_hosts import assert_a_host_moved_before_the_push_loses, git, host_tip
 
 assert COMMAND_MODULES  # every command registered on `cli`
 
 
-def _git(*args: str, cwd: Path | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
 
 def _host(tmp_path: Path) -> tuple[Path, str]:
     bare = tmp_path / "host" / "project.git"
-    _git("init", "--bare", "--initial-branch=main", str(bare))
+    git("init", "--bare", "--initial-branch=main", str(bare))
     return bare, f"file://{bare}"
 
 
-def _host_tip(bare: Path) -> str:
-    return _git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
-
 
 def _ledger_rows(bare: Path) -> int:
-    return len(_git("--git-dir", str(bare), "log", "--format=%s", "refs/heads/main").splitlines())
+    return len(git("--git-dir", str(bare), "log", "--format=%s", "refs/heads/main").splitlines())
 
 
 def test_every_landing_is_pushed_to_the_host(world: World, tmp_path: Path) -> None:
@@ -47,7 +41,7 @@ def test_every_landing_is_pushed_to_the_host(world: World, tmp_path: Path) -> No
     world.leaf("extract-1")
     verdict = world.submit(world.extract("extract-1"))
     assert verdict.outcome == "accepted"
-    assert _host_tip(bare) == world.tip()
+    assert host_tip(bare) == world.tip()
     assert remote_tip(world.repo.path, url) == world.tip()
 
 
@@ -57,35 +51,23 @@ def test_a_host_moved_by_someone_else_is_refused_and_nothing_acknowledged(world:
     world.leaf("extract-1")
     before_local, before_rows = world.tip(), _ledger_rows(bare)
     clone = tmp_path / "someone"
-    _git("clone", "-q", url, str(clone))
+    git("clone", "-q", url, str(clone))
     (clone / "foreign.md").write_text("not through the verifier\n")
-    _git("add", "foreign.md", cwd=clone)
-    _git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "foreign", cwd=clone)
-    _git("push", "-q", "origin", "main", cwd=clone)
-    foreign = _host_tip(bare)
+    git("add", "foreign.md", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "foreign", cwd=clone)
+    git("push", "-q", "origin", "main", cwd=clone)
+    foreign = host_tip(bare)
     with pytest.raises(HistoryBrokenError, match="git host"):
         world.submit(world.extract("extract-1"))
     assert world.tip() == before_local  # nothing landed here
-    assert _host_tip(bare) == foreign and _ledger_rows(bare) == before_rows + 1  # nor there
+    assert host_tip(bare) == foreign and _ledger_rows(bare) == before_rows + 1  # nor there
     with pytest.raises(HistoryBrokenError):  # and it keeps refusing until a person repairs
         world.submit(world.extract("extract-1"))
 
 
 def test_a_host_moved_between_the_check_and_the_push_loses_the_race(world: World, tmp_path: Path) -> None:
     bare, url = _host(tmp_path)
-    attach_remote(world.home, SLUG, url)
-    world.leaf("extract-1")
-    before = world.tip()
-
-    def someone_pushes(step: str) -> None:
-        if step == "branch":  # after the verifier read the host, before its push
-            _git("--git-dir", str(bare), "update-ref", "refs/heads/main", f"{before}~1")
-
-    world.home.crash_point = someone_pushes
-    with pytest.raises(HistoryBrokenError, match="moved without the verifier"):
-        world.submit(world.extract("extract-1"))
-    assert world.tip() == before
-    assert _host_tip(bare) == _git("--git-dir", str(world.repo.path), "rev-parse", f"{before}~1")
+    assert_a_host_moved_before_the_push_loses(world, bare, url)
 
 
 def test_an_unreachable_host_is_retried_and_the_retry_lands_once(world: World, tmp_path: Path) -> None:
@@ -100,18 +82,18 @@ def test_an_unreachable_host_is_retried_and_the_retry_lands_once(world: World, t
     assert world.tip() == before
     away.rename(bare)
     assert world.submit(world.extract("extract-1")).outcome == "accepted"
-    assert _host_tip(bare) == world.tip()
+    assert host_tip(bare) == world.tip()
     assert _ledger_rows(bare) == rows + 2  # one contribution commit and its ledger commit, once
 
 
 def test_a_host_with_another_branch_is_not_attached(world: World, tmp_path: Path) -> None:
     _, url = _host(tmp_path)
     clone = tmp_path / "other"
-    _git("init", "-q", "--initial-branch=main", str(clone))
+    git("init", "-q", "--initial-branch=main", str(clone))
     (clone / "x").write_text("x\n")
-    _git("add", "x", cwd=clone)
-    _git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "x", cwd=clone)
-    _git("push", "-q", url, "main", cwd=clone)
+    git("add", "x", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "x", cwd=clone)
+    git("push", "-q", url, "main", cwd=clone)
     with pytest.raises(ConflictError, match="already has a main branch"):
         attach_remote(world.home, SLUG, url)
     assert world.home.settings.backends.remotes == {}
@@ -139,10 +121,10 @@ def test_a_writer_stopped_after_its_push_is_caught_up_with_the_host(world: World
     _kill_at(world, step)  # after the host took the push, before main (pushed) or the anchor (anchor) moved
     with pytest.raises(_Killed):
         world.submit(world.extract("extract-1"))
-    pushed = _host_tip(bare)
+    pushed = host_tip(bare)
     assert pushed != before and world.home.read_next_anchor(SLUG) is not None
     world.leaf("extract-2")  # the next landing catches up with the host, then lands on top, once
-    assert _host_tip(bare) == world.tip() and str(world.repo.commit(world.tip()).parents[0].id) == pushed
+    assert host_tip(bare) == world.tip() and str(world.repo.commit(world.tip()).parents[0].id) == pushed
     assert world.home.read_next_anchor(SLUG) is None
     anchor = world.home.read_anchor(SLUG)
     assert anchor is not None and anchor.commit == world.tip()
@@ -156,9 +138,9 @@ def test_a_writer_stopped_before_its_push_leaves_nothing_on_the_host(world: Worl
     _kill_at(world, "branch")
     with pytest.raises(_Killed):
         world.submit(world.extract("extract-1"))
-    assert _host_tip(bare) == before == world.tip()
+    assert host_tip(bare) == before == world.tip()
     world.leaf("extract-2")  # what the killed writer staged is published with it (nothing was acknowledged)
-    assert _host_tip(bare) == world.tip() and world.home.read_next_anchor(SLUG) is None
+    assert host_tip(bare) == world.tip() and world.home.read_next_anchor(SLUG) is None
 
 
 def test_rw_host_puts_the_branch_on_the_host(world: World, tmp_path: Path) -> None:
@@ -166,7 +148,7 @@ def test_rw_host_puts_the_branch_on_the_host(world: World, tmp_path: Path) -> No
     done = CliRunner().invoke(cli, ["host", SLUG, url], env={"RW_HOME": str(world.home.root)},
                               catch_exceptions=False)
     assert done.exit_code == 0 and "compare-and-swap" in done.output, done.output
-    assert _host_tip(bare) == world.tip()
+    assert host_tip(bare) == world.tip()
     assert Home(world.home.root).settings.backends.remotes == {SLUG: url}
     again = CliRunner().invoke(cli, ["host", SLUG, f"file://{tmp_path / 'nowhere.git'}"],
                                env={"RW_HOME": str(world.home.root)})

@@ -21,6 +21,7 @@ from verifier.pipeline.hosting import attach_remote
 from verifier.store.home import Home
 
 from .conftest import SLUG, World
+from .support_git_hosts import host_tip
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +39,6 @@ def _configure(home_root: Path, *, instance: str, lease_s: float) -> Home:
     return Home(home_root)
 
 
-def _host_tip(bare: Path) -> str:
-    return subprocess.run(["git", "--git-dir", str(bare), "rev-parse", "refs/heads/main"], check=True,
-                          capture_output=True, text=True).stdout.strip()
-
 
 def test_the_survivor_takes_a_project_over_from_the_host(dsn: str, world: World, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,7 +54,7 @@ def test_the_survivor_takes_a_project_over_from_the_host(dsn: str, world: World,
     b = replace(world, home=_configure(b_root, instance="b", lease_s=30.0))
 
     a.leaf("extract-1")  # instance a writes the project and holds its lease
-    landed_by_a = _host_tip(bare)
+    landed_by_a = host_tip(bare)
     assert landed_by_a == a.tip()
     with pytest.raises(RetryableError, match=r"written by a \(http://a.internal\)"):
         b.leaf("extract-2", base=landed_by_a)
@@ -65,9 +62,9 @@ def test_the_survivor_takes_a_project_over_from_the_host(dsn: str, world: World,
 
     time.sleep(1.3)  # a stops (killed): its lease runs out
     b.leaf("extract-2", base=landed_by_a)  # b takes the project over from the host's branch
-    assert _host_tip(bare) == b.tip()
+    assert host_tip(bare) == b.tip()
     assert str(b.repo.commit(b.tip()).parents[0].id) == landed_by_a  # on top of a's landing, once
 
     with pytest.raises(RetryableError, match=r"written by b"):  # a comes back: b holds the project now
         a.leaf("extract-3")
-    assert _host_tip(bare) == b.tip()
+    assert host_tip(bare) == b.tip()

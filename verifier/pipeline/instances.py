@@ -153,16 +153,6 @@ def let_go(home: Home, slug: str) -> bool:
         return leases.release(database(home), slug, backends.instance)
 
 
-def holder_elsewhere(home: Home, slug: str) -> Lease | None:
-    """The live lease of `slug` when another instance holds it (read at most every HOLDER_FRESH_S);
-    None when this instance holds it, nobody does, or there is only one instance."""
-    instance = home.settings.backends.instance
-    if instance is None:
-        return None
-    lease = _holder(home, slug, fresh_s=HOLDER_FRESH_S)
-    return lease if lease is not None and lease.holder != instance else None
-
-
 def lease_of(home: Home, slug: str) -> Lease | None:
     """`slug`'s live lease, whoever holds it (read at most every HOLDER_FRESH_S); None: nobody."""
     return _holder(home, slug, fresh_s=HOLDER_FRESH_S)
@@ -190,7 +180,7 @@ def fresh_for_reading(home: Home, slug: str) -> None:
     if time.monotonic() - _refreshed.get(key, 0.0) < READ_FRESH_S:
         return
     try:
-        held = _holder(home, slug, fresh_s=HOLDER_FRESH_S)
+        held = lease_of(home, slug)
         if held is not None and held.holder == backends.instance:
             return
         with exclusive_lock(home.lock_path(slug)):
