@@ -7,7 +7,7 @@ off on every side. Last line: one JSON object with `embedded_p50_ms`, `git_host_
 `git_host_s3_p50_ms`, the landings per second per project each implies, and `s3_put_p50_ms`; then
 the same project on the git host with `--writers` submitting at once (as a service's workers do):
 `group_landings_per_s` and `pushes_per_landing` (landings queued behind one push go out together in
-the next, verifier.pipeline.publishing).
+the next, verifier.deploy.publishing).
 """
 
 from __future__ import annotations
@@ -29,22 +29,23 @@ import boto3
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_submit import NOW, SLUG, build_corpus, extract_submission
 
+from verifier.deploy.hosting import attach_remote
 from verifier.devservers import git_daemon, s3_server
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
-from verifier.pipeline.hosting import attach_remote
-from verifier.pipeline.project import add_leaf
 from verifier.pipeline.submit import Submission, submit
 from verifier.store.backends import Backends, TracesBackend
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf
 
 
 def bench_home(home_dir: Path, backends: Backends, host: str | None, sources: int,
                per_source: int) -> tuple[Home, list[tuple[str, str]], str]:
     """A throwaway home with the corpus (on `host` when given): (home, catalogue, agent token)."""
-    home = Home(home_dir)
+    home = open_home(home_dir)
     home.save_settings(Settings(durable=False, fetch="offline", backends=backends))
-    home = Home(home_dir)
+    home = open_home(home_dir)
     catalogue = build_corpus(home, sources, per_source, per_source + 5)
     if host is not None:
         attach_remote(home, SLUG, host)

@@ -27,11 +27,12 @@ from verifier.evaluation.report import EvalOptions
 from verifier.evaluation.sources import collector_paused, evaluate_home
 from verifier.formats.ledger import Cost, LedgerRow, row_hash, row_line, segment_path
 from verifier.pipeline.ledger import ledger_head, read_chain
-from verifier.pipeline.project import init_project
 from verifier.roles.records import ResolutionRecord, record_path
 from verifier.scoring.use import shard_path
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 START = datetime(2026, 9, 1, tzinfo=UTC)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -163,9 +164,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        home = Home(root / "home")
+        home = open_home(root / "home")
         home.save_settings(Settings(durable=False, fetch="offline"))
-        home = Home(root / "home")
+        home = open_home(root / "home")
         started = time.perf_counter()
         for number in range(args.projects):
             build(home, root, f"project-{number:02d}", args.rows // args.projects, seed=number)

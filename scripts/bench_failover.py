@@ -23,13 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_submit import NOW, SLUG, build_corpus
 
+from verifier.deploy.hosting import attach_remote
 from verifier.devservers import postgres_cluster
 from verifier.errors import RetryableError
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
-from verifier.pipeline.hosting import attach_remote
-from verifier.pipeline.project import add_leaf
 from verifier.store.backends import Backends, CommonsBackend
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf
 
 DSN_ENV = "RW_BENCH_COMMONS_DSN"
 
@@ -44,9 +45,9 @@ def leaf(home: Home, leaf_id: str, source_id: str, base: str) -> None:
 def instance(root: Path, name: str, lease_s: float, remotes: dict[str, str]) -> Home:
     backends = Backends(commons=CommonsBackend(kind="postgres", dsn_env=DSN_ENV), remotes=remotes,
                         instance=name, instance_address=f"http://{name}.internal", lease_s=lease_s)
-    home = Home(root)
+    home = open_home(root)
     home.save_settings(Settings(durable=False, fetch="offline", backends=backends))
-    return Home(root)
+    return open_home(root)
 
 
 def main() -> int:
@@ -59,10 +60,10 @@ def main() -> int:
         bare = scratch / "host.git"
         subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
         url = f"file://{bare}"
-        plain = Home(scratch / "a")
+        plain = open_home(scratch / "a")
         plain.save_settings(Settings(durable=False, fetch="offline"))
-        catalogue = build_corpus(Home(scratch / "a"), 5, 2, 4)
-        attach_remote(Home(scratch / "a"), SLUG, url)
+        catalogue = build_corpus(open_home(scratch / "a"), 5, 2, 4)
+        attach_remote(open_home(scratch / "a"), SLUG, url)
         a = instance(scratch / "a", "a", args.lease_s, {SLUG: url})
         (scratch / "b").mkdir()
         if (scratch / "a" / "identities.json").exists():  # identity is shared in a deployment

@@ -30,8 +30,9 @@ from pathlib import Path
 
 from verifier.formats.ids import source_id_for
 from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.pipeline.project import add_leaf, init_project
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf, init_project
 
 ROOT = Path(__file__).resolve().parent.parent
 RW = str(Path(sys.executable).parent / "rw")
@@ -83,7 +84,7 @@ def wait_ready(port: int, proc: subprocess.Popen[bytes]) -> None:
 
 
 def set_up(root: Path) -> tuple[Home, str]:
-    home = Home(root / "home")
+    home = open_home(root / "home")
     home.save_settings(Settings(durable=False, fetch="offline"))
     now = datetime.now(UTC).replace(microsecond=0)
     init_project(home, SLUG, now=now, template=ROOT / "fixtures" / "demo-project")

@@ -24,11 +24,12 @@ from verifier.formats.ids import trace_id_for
 from verifier.formats.ledger import LedgerRow, Outcome, row_hash, row_line, segment_path
 from verifier.formats.trace import TraceManifest, TraceRecord, bundle_digest
 from verifier.pipeline.ledger import ledger_head
-from verifier.pipeline.project import init_project
 from verifier.roles.maintainer import run_pass
 from verifier.roles.traceindex import TraceIndex
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -61,8 +62,8 @@ def _bundle(number: int, kind: str, base: str) -> dict[str, bytes]:
 
 def build_store(root: Path, count: int) -> Home:
     """A home with `count` traces and one traced ledger row each, written in one ledger commit."""
-    Home(root).save_settings(Settings(durable=False, fetch="offline"))
-    home = Home(root)
+    open_home(root).save_settings(Settings(durable=False, fetch="offline"))
+    home = open_home(root)
     init_project(home, SLUG, now=NOW, template=ROOT / "fixtures" / "demo-project")
     repo = home.project(SLUG)
     tip = repo.tip()

@@ -28,12 +28,13 @@ from verifier.formats.ledger import LedgerRow, row_hash, row_line, segment_path
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import ledger_head
-from verifier.pipeline.project import init_project
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.planner import local_commons, wake
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Anchor, Home, Settings
 from verifier.text.extract import extract_text
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 SLUG = "bench-planner"
@@ -140,9 +141,9 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=2000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rw-bench-planner-home-") as scratch:
-        home = Home(Path(scratch))
+        home = open_home(Path(scratch))
         home.save_settings(Settings(durable=False, fetch="offline"))
-        home = Home(Path(scratch))
+        home = open_home(Path(scratch))
         started = time.perf_counter()
         build(home, sources=args.sources, per_source=args.per_source, hypotheses=args.hypotheses,
               links=args.links, rows=args.rows)

@@ -22,8 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import init_project
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 SLUG = "bench-push"
@@ -38,9 +39,9 @@ def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
 
 def prepare(root: Path, commits: int) -> tuple[Home, str, Path, Path]:
     """A project, a steward, a clone holding `commits` one-file commits, and a plain bare copy."""
-    home = Home(root / "home")
+    home = open_home(root / "home")
     home.save_settings(Settings(durable=False, fetch="offline"))
-    home = Home(root / "home")
+    home = open_home(root / "home")
     init_project(home, SLUG, now=NOW)
     token = home.identities.add("stew", "stew", "human", NOW)
     work = root / "work"

@@ -22,26 +22,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from verifier.agentkit.objects import link_file
+from verifier.audits.replay import replay
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.layout import finding_path
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.landing import Contribution
-from verifier.pipeline.project import init_project
-from verifier.pipeline.replay import replay
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ObjectFacts, ScoreBook
 from verifier.store.gitrepo import VERIFIER, Person
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 OPERATORS = [f"op-{n}" for n in range(20)]
 
 
 def fresh_home(root: Path, slug: str) -> Home:
-    home = Home(root)
+    home = open_home(root)
     home.save_settings(Settings(durable=False, fetch="offline"))
-    home = Home(root)
+    home = open_home(root)
     template = root / "template"
     (template / "hypotheses").mkdir(parents=True)
     (template / "PROJECT.md").write_text(f"---\nproject: {slug}\nhypotheses: [H1, H2]\n---\n")

@@ -27,12 +27,13 @@ from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
-from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf, init_project
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 SLUG = "bench"
@@ -125,9 +126,9 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def run(home_dir: Path, *, durable: bool, sources: int, per_source: int, rounds: int,
         with_git: bool) -> tuple[list[float], list[float]]:
-    home = Home(home_dir)
+    home = open_home(home_dir)
     home.save_settings(Settings(durable=durable, fetch="offline"))
-    home = Home(home_dir)
+    home = open_home(home_dir)
     started = time.perf_counter()
     catalogue = build_corpus(home, sources, per_source, per_source + 5)
     print(f"  corpus built in {time.perf_counter() - started:.1f}s (durable={durable})", file=sys.stderr)

@@ -25,12 +25,13 @@ from verifier.agentkit.objects import finding_file, link_file, source_files
 from verifier.formats.ledger import GENESIS_PREV, LedgerRow, row_hash, row_line, segment_path
 from verifier.pipeline.digest import digest_of
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import init_project
 from verifier.scoring.use import ObjectFacts, ScoreBook
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text
 from verifier.ui.site import open_reader, project_page
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 SLUG = "bench-ui"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -45,9 +46,9 @@ def sentence(source: int, index: int) -> str:
 
 
 def fresh_home(root: Path) -> Home:
-    home = Home(root)
+    home = open_home(root)
     home.save_settings(Settings(durable=False, fetch="offline"))
-    home = Home(root)
+    home = open_home(root)
     template = root / "template"
     (template / "hypotheses").mkdir(parents=True)
     (template / "PROJECT.md").write_text(f"---\nproject: {SLUG}\nquestion: Which layer sells first?\n"

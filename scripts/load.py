@@ -55,20 +55,21 @@ from pathlib import Path
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
+from verifier.audits.audit import verify_ledger
+from verifier.client.http import Client
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ids import trace_id_for
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.formats.trace import bundle_digest
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import ProjectWriter
-from verifier.service.client import Client
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER_EMAIL
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf, init_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import load_remote  # from this script's folder, put on the path just above
@@ -122,9 +123,9 @@ class Plan:
 
 
 def build(root: Path, *, projects: int, agents: int, per_project: int, reject_every: int, durable: bool) -> Plan:
-    home = Home(root)
+    home = open_home(root)
     home.save_settings(Settings(durable=False, fetch="offline"))  # set-up needs no fsync; the runs may
-    home = Home(root)
+    home = open_home(root)
     now = datetime.now(UTC).replace(microsecond=0)
     tokens = [(f"load-agent-{n:02d}", f"load-op-{n // 2:02d}") for n in range(agents)]
     registered = [(handle, op, home.identities.add(handle, op, "agent", now)) for handle, op in tokens]
@@ -294,7 +295,7 @@ def run_together(threads: list[threading.Thread], start_gate: threading.Event, d
 
 def check(home: Path, results: list[Result]) -> dict[str, int]:
     """Every sent submission against the ledger and the branch."""
-    h = Home(home)
+    h = open_home(home)
     counts: dict[tuple[str, str, str, str | None], int] = {}
     problems = 0
     accepted_rows = 0
@@ -384,7 +385,7 @@ def main() -> int:
         queues: dict[str, list[Work]] = {}
         for item in plan.work:
             queues.setdefault(item.agent, []).append(item)
-        inprocess_home = Home(scratch / "inprocess")
+        inprocess_home = open_home(scratch / "inprocess")
         results: list[Result] = []
         elapsed = inproc_elapsed = 0.0
         done = 0

@@ -1,7 +1,7 @@
 """The remote half of scripts/load.py (`--backends remote`): the same planned submissions across two
 `rw serve` instances sharing a PostgreSQL Commons, an S3-compatible trace store (moto) and a git
 host (`git daemon`), all started on loopback by `verifier.devservers`. The instances split the
-projects between them (placed on the least-loaded live instance, verifier.pipeline.spreading);
+projects between them (placed on the least-loaded live instance, verifier.deploy.spreading);
 every agent sends a submission to instance p % 2 for project p, which forwards it to the instance
 writing the project, and, with the submission's one Idempotency-Key, to the other instance when
 that one is unreachable or answers 503. Mid-run the lease holder of project 0 is killed (-9);
@@ -30,16 +30,17 @@ from pathlib import Path
 
 import boto3
 
+from verifier.client.http import Client, Unreachable
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
+from verifier.deploy.hosting import attach_remote
+from verifier.deploy.instances import resync
 from verifier.devservers import git_daemon, postgres_cluster, s3_server
-from verifier.pipeline.hosting import attach_remote
-from verifier.pipeline.instances import resync
 from verifier.pipeline.ledger import read_chain
-from verifier.service.client import Client, Unreachable
 from verifier.store.backends import Backends, CommonsBackend, TracesBackend
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
 from verifier.store.home import Home
+from verifier.wiring import open_home
 
 DSN_ENV = "RW_LOAD_COMMONS_DSN"
 AWS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
@@ -108,16 +109,16 @@ def deployment(template: Path, scratch: Path, slugs: list[str], *, lease_s: floa
             ports[1] = free_port()
         homes = [scratch / "a", scratch / "b"]
         shutil.copytree(template, homes[0])
-        home_a = Home(homes[0])
+        home_a = open_home(homes[0])
         for slug in slugs:
             attach_remote(home_a, slug, f"{prefix}/{slug}.git")
         homes[1].mkdir()
         for name in ("config.json", "identities.json"):  # one identity registry in a deployment
             shutil.copy(homes[0] / name, homes[1] / name)
         for home, name, port in zip(homes, "ab", ports, strict=True):
-            configure(Home(home), name, port, endpoint=endpoint, lease_s=lease_s)
+            configure(open_home(home), name, port, endpoint=endpoint, lease_s=lease_s)
         for slug in slugs:
-            resync(Home(homes[1]), slug)  # b's cache of every project, from the host
+            resync(open_home(homes[1]), slug)  # b's cache of every project, from the host
         yield Deployment(env, hosts, homes), ports
 
 

@@ -17,11 +17,12 @@ __all__ = ["FIXTURES", "GUIDE_ID", "NOTE_ID", "NOW", "PDF_ID", "ROOT", "SLUG", "
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.ids import source_id_for
 from verifier.formats.leaf import LeafContract, WriteRule, default_write_rules
-from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.store.fetcher import Fetcher, OfflineFetcher
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home, Settings
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf, init_project
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -99,9 +100,9 @@ class World:
 
 
 def make_home(root: Path) -> Home:
-    home = Home(root)
+    home = open_home(root)
     home.save_settings(Settings(durable=False, fetch="offline"))
-    return Home(root)
+    return open_home(root)
 
 
 @pytest.fixture

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from verifier.agentkit.objects import finding_file
 from verifier.agentkit.scripted import ScriptedAgent
+from verifier.client.http import Client
 from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.pipeline.project import add_leaf
-from verifier.service.client import Client
 from verifier.store.home import Home
+from verifier.writes.project import add_leaf
 
 from .conftest import NOTE_ID, SLUG
 

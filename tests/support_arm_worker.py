@@ -19,10 +19,11 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.pipeline.project import add_leaf
 from verifier.pipeline.submit import Submission, submit
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf
 
 
 def link_leaf(home: Home, slug: str, leaf: dict[str, Any], token: str, now: datetime) -> str:
@@ -62,7 +63,7 @@ def main() -> int:
     if isinstance(recorded, dict) and recorded.get("fail"):
         print("this recorded run failed", file=sys.stderr)
         return 3
-    home = Home(Path(os.environ["RW_HOME"]))
+    home = open_home(Path(os.environ["RW_HOME"]))
     now = datetime.fromisoformat(os.environ["RW_NOW"].replace("Z", "+00:00"))
     for leaf in recorded:
         print(link_leaf(home, os.environ["RW_ARM_PROJECT"], leaf, os.environ["RW_TOKEN"], now))

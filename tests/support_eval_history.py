@@ -18,12 +18,12 @@ from verifier.agentkit.workspace import creation_patch
 from verifier.formats.layout import link_path, plan_path
 from verifier.formats.yamlout import dump_yaml
 from verifier.model.adapter import Exchange, RecordedBackend, recording_path
-from verifier.pipeline.baseline import seal_missing
 from verifier.pipeline.submit import Submission
 from verifier.roles.resolver import resolve_project
 from verifier.seal import read_private_key, resolver_dir, write_keypair
 from verifier.seal.keys import PRIVATE_PEM
 from verifier.store.home import Settings
+from verifier.writes.baseline import seal_missing
 
 from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 

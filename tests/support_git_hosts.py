@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from verifier.deploy.hosting import attach_remote
 from verifier.errors import HistoryBrokenError
-from verifier.pipeline.hosting import attach_remote
 
 from .conftest import SLUG, World
 

@@ -14,13 +14,14 @@ import boto3
 import pytest
 
 from tests.support_servers import free_port, git_daemon, postgres_cluster, s3_server
-from verifier.pipeline.hosting import attach_remote
-from verifier.pipeline.instances import resync
-from verifier.pipeline.project import init_project
+from verifier.deploy.hosting import attach_remote
+from verifier.deploy.instances import resync
 from verifier.pipeline.verdict import Submission
 from verifier.store.backends import Backends, CommonsBackend, TracesBackend
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
 from .service_harness import distinct_findings, live_leaf
@@ -58,7 +59,7 @@ def configure(home: Home, name: str, port: int, *, endpoint: str, url: str, leas
         commons=CommonsBackend(kind="postgres", dsn_env=DSN_ENV), remotes={SLUG: url},
         instance=name, instance_address=f"http://127.0.0.1:{port}", lease_s=lease_s)
     home.save_settings(home.settings.model_copy(update={"backends": backends}))
-    return Home(home.root)
+    return open_home(home.root)
 
 
 def deployment(servers: tuple[str, str, Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
@@ -87,6 +88,6 @@ def deployment(servers: tuple[str, str, Path, str], tmp_path: Path, monkeypatch:
     (tmp_path / "b").mkdir()
     for name in ("config.json", "identities.json"):  # one identity registry in a deployment
         shutil.copy(home.root / name, tmp_path / "b" / name)
-    home_b = configure(Home(tmp_path / "b"), "b", port_b, endpoint=endpoint, url=url, lease_s=lease_s)
+    home_b = configure(open_home(tmp_path / "b"), "b", port_b, endpoint=endpoint, url=url, lease_s=lease_s)
     resync(home_b, SLUG)  # b's cache of the project, from the host
     return Deployment(home_a, home_b, port_a, port_b, token, world, submissions, bare, env)

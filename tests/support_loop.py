@@ -25,6 +25,7 @@ from verifier.agentkit.workspace import creation_patch
 from verifier.formats.skill import SKILL_KINDS, replace_section, sections, skill_version
 from verifier.roles.validation import WorkerResult, WorkerTask
 from verifier.store.home import Home
+from verifier.wiring import open_home
 
 _SENTENCE_RE = re.compile(r"[A-Z][^.!?\n]{40,260}[.!?]")
 
@@ -83,7 +84,7 @@ def work(home: Home, *, project: str, leaf_id: str, kind: str, base: str, inputs
 
 def skill_following_worker(task: WorkerTask) -> WorkerResult:
     """The platform-run worker of the validation replay, scripted (no model)."""
-    return work(Home(Path(task.home)), project=task.project, leaf_id=task.leaf_id, kind=task.kind,
+    return work(open_home(Path(task.home)), project=task.project, leaf_id=task.leaf_id, kind=task.kind,
                 base=task.base_revision, inputs=task.inputs, hints=task.hints, skill=task.skill, agent=task.agent,
                 operator=task.operator, now=datetime.fromisoformat(task.now.replace("Z", "+00:00")))
 

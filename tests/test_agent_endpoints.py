@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.pipeline.project import init_project
 from verifier.store.fetcher import OfflineFetcher
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOTE_ID, NOW, SLUG, World, make_home
 from .service_harness import Server, live_leaf, start

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.pipeline.holds import decide, held_objects
-from verifier.pipeline.revert import revert
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service
+from verifier.writes.holds import decide, held_objects
+from verifier.writes.revert import revert
 
 from .conftest import NOW, SLUG, World
 from .support_graph import hold_links, land_findings, land_link

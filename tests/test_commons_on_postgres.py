@@ -20,11 +20,11 @@ from verifier.commons import leases
 from verifier.commons.adapter import ClaimConflict, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.commons.outbox import deliver
 from verifier.commons.payloads import commons_payloads
 from verifier.commons.pgdb import PgDatabase, migrate, migrations, translate
 from verifier.commons.pgidentities import PgIdentities
 from verifier.errors import AuthError, ConflictError
+from verifier.messages.outbox import deliver
 from verifier.service.journal import Journal
 from verifier.store.identities import Actor, FileIdentities
 

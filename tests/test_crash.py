@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
+from verifier.audits.audit import verify_ledger
 from verifier.formats.trace import TraceRecord
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.trace import inspect_bundle
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 import pytest
 
 from verifier.agentkit.scripted import ScriptedAgent
+from verifier.audits.replay import replay
 from verifier.errors import ConflictError
 from verifier.formats.layout import finding_path
-from verifier.pipeline.replay import replay
-from verifier.pipeline.revert import revert
 from verifier.store.identities import Actor
+from verifier.writes.revert import revert
 
 from .conftest import NOW, SLUG, World
 from .support_graph import land_findings, land_link, read

@@ -8,9 +8,9 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons
 from verifier.roles.runner import WorkerConfig, command_words, tick
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, make_home
 

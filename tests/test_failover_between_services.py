@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from verifier.client.http import Client, Reply, Unreachable
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.verdict import Submission
-from verifier.service.client import Client, Reply, Unreachable
 from verifier.store.gitrepo import ProjectRepo
 
 from .conftest import SLUG

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from verifier.audits.audit import verify_ledger
 from verifier.cli.app import EXIT_CRASH, EXIT_HISTORY, EXIT_RETRY, EXIT_USAGE, exit_code_of
 from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.formats.entries import LeafEntry
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.writer import ProjectWriter, writing_marker
 
 from .conftest import NOW, SLUG, World

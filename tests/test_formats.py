@@ -18,8 +18,8 @@ from verifier.formats.project import parse_project
 from verifier.formats.schema import MODELS
 from verifier.formats.source import MediaType, SourceRecord
 from verifier.formats.yamlout import dump_yaml
-from verifier.pipeline.project import TEMPLATE
 from verifier.text.normalize import normalize
+from verifier.writes.project import TEMPLATE
 
 hex16 = st.text(alphabet="0123456789abcdef", min_size=16, max_size=16)
 words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1,

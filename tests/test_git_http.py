@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from verifier.pipeline.project import init_project
 from verifier.store.home import Home
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, SLUG, make_home
 from .service_harness import Server, raw_request, start

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 from verifier.agentkit.objects import link_file
-from verifier.gitdoor.hooks import ensure_hooks, pre_receive
+from verifier.audits.audit import verify_ledger
+from verifier.audits.replay import replay
 from verifier.gitdoor.receive import push_token
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.replay import replay
 from verifier.scoring.use import shard_path
+from verifier.store.hooks import ensure_hooks, pre_receive
 
 from .conftest import NOW, SLUG, World
 from .support_git import clone, commit_file, git, plant_commit, push_for_review

@@ -10,19 +10,19 @@ import pytest
 
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file, review_file
+from verifier.audits.replay import replay
 from verifier.errors import ConflictError
 from verifier.formats.layout import USE_SCORES, finding_path
 from verifier.pipeline.digest import digest
-from verifier.pipeline.holds import decide, held_objects
 from verifier.pipeline.payload import leaf_payload
-from verifier.pipeline.project import init_project
-from verifier.pipeline.replay import replay
-from verifier.pipeline.revert import revert
 from verifier.pipeline.submit import Submission, Verdict
 from verifier.scoring.use import shard_path
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.identities import Actor
+from verifier.writes.holds import decide, held_objects
+from verifier.writes.project import init_project
+from verifier.writes.revert import revert
 
 from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, ScriptedAgent, World, make_home
 from .support_edits import edit, landed_findings, report_doc

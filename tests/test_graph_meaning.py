@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from verifier.agentkit.objects import link_file, note_file
 from verifier.agentkit.scripted import ScriptedAgent
+from verifier.audits.replay import replay
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import ConflictError
@@ -19,9 +20,8 @@ from verifier.formats.layout import finding_path
 from verifier.formats.ledger import LedgerRow
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.replay import replay
-from verifier.pipeline.revert import revert
 from verifier.store.identities import Actor
+from verifier.writes.revert import revert
 
 from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 from .support_graph import (

@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from verifier.deploy.hosting import attach_remote
 from verifier.errors import RetryableError
-from verifier.pipeline.hosting import attach_remote
 
 from .conftest import SLUG, World
 from .support_git_hosts import git

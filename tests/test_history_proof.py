@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from verifier.audits.audit import verify_ledger
+from verifier.audits.replay import replay
 from verifier.errors import HistoryBrokenError
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.repair import repair
-from verifier.pipeline.replay import replay
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service
 from verifier.service.errors import ApiError
+from verifier.writes.repair import repair
 
 from .conftest import NOW, SLUG, World
 from .service_harness import distinct_findings, live_leaf

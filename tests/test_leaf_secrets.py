@@ -9,7 +9,7 @@ import pytest
 
 from verifier.errors import FormatError
 from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.pipeline.project import add_leaf
+from verifier.writes.project import add_leaf
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 from .support_secrets import make_cases

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file
+from verifier.audits.leaks import LeakReport, OpenedBaseline, agent_visible_payloads, leak_test, open_seals, search
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.adapter import OutgoingMessage
@@ -23,14 +24,13 @@ from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.commons.payloads import COMMONS_FILE
 from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.pipeline.baseline import seal_path
-from verifier.pipeline.leaks import LeakReport, OpenedBaseline, agent_visible_payloads, leak_test, open_seals, search
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import add_leaf
-from verifier.pipeline.revert import revert
 from verifier.pipeline.submit import Submission
 from verifier.roles.records import RESOLUTION_SCORES, read_record, record_path
 from verifier.seal import generate_keypair
+from verifier.writes.baseline import seal_path
+from verifier.writes.project import add_leaf
+from verifier.writes.revert import revert
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 from .support_edits import edit, report_doc

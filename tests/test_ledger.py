@@ -7,8 +7,8 @@ import json
 
 import pygit2
 
+from verifier.audits.audit import verify_ledger
 from verifier.formats.ledger import ROWS_PER_SEGMENT, row_hash, segment_path
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.store.gitrepo import VERIFIER
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from verifier.audits.leaks import agent_visible_payloads
 from verifier.model.adapter import ModelAnswerInvalidError, RecordedBackend
-from verifier.pipeline.leaks import agent_visible_payloads
 from verifier.pipeline.submit import Submission
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
 from verifier.roles.loopmodel import DiagnoseRequest, record_loop_answer

@@ -12,7 +12,7 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
-from verifier.commons.outbox import COMMONS_FILE
+from verifier.messages.outbox import COMMONS_FILE
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 from .service_harness import start

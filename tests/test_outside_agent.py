@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from verifier.formats.skill import skill_version
-from verifier.pipeline.project import init_project
 from verifier.store.home import Home
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, make_home
 from .service_harness import Server, live_leaf, start

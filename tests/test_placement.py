@@ -1,4 +1,4 @@
-"""The placement rule of several instances (verifier.pipeline.placement): a project nobody holds
+"""The placement rule of several instances (verifier.deploy.placement): a project nobody holds
 goes to the least-loaded live instance, every instance names the same one, assigning one project
 after another keeps the instances within one of each other, and only a difference of two or more
 makes an instance let a project go."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verifier.pipeline.placement import place, surplus
+from verifier.deploy.placement import place, surplus
 
 NAMES = st.text(alphabet="abcdefgh0123456789-", min_size=1, max_size=8)
 LOADS = st.dictionaries(NAMES, st.integers(min_value=0, max_value=50), min_size=1, max_size=8)

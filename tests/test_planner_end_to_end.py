@@ -14,8 +14,8 @@ import pytest
 
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.formats.layout import USE_SCORES, finding_path
-from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons, wake
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, make_home
 from .service_harness import Server, start

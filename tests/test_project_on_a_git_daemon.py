@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support_servers import git_daemon
+from verifier.deploy.hosting import attach_remote
 from verifier.errors import HistoryBrokenError, RetryableError
-from verifier.pipeline.hosting import attach_remote
 from verifier.store.remote import remote_tip
 
 from .conftest import SLUG, World

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
+from verifier.deploy.hosting import attach_remote
 from verifier.errors import ConflictError, HistoryBrokenError, RetryableError
-from verifier.pipeline.hosting import attach_remote
-from verifier.store.home import Home
 from verifier.store.remote import remote_tip
+from verifier.wiring import open_home
 
 from .conftest import SLUG, World
 from .support_git_hosts import assert_a_host_moved_before_the_push_loses, git, host_tip
@@ -149,7 +149,7 @@ def test_rw_host_puts_the_branch_on_the_host(world: World, tmp_path: Path) -> No
                               catch_exceptions=False)
     assert done.exit_code == 0 and "compare-and-swap" in done.output, done.output
     assert host_tip(bare) == world.tip()
-    assert Home(world.home.root).settings.backends.remotes == {SLUG: url}
+    assert open_home(world.home.root).settings.backends.remotes == {SLUG: url}
     again = CliRunner().invoke(cli, ["host", SLUG, f"file://{tmp_path / 'nowhere.git'}"],
                                env={"RW_HOME": str(world.home.root)})
     assert again.exit_code != 0 and "cannot be read" in again.output, again.output

@@ -22,30 +22,20 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from verifier.audits.audit import verify_ledger
+from verifier.audits.leaks import leak_test, open_seals
+from verifier.audits.replay import replay
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
-from verifier.commons.notifier import Notifier
 from verifier.errors import AuthError, ConflictError, FormatError
+from verifier.messages.notifier import Notifier
 from verifier.model.adapter import CommandBackend, RecordedBackend
 from verifier.model.schema import BaselineRequest, request_bytes
-from verifier.pipeline.audit import verify_ledger
-from verifier.pipeline.baseline import (
-    BaselineError,
-    SealFailedError,
-    model_backend,
-    opened_path,
-    request_record_path,
-    seal_missing,
-    seal_path,
-)
 from verifier.pipeline.digest import digest, digest_of
-from verifier.pipeline.leaks import leak_test, open_seals
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.replay import replay
-from verifier.pipeline.revert import revert
 from verifier.roles.records import (
     PLANNER_SCORES,
     RESOLUTION_SCORES,
@@ -58,6 +48,16 @@ from verifier.roles.records import (
 from verifier.roles.resolver import approve, resolve_project, set_verdict
 from verifier.seal import Baseline
 from verifier.store.identities import Actor
+from verifier.writes.baseline import (
+    BaselineError,
+    SealFailedError,
+    model_backend,
+    opened_path,
+    request_record_path,
+    seal_missing,
+    seal_path,
+)
+from verifier.writes.revert import revert
 
 from .conftest import NOW, SLUG, World
 from .support_edits import edit

@@ -8,10 +8,10 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons
 from verifier.roles.runner import WorkerConfig, tick
 from verifier.store.home import Home
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, make_home
 

@@ -15,8 +15,8 @@ import pytest
 from verifier.agentkit.objects import source_files
 from verifier.formats.layout import queue_path
 from verifier.formats.source import parse_source
-from verifier.pipeline.project import init_project
 from verifier.store.fetcher import HttpFetcher, OfflineFetcher
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
 from .support_policy import allow_loopback_sources

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from verifier.agentkit.objects import finding_file, link_file, source_files
+from verifier.audits.replay import replay
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.layout import finding_path
 from verifier.formats.trace import TraceRecord
-from verifier.pipeline.holds import decide, held_objects
-from verifier.pipeline.replay import replay
 from verifier.pipeline.submit import Submission
 from verifier.scoring.use import shard_path
 from verifier.store.traces import TraceStore
+from verifier.writes.holds import decide, held_objects
 
 from .conftest import NOW, SLUG, ScriptedAgent, World
 from .support_edits import edit, landed_findings

@@ -13,8 +13,8 @@ from verifier.commons.adapter import OutgoingMessage
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.commons.screen import WITHHELD
-from verifier.commons.triggers import RowFacts, revoked_messages, secret_message
 from verifier.errors import AuthError
+from verifier.messages.triggers import RowFacts, revoked_messages, secret_message
 from verifier.patch.apply import git_blob_id
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission

@@ -12,8 +12,8 @@ import pytest
 
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.formats.source import parse_source
-from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons, wake
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, make_home
 

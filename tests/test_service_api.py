@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from verifier.audits.audit import verify_ledger
+from verifier.client.http import Client, Reply, encode_form
 from verifier.formats.trace import MAX_BUNDLE_BYTES
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import init_project
 from verifier.pipeline.submit import Submission
-from verifier.service.client import Client, Reply, encode_form
 from verifier.service.openapi import openapi_document
 from verifier.store.fetcher import OfflineFetcher
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, ROOT, SLUG, ScriptedAgent, World, make_home
 from .service_harness import RW, Server, distinct_findings, live_leaf, raw_request, start

@@ -13,10 +13,10 @@ from verifier.agentkit.objects import link_file
 from verifier.commons.adapter import ClaimConflict, Outage, OutgoingMessage
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
-from verifier.commons.notifier import Notifier
 from verifier.formats.entries import ResolveEntry
 from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
+from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.pipeline.submit import Submission

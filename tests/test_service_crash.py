@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from verifier.audits.audit import verify_ledger
+from verifier.client.http import encode_form
 from verifier.commons.db import Database
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import ledger_head, read_chain
-from verifier.pipeline.project import init_project
-from verifier.service.client import encode_form
 from verifier.service.core import COMMONS_FILE
 from verifier.service.journal import Journal
 from verifier.service.recovery import orphan_traces
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, GUIDE_ID, NOTE_ID, NOW, SLUG, ScriptedAgent, World, make_home
 from .service_harness import distinct_findings, live_leaf, start

@@ -21,8 +21,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from verifier.pipeline.project import init_project
 from verifier.service.openapi import openapi_document
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, SLUG, make_home
 from .service_harness import Server, live_leaf, start

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import init_project
 from verifier.store.fetcher import OfflineFetcher
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
 from .service_harness import RW, distinct_findings, free_port, live_leaf, start

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.commons.triggers import best_kinds, credit_delta, finding_use
+from verifier.client.http import check_server_url, encode_form
 from verifier.errors import FormatError
 from verifier.formats.trace import MAX_BUNDLE_BYTES
+from verifier.messages.triggers import best_kinds, credit_delta, finding_use
 from verifier.service.auth import bearer_token, host_name, origin_allowed, token_in_url
-from verifier.service.client import check_server_url, encode_form
 from verifier.service.errors import ApiError
 from verifier.service.limits import BundleForm, chunks, read_bundle_form
 

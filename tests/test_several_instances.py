@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from tests.support_servers import postgres_cluster
+from verifier.deploy.hosting import attach_remote
 from verifier.errors import RetryableError
-from verifier.pipeline.hosting import attach_remote
 from verifier.store.home import Home
+from verifier.wiring import open_home
 
 from .conftest import SLUG, World
 from .support_git_hosts import host_tip
@@ -36,7 +37,7 @@ def _configure(home_root: Path, *, instance: str, lease_s: float) -> Home:
     backends["commons"] = {"kind": "postgres", "dsn_env": "RW_TEST_COMMONS_DSN"}
     backends.update({"instance": instance, "instance_address": f"http://{instance}.internal", "lease_s": lease_s})
     (home_root / "config.json").write_text(json.dumps(config))
-    return Home(home_root)
+    return open_home(home_root)
 
 
 

@@ -1,4 +1,4 @@
-"""Several instances spread the projects (verifier.pipeline.spreading): a project nobody holds is
+"""Several instances spread the projects (verifier.deploy.spreading): a project nobody holds is
 routed to the least-loaded live instance, a project another instance holds to its holder, and an
 instance holding two more projects than another live one lets its quietest go, so the next write
 of it is placed on the instance with room. In process, on a throwaway PostgreSQL cluster and bare
@@ -22,12 +22,13 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
-from verifier.pipeline.hosting import attach_remote
-from verifier.pipeline.instances import HOLDER_FRESH_S, resync
-from verifier.pipeline.project import init_project
-from verifier.pipeline.spreading import Route, rebalance, route
+from verifier.deploy.hosting import attach_remote
+from verifier.deploy.instances import HOLDER_FRESH_S, resync
+from verifier.deploy.spreading import Route, rebalance, route
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, SLUG, World
 
@@ -47,7 +48,7 @@ def _configure(home_root: Path, *, instance: str) -> Home:
     backends["commons"] = {"kind": "postgres", "dsn_env": "RW_TEST_COMMONS_DSN"}
     backends.update({"instance": instance, "instance_address": f"http://{instance}.internal", "lease_s": 30.0})
     (home_root / "config.json").write_text(json.dumps(config))
-    return Home(home_root)
+    return open_home(home_root)
 
 
 def test_projects_are_routed_to_their_writer_and_spread_to_an_instance_with_room(

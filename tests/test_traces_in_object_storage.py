@@ -15,8 +15,8 @@ import pytest
 from tests.support_servers import s3_server
 from verifier.errors import ConflictError
 from verifier.formats.trace import TraceRecord
-from verifier.store.home import Home
 from verifier.store.objecttraces import ObjectTraceStore
+from verifier.wiring import open_home
 
 BUCKET = "rw-traces"
 
@@ -87,7 +87,7 @@ def test_config_json_names_the_object_store_and_the_home_uses_it(endpoint: str, 
     backends = {"traces": {"kind": "s3", "bucket": BUCKET, "prefix": "home/", "endpoint_url": endpoint,
                            "region": "us-east-1"}}
     (tmp_path / "config.json").write_text(json.dumps({"durable": False, "backends": backends}))
-    home = Home(tmp_path)
+    home = open_home(tmp_path)
     assert isinstance(home.traces, ObjectTraceStore)
     home.traces.put(_record(30), BUNDLE)
     assert _store(endpoint, "home/").read(_record(30).trace_id) == BUNDLE
@@ -95,7 +95,7 @@ def test_config_json_names_the_object_store_and_the_home_uses_it(endpoint: str, 
 
 
 def test_the_embedded_default_is_the_local_folder(tmp_path: Path) -> None:
-    home = Home(tmp_path)
+    home = open_home(tmp_path)
     assert home.settings.backends.traces.kind == "local" and home.settings.backends.commons.kind == "sqlite"
     home.traces.put(_record(40), BUNDLE)
     assert (tmp_path / "traces" / _record(40).trace_id / "manifest.json").read_bytes() == b"{}\n"

@@ -4,8 +4,8 @@ the UI shows it is found on the page and in its JSON."""
 
 from __future__ import annotations
 
+from verifier.audits.leaks import agent_visible_payloads, leak_test, open_seals
 from verifier.formats.yamlout import dump_yaml
-from verifier.pipeline.leaks import agent_visible_payloads, leak_test, open_seals
 
 from .conftest import SLUG, World
 from .support_ui import AFTER_H1, edit, ui_project

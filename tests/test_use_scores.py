@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from verifier.agentkit.objects import link_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
+from verifier.audits.replay import replay
 from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import init_project
-from verifier.pipeline.replay import replay
-from verifier.pipeline.revert import revert
 from verifier.scoring.use import CROSS_OPERATOR, SAME_OPERATOR, ObjectFacts, ScoreBook
 from verifier.store.fetcher import OfflineFetcher
+from verifier.writes.project import init_project
+from verifier.writes.revert import revert
 
 from .conftest import FIXTURES, NOW, SLUG, World, make_home
 

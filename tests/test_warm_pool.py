@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons, wake
-from verifier.store.home import Home, Settings
+from verifier.store.home import Settings
+from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 from .conftest import FIXTURES
 from .service_harness import Server, start
@@ -23,8 +24,8 @@ SLUG = "edge-inference"
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
     root = tmp_path / "home"
-    Home(root).save_settings(Settings(durable=False, fetch="offline", warm_pool=2))
-    home = Home(root)
+    open_home(root).save_settings(Settings(durable=False, fetch="offline", warm_pool=2))
+    home = open_home(root)
     template = tmp_path / "template"
     shutil.copytree(FIXTURES / f"seed-{SLUG}", template)
     project = template / "PROJECT.md"  # a budget of two leaves a wake: the third warm source waits
@@ -36,7 +37,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
 
 
 def test_taking_a_warm_leaf_tops_the_pool_up(server: Server) -> None:
-    home = Home(server.home)
+    home = open_home(server.home)
     first = wake(home, SLUG, datetime.now(UTC).replace(microsecond=0), commons=local_commons(home))
     assert first.plan is not None and [c.warm for c in first.plan.leaves] == [True, True]
     a = server.client(home.identities.add("agent-a", "op-a", "agent", datetime.now(UTC)))

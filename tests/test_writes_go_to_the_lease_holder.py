@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from verifier.client.http import Client, encode_form
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.commons.pgidentities import PgIdentities
+from verifier.deploy.forwarding import FORWARDED_BY
+from verifier.deploy.spreading import LOAD_FRESH_S
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.spreading import LOAD_FRESH_S
-from verifier.service.client import Client, encode_form
-from verifier.service.forwarding import FORWARDED_BY
 from verifier.store.gitrepo import ProjectRepo
 
 from .conftest import NOW, SLUG

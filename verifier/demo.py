@@ -14,18 +14,19 @@ from datetime import datetime
 from pathlib import Path
 
 from verifier.agentkit.scripted import ScriptedAgent, load_script
+from verifier.audits.audit import verify_ledger
 from verifier.formats.base import iso
 from verifier.formats.ids import source_id_for
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
-from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import submit
 from verifier.roles.planner import local_commons, wake
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 from verifier.ui.site import build_site, write_site
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf, init_project
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SLUG = "world-model-eval"
@@ -36,7 +37,7 @@ def run_demo(root: Path, *, now: datetime, echo: Callable[[str], None]) -> int:
     if root.exists() and any(root.iterdir()):
         echo(f"Error: {root} is not empty; give --home an empty or new folder")
         return 2
-    home = Home(root)
+    home = open_home(root)
     echo(f"verifier home: {root}")
     init_project(home, SLUG, now=now, template=FIXTURES / "demo-project")
     echo(f"1. created project {SLUG} from fixtures/demo-project")

@@ -31,11 +31,11 @@ from verifier.agentkit.workdir import (
 from verifier.checks.citation import ExcerptMissing, locate_excerpt
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
+from verifier.client.http import Client
 from verifier.errors import Rejection
 from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
-from verifier.service.client import Client
 
 _OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
 

@@ -97,11 +97,11 @@ def home_from_env() -> Home:
     """The home of RW_HOME; every project's hooks are put back if someone removed them."""
     # Imported on use: the client commands (board, check, work...) never open a home, and the
     # store is most of the start-up time of a command that imports it.
-    from verifier.gitdoor.hooks import ensure_hooks  # noqa: PLC0415
-    from verifier.store.home import Home  # noqa: PLC0415
+    from verifier.store.hooks import ensure_hooks  # noqa: PLC0415
+    from verifier.wiring import open_home  # noqa: PLC0415
 
     try:
-        home = Home.from_env()
+        home = open_home()
     except FormatError as exc:
         raise RwError(str(exc)) from exc
     ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
@@ -118,7 +118,7 @@ def _deliver_on_close(home: Home) -> None:
     ctx.meta["rw.deliver"] = True
 
     def deliver() -> None:
-        from verifier.commons.outbox import deliver_quietly  # noqa: PLC0415 - keep `rw` start-up light
+        from verifier.messages.outbox import deliver_quietly  # noqa: PLC0415 - keep `rw` start-up light
 
         if home.root.exists():
             deliver_quietly(home, now_from_env())

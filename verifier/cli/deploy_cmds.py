@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from verifier.cli.app import cli, fail, home_from_env
+from verifier.deploy.hosting import attach_remote
 from verifier.errors import VerifierError
-from verifier.pipeline.hosting import attach_remote
 
 
 @cli.command("host")
@@ -37,7 +37,7 @@ def instances_cmd() -> None:
         click.echo("one instance: the Commons is this home's SQLite file (docs/deploy.md, several instances)")
         return
     from verifier.commons import leases  # noqa: PLC0415 - psycopg only when used
-    from verifier.pipeline.instances import database  # noqa: PLC0415
+    from verifier.deploy.instances import database  # noqa: PLC0415
 
     try:
         db = database(home)

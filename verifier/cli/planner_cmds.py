@@ -16,12 +16,12 @@ from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegri
 from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
 from verifier.model.adapter import backend_from_config
-from verifier.pipeline.project import TEMPLATE, init_project
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.roles.importing import Imported, hypothesis_file, next_ids, parse_import, with_hypotheses
 from verifier.roles.planner import local_commons, wake
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
+from verifier.writes.project import TEMPLATE, init_project
 
 
 @cli.group("planner")

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
+from verifier.audits.audit import verify_ledger
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.cli.remote import remote_payload, remote_source_text
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
@@ -34,16 +35,15 @@ from verifier.formats.layout import (
 from verifier.formats.leaf import LEAF_KINDS, LeafContract, default_write_rules, parse_leaf
 from verifier.formats.schema import MODELS, schema_of
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
-from verifier.pipeline.audit import verify_ledger
-from verifier.pipeline.baseline import SealRecord
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
-from verifier.pipeline.project import add_leaf, init_project
 from verifier.roles.leafgate import input_problems
 from verifier.roles.records import ResolutionRecord
 from verifier.seal.sealing import SealedBaseline
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
+from verifier.writes.baseline import SealRecord
+from verifier.writes.project import add_leaf, init_project
 
 _DURATION_UNITS = {"m": 60, "h": 3600, "d": 86400}
 

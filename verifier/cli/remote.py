@@ -13,8 +13,8 @@ import click
 
 from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, EXIT_USAGE, RwError
 from verifier.cli.warm import pick_warm
+from verifier.client.http import Client, Reply, Unreachable
 from verifier.errors import FormatError
-from verifier.service.client import Client, Reply, Unreachable
 
 EXIT_UNREACHABLE = 5
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -8,17 +8,17 @@ from typing import NoReturn
 
 import click
 
+from verifier.audits.leaks import LeakReport, leak_test
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env, now_or
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
-from verifier.pipeline.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
-from verifier.pipeline.leaks import LeakReport, leak_test
-from verifier.pipeline.revert import resolver_revert
 from verifier.roles.records import read_record
 from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
 from verifier.seal.keys import PRIVATE_PEM, KeyFileError, read_private_key, resolver_dir, write_keypair
 from verifier.seal.sealing import SealError, key_id
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.writes.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
+from verifier.writes.revert import resolver_revert
 
 
 def _setup_error(exc: Exception) -> NoReturn:

@@ -17,8 +17,8 @@ from verifier.cli.remote import claim_leaf, server_option
 from verifier.cli.remote import client_for as _client
 from verifier.cli.remote import fail_reply as _fail
 from verifier.cli.remote import show as _show
+from verifier.client.loopback import is_loopback
 from verifier.errors import ConflictError, Rejected
-from verifier.service.loopback import is_loopback
 
 _OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
 

@@ -75,8 +75,8 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
         _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
     # The pipeline is imported here, not at the top: a working folder's or a --server submit (an
     # agent's) never runs it, and it is most of this module's start-up time.
-    from verifier.pipeline.followups import seal_after_landing  # noqa: PLC0415
     from verifier.pipeline.submit import Submission, submit  # noqa: PLC0415
+    from verifier.writes.followups import seal_after_landing  # noqa: PLC0415
 
     home = home_from_env()
     token = os.environ.get("RW_TOKEN", "")

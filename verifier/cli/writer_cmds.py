@@ -7,7 +7,7 @@ import os
 import click
 
 from verifier.cli.app import cli, home_from_env, now_from_env
-from verifier.pipeline.repair import repair
+from verifier.writes.repair import repair
 
 
 @cli.command("repair")

@@ -1,13 +1,13 @@
 """Project leases in the PostgreSQL Commons: which verifier instance may write a project.
 
 One row per project (migration 0002); one row per instance that beats (migration 0005), read to
-place a project nobody holds (verifier.pipeline.placement). Taking and renewing are one statement each, so two instances
+place a project nobody holds (verifier.deploy.placement). Taking and renewing are one statement each, so two instances
 can never both hold a lease: a row is taken over only when it expired, and `fencing` grows by one
 on every change of holder (a writer can stamp its work with it). Expiry uses the database's clock,
 the one clock every instance shares. The git host's compare-and-swap push is the second fence: an
 instance that lost its lease while paused pushes from an old tip and is refused.
 
-Taken and renewed by verifier.pipeline.instances (docs/deploy.md, "Several verifier instances").
+Taken and renewed by verifier.deploy.instances (docs/deploy.md, "Several verifier instances").
 """
 
 from __future__ import annotations

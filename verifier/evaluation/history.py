@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import PLANNER_SCORES, ResolutionRecord, read_records
 from verifier.scoring.use import shard_path
+from verifier.state.view import TreeView
 
 
 def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:

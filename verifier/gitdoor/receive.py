@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TextIO
 
 from verifier.errors import AuthError, VerifierError
-from verifier.pipeline.push import PUSH_REF, land_push, pushed_commits
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
+from verifier.wiring import open_home
+from verifier.writes.push import PUSH_REF, land_push, pushed_commits
 
 ZERO = "0" * 40
 HOW = ("direct pushes are refused: the verifier is the only writer of this repository. People push "
@@ -91,7 +92,7 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
 def main() -> int:
     out = sys.stderr
     try:
-        home = Home.from_env()
+        home = open_home()
         return run(home, Path.cwd(), sys.stdin.read().splitlines(), os.environ, out,
                    datetime.now(UTC).replace(microsecond=0))
     except VerifierError as exc:  # a broken history, a full disk, an unknown project: said in one line

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from verifier.checks.view import Overlay, TreeView
 from verifier.checks.writeset import evaluate
 from verifier.errors import Rejected, Rejection
 from verifier.formats.layout import classify
@@ -15,6 +14,7 @@ from verifier.formats.leaf import WriteRule
 from verifier.patch.apply import apply_patch
 from verifier.patch.casefold import case_clashes
 from verifier.patch.parse import ParsedPatch
+from verifier.state.view import Overlay, TreeView
 
 _DUPLICATE_NAMES = {"finding": "finding_id", "source": "source_id", "source-bytes": "source_id",
                     "link": "link_id", "review": "review id"}

@@ -41,12 +41,10 @@ import json
 import traceback
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from verifier.checks.amend import amendment_writes
-from verifier.checks.context import CheckContext
+from verifier.checks.context import CheckContext, CheckResult
 from verifier.checks.registry import check_for
-from verifier.checks.view import Overlay
 from verifier.errors import (
     ConflictError,
     FormatError,
@@ -68,7 +66,7 @@ from verifier.formats.layout import (
 )
 from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
 from verifier.formats.ledger import Cost
-from verifier.formats.project import parse_project
+from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.trace import TraceRecord
 from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.failed_sources import failed_source_contribution
@@ -82,6 +80,7 @@ from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
+from verifier.state.view import Overlay
 from verifier.store.fetcher import Fetcher
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
@@ -225,10 +224,9 @@ def write_set(writer: ProjectWriter, attempt: Attempt, patch: ParsedPatch, base:
 
 
 def kind_check(home: Home, writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes | None],
-               fetches: dict[str, FetchOutcome], now: datetime) -> Any:
+               fetches: dict[str, FetchOutcome], project: ProjectFile, now: datetime) -> CheckResult:
     """the leaf kind's deterministic check (a person's edit: every file to its format)."""
     tip_view, leaf = writer.view(), attempt.leaf
-    project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     overlay = Overlay(tip_view, writes)
     context = CheckContext(
         leaf=leaf, actor=attempt.actor.handle, project=project, tree=overlay, writes=writes, now=now,
@@ -242,12 +240,11 @@ def kind_check(home: Home, writer: ProjectWriter, attempt: Attempt, writes: dict
 
 
 def route_holds(writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes | None],
-                result: Any) -> tuple[dict[str, bytes | None], list[str]]:
+                result: CheckResult, project: ProjectFile) -> tuple[dict[str, bytes | None], list[str]]:
     """objects of a held type go to queue/<type>/; people's edits are not held."""
     if attempt.leaf is None:
         return writes, []  # people's edits are their own judgement: holds gate what agents bring in
     tip_view = writer.view()
-    project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     routed, holds = route(writes, project.holds, result.hold_paths)
     queued = [path for path, data in routed.items() if data is not None and path.startswith("queue/")
               and tip_view.read(path) is not None]
@@ -271,7 +268,7 @@ def rescore(writer: ProjectWriter, attempt: Attempt, routed: dict[str, bytes | N
 
 
 def land_accepted(writer: ProjectWriter, attempt: Attempt, routed: dict[str, bytes | None], holds: list[str],
-                  score_writes: dict[str, bytes | None], result: Any, now: datetime) -> Verdict:
+                  score_writes: dict[str, bytes | None], result: CheckResult, now: datetime) -> Verdict:
     """contribution commit, ledger row, scores and leaf result, branch move and anchor."""
     leaf, trace, actor = attempt.leaf, attempt.trace, attempt.actor
     outcome: Outcome = "held" if holds else "accepted"
@@ -301,6 +298,13 @@ def land_accepted(writer: ProjectWriter, attempt: Attempt, routed: dict[str, byt
                           objects=object_ids(routed) if leaf is not None else None)
     landed = writer.land(entry, contribution=contribution, bookkeeping_of=bookkeeping)
     return _verdict(attempt, outcome, landed, [], summary=result.summary, holds=holds, notes=list(result.notes))
+
+
+def project_at(view: GitTree) -> ProjectFile:
+    """PROJECT.md at the tip the attempt lands on (the history check keeps it readable: a
+    person's edit that broke it was refused)."""
+    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+    return project
 
 
 def fetches_for(home: Home, attempt: Attempt, patch: ParsedPatch, fetcher: Fetcher) -> dict[str, FetchOutcome]:
@@ -356,8 +360,9 @@ def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPat
     """Steps 4-9 under the writer: lands the contribution, or raises Rejected having landed nothing."""
     base = leaf_and_base(writer, attempt, now)  # 4
     writes = write_set(writer, attempt, patch, base)  # 5
-    result = kind_check(home, writer, attempt, writes, fetches, now)  # 6
-    routed, holds = route_holds(writer, attempt, writes, result)  # 7
+    project = project_at(writer.view())  # read once for the check and the routing
+    result = kind_check(home, writer, attempt, writes, fetches, project, now)  # 6
+    routed, holds = route_holds(writer, attempt, writes, result, project)  # 7
     score_writes = rescore(writer, attempt, routed)  # 8
     return land_accepted(writer, attempt, routed, holds, score_writes, result, now)  # 9
 

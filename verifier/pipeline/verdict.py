@@ -4,7 +4,7 @@ command line and the service."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from verifier.errors import Rejection
 
@@ -56,7 +56,7 @@ class Verdict:
         commit = f" commit {self.commit[:12]}" if self.commit else ""
         return f"{head}{detail}{where}{commit}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VerdictJson:
         return {
             "outcome": self.outcome, "project": self.project, "leaf_id": self.leaf_id,
             "actor": self.actor, "summary": self.summary, "commit": self.commit,
@@ -64,3 +64,26 @@ class Verdict:
             "holds": self.holds, "notes": self.notes,
             "rejections": [{"code": r.code, "message": r.message, "where": r.where} for r in self.rejections],
         }
+
+
+class RejectionJson(TypedDict):
+    code: str
+    message: str
+    where: str | None
+
+
+class VerdictJson(TypedDict):
+    """A verdict as `rw submit --json` prints it and the service answers it (docs/api.md)."""
+
+    outcome: Outcome
+    project: str
+    leaf_id: str | None
+    actor: str
+    summary: str
+    commit: str | None
+    ledger_seq: int | None
+    trace_id: str | None
+    tip: str | None
+    holds: list[str]
+    notes: list[str]
+    rejections: list[RejectionJson]

@@ -11,8 +11,10 @@ by one branch move at the end, or not at all (a push of many commits is all-or-n
 A project on a git host (config.json backends.remotes) publishes differently: under the lock the
 writer only stages its landings (refs/rw/staged), and when the block ends, with the lock let go,
 it waits until a compare-and-swap push has put them on the host and moved main and the anchor
-(verifier.pipeline.publishing, which pushes whatever is staged, many landings at once). The block
-returning means published; a block that raises leaves nothing it staged.
+(the home's `Deployment.publish_staged`, verifier.deploy.publishing's group push, installed by
+verifier.wiring). The block returning means published; a block that raises leaves nothing it
+staged. With several instances the deployment's lease guard runs under the lock, before anything
+is read. The embedded default has neither seam.
 
 Crash injection is a `crash_point` callable given to the writer (tests pass one that raises or
 kills); production passes nothing.
@@ -41,10 +43,8 @@ import pygit2
 from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
 from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, row_hash
-from verifier.pipeline.instances import hold_lease
 from verifier.pipeline.landing import Contribution, Landed, message
 from verifier.pipeline.ledger import append_row, ledger_head
-from verifier.pipeline.publishing import publish
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
@@ -90,7 +90,7 @@ def clean_leftovers(home: Home, slug: str, path: Path, *, sweep_objects: bool = 
     candidates = [path / name for name in _GIT_LOCKS]
     if sweep_objects:
         candidates += list(path.glob("objects/*/tmp_obj_*")) + list(path.glob("objects/pack/tmp_*"))
-    anchor = home.anchor_path(slug)  # (next.json is the publisher's: verifier.pipeline.publishing)
+    anchor = home.anchor_path(slug)  # (next.json is the publisher's: verifier.deploy.publishing)
     candidates += list(anchor.parent.glob(f".{anchor.name}.*.tmp"))
     for leftover in candidates:
         with contextlib.suppress(FileNotFoundError):
@@ -132,6 +132,9 @@ class ProjectWriter:
         self.cleaned: list[str] = []  # what this writer removed that a killed one had left
         # On a git host: landings are staged, and published when the writer's block ends.
         self.hosted = slug in home.settings.backends.remotes
+        if self.hosted and home.deployment.publish_staged is None:
+            raise FormatError(f"project {slug} has a git host (config.json backends.remotes), but this home was "
+                              "opened without its deployment: open it with verifier.wiring.open_home")
         self._staged_head: str | None = self.tip  # where refs/rw/staged points
         self._staged_by_me: str | None = None
 
@@ -142,9 +145,10 @@ class ProjectWriter:
     def open(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
         """Lock the project, check its history, and hand out its writer for the block."""
         with exclusive_lock(home.lock_path(slug)):
-            # Several instances: this one writes the project (a no-op by default). Taken under the
-            # local lock, so the lease is fresh when the writing starts, not when the wait began.
-            hold_lease(home, slug)
+            # Several instances: this one writes the project. Taken under the local lock, so the
+            # lease is fresh when the writing starts, not when the wait began.
+            if home.deployment.lease_guard is not None:
+                home.deployment.lease_guard(home, slug)
             repo = home.project(slug)
             marker = writing_marker(home, slug)
             cleaned = clean_leftovers(home, slug, repo.path, sweep_objects=marker.exists())
@@ -162,7 +166,8 @@ class ProjectWriter:
                 raise
             finally:
                 marker.unlink(missing_ok=True)
-        if writer._staged_by_me is not None:  # the lock is let go: others stage while this one waits
+        publish = home.deployment.publish_staged
+        if writer._staged_by_me is not None and publish is not None:  # the lock is let go: others stage meanwhile
             publish(home, slug, writer._staged_by_me, crash_point=writer.crash_point)
 
     @classmethod
@@ -304,7 +309,7 @@ class ProjectWriter:
     def _publish(self, row: LedgerRow, tip: str, line: bytes | None, *, several: bool = False) -> None:
         assert line is not None
         anchor = Anchor(row.seq, row_hash(line), tip)
-        if self.hosted:  # staged here, pushed when the block ends (verifier.pipeline.publishing)
+        if self.hosted:  # staged here, pushed when the block ends (the deployment's publisher)
             try:
                 self.repo.move_staged(tip, self._staged_head)
             except (OSError, pygit2.GitError) as exc:

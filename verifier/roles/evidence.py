@@ -36,9 +36,9 @@ from verifier.formats.link import Link, parse_link
 from verifier.formats.review import parse_review
 from verifier.formats.source import parse_source
 from verifier.model.schema import Evidence, ResolveRequest, request_sha256
-from verifier.pipeline.baseline import baseline_request
 from verifier.roles.records import Balance, FindingFact, LinkFact, ResolutionRecord, ReviewFact
 from verifier.scoring.use import ScoreBook
+from verifier.writes.baseline import baseline_request
 
 UNKNOWN_OPERATOR = "unknown"
 HistoryLookup = Callable[[str], bytes | None]

@@ -28,7 +28,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError
 from verifier.formats.base import Day, Sha256Hex, Strict, Text, Timestamp, iso
 from verifier.formats.document import parse_report
@@ -45,6 +44,7 @@ from verifier.scoring.resolution import (
     resolution_document,
     score_resolutions,
 )
+from verifier.state.view import TreeView
 
 RECORDS_DIR = "scores/resolutions"
 PROPOSALS_DIR = "queue/verdicts"

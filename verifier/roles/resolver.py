@@ -41,8 +41,8 @@ from typing import Any, Literal
 import pygit2
 from ruamel.yaml import YAML
 
+from verifier.audits.leaks import LOGS_DIR, OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
 from verifier.checks.hypotheses import current_hypothesis, revision_rule
-from verifier.checks.view import Overlay
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
 from verifier.formats.base import iso
 from verifier.formats.entries import ResolveEntry
@@ -54,16 +54,7 @@ from verifier.formats.project import parse_project
 from verifier.formats.wording import count
 from verifier.model.adapter import Backend, ModelError, ask
 from verifier.model.schema import request_sha256
-from verifier.pipeline.baseline import (
-    ATTEMPTS,
-    SealState,
-    hypotheses_in,
-    opened_path,
-    read_seal,
-    request_record_path,
-)
 from verifier.pipeline.landing import Contribution, Landed
-from verifier.pipeline.leaks import LOGS_DIR, OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
 from verifier.pipeline.ledger import ledger_head
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.evidence import HistoryLookup, gather
@@ -85,9 +76,18 @@ from verifier.roles.records import (
 )
 from verifier.scoring.resolution import credit_deltas, deltas_document, dump_json
 from verifier.seal.sealing import SealError, baseline_context, unseal
+from verifier.state.view import Overlay
 from verifier.store.gitrepo import VERIFIER, GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.writes.baseline import (
+    ATTEMPTS,
+    SealState,
+    hypotheses_in,
+    opened_path,
+    read_seal,
+    request_record_path,
+)
 
 RESOLVER = "resolver"
 RunStatus = Literal["resolved", "unresolved", "queued", "waiting", "opened", "failed", "changed"]

@@ -34,14 +34,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from verifier.client.http import Client
 from verifier.commons.adapter import ClaimConflict, Commons
 from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound, VerifierError
 from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
 from verifier.roles.planner import wake
 from verifier.roles.proposer import run_proposer
 from verifier.roles.validation import CommandWorker
-from verifier.service.board import ContractCache, board
-from verifier.service.client import Client
+from verifier.state.board import ContractCache, board
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 

@@ -39,11 +39,11 @@ from verifier.formats.layout import PROJECT_FILE, classify
 from verifier.formats.leaf import LeafContract, default_write_rules
 from verifier.formats.skill import skill_version
 from verifier.formats.yamlout import dump_yaml
-from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
 from verifier.roles.gating import LeafScore
 from verifier.store.fetcher import HttpFetcher
 from verifier.store.home import Home, Settings
+from verifier.writes.project import add_leaf, init_project
 
 DEFAULT_SET = Path(__file__).resolve().parents[2] / "fixtures" / "validation"
 WORKER = ("validation-worker", "platform")

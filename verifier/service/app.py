@@ -6,8 +6,8 @@ a browser's cross-site side effect (403). It also writes the access log: method,
 time and the authenticated agent; never a header, never a query string, never a token.
 
 Behind the guard, with several instances, a project's writes go to the instance that writes it
-(verifier.service.forwarding), and each worker beats, keeps its leases renewed between writes and
-spreads the projects (verifier.pipeline.spreading).
+(verifier.deploy.forwarding), and each worker beats, keeps its leases renewed between writes and
+spreads the projects (verifier.deploy.spreading).
 
 `worker_app` is what granian imports in each worker process (`rw serve`); `create_app` builds the
 same application from a config, for tests.
@@ -32,14 +32,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from verifier.pipeline.spreading import keep_instance
+from verifier.deploy.forwarding import Forwarder
+from verifier.deploy.spreading import keep_instance
 from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.agent_routes import AGENT_ROUTES
 from verifier.service.auth import host_name, origin_allowed, token_in_url
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service, clock
 from verifier.service.errors import ApiError, error_response
-from verifier.service.forwarding import Forwarder
 from verifier.service.outage import Heartbeat
 from verifier.service.routes import ROUTES
 from verifier.service.warm import WARM_ROUTES

@@ -15,6 +15,7 @@ from typing import Any
 from verifier.errors import FormatError
 from verifier.store.fetcher import Fetcher, HttpFetcher, OfflineFetcher
 from verifier.store.home import Home
+from verifier.wiring import open_home
 
 CONFIG_ENV = "RW_SERVICE_CONFIG"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -68,7 +69,7 @@ class Runtime:
     fetcher: Fetcher = field(init=False)
 
     def __post_init__(self) -> None:
-        self.home = Home(self.config.home)
+        self.home = open_home(self.config.home)
         mode = os.environ.get("RW_FETCH", self.home.settings.fetch)
         if mode == "offline":
             self.fetcher = OfflineFetcher()

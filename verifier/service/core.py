@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.commons.notifier import Notifier, rows_from
+from verifier.deploy.instances import fresh_for_reading
 from verifier.errors import (
     AuthError,
     FormatError,
@@ -34,17 +34,18 @@ from verifier.formats.ids import trace_id_for
 from verifier.formats.ledger import row_line
 from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import bundle_digest
+from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import digest
-from verifier.pipeline.instances import fresh_for_reading
+from verifier.pipeline.ledger import rows_from
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
-from verifier.service.board import BoardLeaf, ContractCache, board, leaf_state
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
 from verifier.service.journal import Journal, Record
 from verifier.service.recovery import settle
 from verifier.service.schemas import ClaimRequest, ThreadPost
 from verifier.service.screening import refuse_secret_message
+from verifier.state.board import BoardLeaf, ContractCache, board, leaf_state
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -301,10 +302,10 @@ class Service:
             self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="interrupted")
             raise write_refusal(exc) from exc
         body = verdict.to_json()
-        self.journal.finish(record.id, body, now=clock())
+        self.journal.finish(record.id, dict(body), now=clock())
         self.crash_point("respond")
         self._after_verdict(actor, slug, leaf_id, body["outcome"])
-        return Answer(_status_of(body), {"submission_id": record.id, "verdict": body},
+        return Answer(_status_of(dict(body)), {"submission_id": record.id, "verdict": body},
                       {"location": f"/submissions/{record.id}", **self._ran_here()})
 
     def _ran_here(self) -> dict[str, str]:

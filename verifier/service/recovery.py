@@ -31,17 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from verifier.commons.adapter import Commons, Outage
-from verifier.commons.notifier import Notifier, rows_from
+from verifier.deploy.publishing import publish_leftovers
 from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityError, NotFound, RetryableError
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
-from verifier.gitdoor.hooks import ensure_hooks
-from verifier.pipeline.publishing import publish_leftovers
+from verifier.messages.notifier import Notifier
+from verifier.pipeline.ledger import rows_from
 from verifier.pipeline.writer import ProjectWriter
-from verifier.service.board import ContractCache
 from verifier.service.journal import Journal, Record
 from verifier.service.outage import Heartbeat, apply_outage, outage_since
+from verifier.state.board import ContractCache
 from verifier.store.home import Home
+from verifier.store.hooks import ensure_hooks
 from verifier.store.prune import prune_unreachable
 
 _TRACE_ID = re.compile(r"^trc_[0-9a-f]{16}$")

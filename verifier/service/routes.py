@@ -20,8 +20,8 @@ from verifier.service.core import IDEMPOTENCY_KEY_RE, Answer, Service
 from verifier.service.errors import SECURITY_HEADERS, ApiError
 from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.openapi import openapi_document
+from verifier.service.ui_routes import UI_ROUTES
 from verifier.store.identities import Actor
-from verifier.ui.web import UI_ROUTES
 
 BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all")
 

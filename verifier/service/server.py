@@ -24,8 +24,8 @@ from granian.server import Server
 
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.commons.notifier import Notifier
 from verifier.errors import ConflictError
+from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import digest
 from verifier.service.config import CONFIG_ENV, ServiceConfig
 from verifier.service.core import clock
@@ -33,6 +33,7 @@ from verifier.service.journal import Journal
 from verifier.service.outage import Heartbeat
 from verifier.service.recovery import RecoveryReport, recover
 from verifier.store.home import Home
+from verifier.wiring import open_home
 
 LOCK_WAIT_S = 15.0  # a killed server's workers notice within a second that their parent is gone
 
@@ -73,7 +74,7 @@ WORKER_APP = "verifier.service.app:worker_app"
 def serve(config: ServiceConfig, *, echo: Callable[[str], None], app_factory: str = WORKER_APP) -> None:
     """Recover, then serve. `app_factory` names what each worker imports (tests name one that
     hands the service a crash point; production never does)."""
-    home = Home(config.home)
+    home = open_home(config.home)
     with service_lock(home):
         for line in start_up(home, config).lines():
             echo(f"recovery: {line}")

@@ -22,12 +22,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from verifier.roles.planner import wake
-from verifier.service.board import BoardLeaf, board
 from verifier.service.core import Answer, Service, _asserted_body, claim_json, clock
 from verifier.service.errors import ApiError
 from verifier.service.limits import read_json
 from verifier.service.routes import actor_of, answer, path, service
 from verifier.service.schemas import ClaimRequest
+from verifier.state.board import BoardLeaf, board
 from verifier.store.identities import Actor
 
 log = logging.getLogger("rw.service")

@@ -41,7 +41,7 @@ class Backends(Strict):
     # slug -> git URL: the project's branch is pushed there, compare-and-swap, on every landing.
     remotes: dict[str, str] = Field(default_factory=dict)
     # Several instances (docs/deploy.md): this instance's name and address; with a name, a writer
-    # holds the project's lease in the PostgreSQL Commons (verifier.pipeline.instances).
+    # holds the project's lease in the PostgreSQL Commons (verifier.deploy.instances).
     instance: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,64}$")
     instance_address: str = ""
     lease_s: float = Field(default=8.0, gt=0, le=600)  # the failover time: a dead holder's lease runs out

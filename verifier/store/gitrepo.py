@@ -14,7 +14,7 @@ import pygit2
 from verifier.errors import ConflictError, NotFound
 
 BRANCH = "refs/heads/main"
-# A project on a git host: landings waiting for the next push (verifier.pipeline.publishing). Never
+# A project on a git host: landings waiting for the next push (verifier.deploy.publishing). Never
 # served to clients (service.githttp hides refs/rw/), never pushed.
 STAGED = "refs/rw/staged"
 VERIFIER_NAME = "ResearchWiki Verifier"

@@ -20,16 +20,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import Field
 
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
-from verifier.store.backends import Backends, TraceBackend, commons_dsn, trace_store
+from verifier.store.backends import Backends, TraceBackend, trace_store
 from verifier.store.files import write_atomic
-from verifier.store.gitrepo import ProjectRepo, set_durable
+from verifier.store.gitrepo import ProjectRepo
 from verifier.store.identities import FileIdentities, Identities
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 
@@ -68,29 +68,67 @@ def _no_crash(_step: str) -> None:
     """Production's crash point (see pipeline.writer): nothing happens."""
 
 
-class Home:
-    """The verifier's home. `crash_point` is handed to every writer of its projects: tests pass one
-    that raises or kills at a named durable step; production passes nothing."""
+CrashPoint = Callable[[str], None]
 
-    def __init__(self, root: Path, *, crash_point: Callable[[str], None] = _no_crash) -> None:
+
+class LeaseGuard(Protocol):
+    """Takes or renews this instance's lease on a project, under the writer's lock; raises
+    RetryableError when another instance writes it (verifier.deploy.instances.hold_lease)."""
+
+    def __call__(self, home: Home, slug: str, /) -> None: ...
+
+
+class StagedPublisher(Protocol):
+    """Returns once the project's git host has `target`, a landing staged under the writer's lock
+    (verifier.deploy.publishing.publish)."""
+
+    def __call__(self, home: Home, slug: str, target: str, /, *, crash_point: CrashPoint) -> None: ...
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The seams the one writer calls beyond this machine, chosen by `verifier.wiring` from the
+    settings. The embedded default has neither: the writer moves main and the anchor itself."""
+
+    lease_guard: LeaseGuard | None = None
+    publish_staged: StagedPublisher | None = None
+
+
+class Home:
+    """The verifier's home. Open it with `verifier.wiring.open_home`, which builds its identities,
+    trace store and deployment from config.json; constructed directly it is the embedded home
+    (files and SQLite on this machine) and refuses settings that name other backends.
+
+    `crash_point` is handed to every writer of its projects: tests pass one that raises or kills at
+    a named durable step; production passes nothing."""
+
+    def __init__(self, root: Path, *, crash_point: CrashPoint = _no_crash, identities: Identities | None = None,
+                 traces: TraceBackend | None = None, deployment: Deployment | None = None) -> None:
         self.root = root
         self.crash_point = crash_point
-        self.settings = self._load_settings()
-        set_durable(self.settings.durable)
-        self.identities: Identities = FileIdentities(root / "identities.json")
-        if self.settings.backends.commons.kind == "postgres":  # one registry for every instance
-            from verifier.commons.pgidentities import PgIdentities  # noqa: PLC0415 - psycopg only when used
+        self.settings = self.read_settings(root)
+        backends = self.settings.backends
+        if identities is None and backends.commons.kind != "sqlite":
+            raise FormatError(f"backends.commons.kind is {backends.commons.kind}, but this home was opened "
+                              "without its identity registry: open it with verifier.wiring.open_home",
+                              str(root / "config.json"))
+        if deployment is None and (backends.remotes or backends.instance is not None):
+            raise FormatError("config.json names git hosts or instances, but this home was opened without its "
+                              "deployment: open it with verifier.wiring.open_home", str(root / "config.json"))
+        self.identities: Identities = identities or FileIdentities(root / "identities.json")
+        self.traces: TraceBackend = traces or trace_store(backends.traces, root / "traces",
+                                                          durable=self.settings.durable)
+        self.deployment = deployment or Deployment()
 
-            self.identities = PgIdentities(commons_dsn(self.settings.backends.commons), seed=root / "identities.json")
-        self.traces: TraceBackend = trace_store(self.settings.backends.traces, root / "traces",
-                                                durable=self.settings.durable)
+    @staticmethod
+    def root_from_env() -> Path:
+        """RW_HOME, or ~/.researchwiki."""
+        return Path(os.environ.get("RW_HOME", "~/.researchwiki")).expanduser()
 
-    @classmethod
-    def from_env(cls) -> Home:
-        return cls(Path(os.environ.get("RW_HOME", "~/.researchwiki")).expanduser())
-
-    def _load_settings(self) -> Settings:
-        path = self.root / "config.json"
+    @staticmethod
+    def read_settings(root: Path) -> Settings:
+        """config.json of the home at `root` (the defaults when there is none)."""
+        path = root / "config.json"
         if not path.exists():
             return Settings()
         try:
@@ -139,7 +177,7 @@ class Home:
         return self.root / "projects" / f"{check_slug(slug)}.next.json"
 
     def read_next_anchor(self, slug: str) -> Anchor | None:
-        """The anchor an unfinished publish was moving to (verifier.pipeline.publishing)."""
+        """The anchor an unfinished publish was moving to (verifier.deploy.publishing)."""
         try:  # the lock-free history check reads it while a publisher may remove it
             data = json.loads(self.next_anchor_path(slug).read_bytes())
         except FileNotFoundError:

@@ -30,8 +30,6 @@ from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import Link, parse_link
 from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.source import SourceRecord, parse_source
-from verifier.pipeline.baseline import opened_path
-from verifier.pipeline.holds import HeldObject, held_objects
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import (
     DELTAS_DIR,
@@ -43,6 +41,8 @@ from verifier.roles.records import (
 )
 from verifier.scoring.use import ScoreBook
 from verifier.store.gitrepo import GitTree
+from verifier.writes.baseline import opened_path
+from verifier.writes.holds import HeldObject, held_objects
 
 UNKNOWN = "unknown"
 # Findings are written by the verifier's own YAML dumper: the top-level key starts its line.

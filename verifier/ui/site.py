@@ -1,5 +1,5 @@
 """The UI's edge: open a project at its tip, derive source text, read the use-score history, and
-turn a page path into bytes. The service (`verifier.ui.web`), `rw ui build` and the leak test all
+turn a page path into bytes. The service (`verifier.service.ui_routes`), `rw ui build` and the leak test all
 go through `render_path` / `project_files`, so the three see the same pages.
 """
 

@@ -1,5 +1,5 @@
 -- The Commons on PostgreSQL: every table the SQLite file holds (verifier/commons/local.py,
--- verifier/commons/notifier.py, verifier/service/journal.py, verifier/service/outage.py), in
+-- verifier/messages/notifier.py, verifier/service/journal.py, verifier/service/outage.py), in
 -- PostgreSQL's types. Applied once by verifier/commons/pgdb.py, recorded in rw_migrations.
 CREATE TABLE claims (
   project TEXT NOT NULL, leaf_id TEXT NOT NULL, agent TEXT NOT NULL,

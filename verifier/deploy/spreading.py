@@ -1,5 +1,5 @@
 """Several instances: where a project's write goes, and how the projects are spread (the shell
-around verifier.pipeline.placement; docs/deploy.md).
+around verifier.deploy.placement; docs/deploy.md).
 
 - `route`: the instance a write should be sent to. The live lease holder, if another instance
   holds the project; if nobody holds it, the instance `placement.place` names (the least-loaded
@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from verifier.pipeline import instances, placement
+from verifier.deploy import instances, placement
 from verifier.store.home import Home
 
 LOAD_FRESH_S = 0.5  # how long a read of the instances' load is trusted when placing a project

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from verifier.audits.audit import history_problems
 from verifier.formats.layout import LEAVES_DIR, USE_SCORES, classify, leaf_result_path
 from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, segment_path
 from verifier.patch.apply import git_blob_id
-from verifier.pipeline.audit import history_problems
-from verifier.pipeline.holds import held_objects, operator_of
 from verifier.pipeline.routing import count_objects
 from verifier.pipeline.scores import apply_writes
 from verifier.scoring.use import SCORED_TYPES, SHARD_ROOT, ScoreBook
 from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor
+from verifier.writes.holds import held_objects, operator_of
 
 _BOOKKEEPING = ("ledger", "scores")
 

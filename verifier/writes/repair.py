@@ -13,10 +13,10 @@ from datetime import datetime
 
 import pygit2
 
+from verifier.audits.audit import branch_commits, foreign_commits
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError
 from verifier.formats.entries import RepairEntry
 from verifier.formats.ledger import row_hash
-from verifier.pipeline.audit import branch_commits, foreign_commits
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.writer import ProjectWriter, ledger_commit_row

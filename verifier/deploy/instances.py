@@ -5,10 +5,10 @@ from another instance (a new fence), it first brings its local cache to the host
 A lease is renewed by the writes themselves (at most every third of its length) and, between
 them, by `renew_held` (run by a thread in each service worker), so a busy holder never loses a
 project while it lives; a project nobody wrote here for IDLE_S is let go, and `let_go` gives one
-back on purpose (verifier.pipeline.spreading places projects on the instances). An instance that
+back on purpose (verifier.deploy.spreading places projects on the instances). An instance that
 does not hold a project's lease reads it from a cache refreshed from the host at most every
 READ_FRESH_S (`fresh_for_reading`), and the service forwards its writes to the holder
-(verifier.service.forwarding).
+(verifier.deploy.forwarding).
 
 Nothing happens without `backends.instance` in config.json (the embedded default: one instance).
 Trusting the host's branch on take-over is sound because only verifiers move it, each by a
@@ -96,7 +96,7 @@ def hold_lease(home: Home, slug: str) -> None:
 
 
 def renew_held(home: Home) -> None:
-    """One pass of the lease keeper (verifier.pipeline.spreading.keep_instance, a thread in each
+    """One pass of the lease keeper (verifier.deploy.spreading.keep_instance, a thread in each
     service worker): renew the leases this process holds on projects it wrote in the last IDLE_S;
     forget the others."""
     backends = home.settings.backends

@@ -1,6 +1,6 @@
 """Several instances (docs/deploy.md): a write for a project goes to the instance that writes it,
 the live holder of its lease, or, when nobody holds it, the instance the placement rule names
-(verifier.pipeline.spreading.route). Reads are answered here (verifier.pipeline.instances keeps a
+(verifier.deploy.spreading.route). Reads are answered here (verifier.deploy.instances keeps a
 non-holder's cache fresh from the git host).
 
 Forwarded, each to that instance's `instance_address`, the answer relayed as it came:
@@ -33,7 +33,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from verifier.pipeline.spreading import route
+from verifier.deploy.spreading import route
 from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
 from verifier.service.githttp import MAX_RECEIVE_REQUEST, spool_body
 from verifier.service.limits import MAX_FORM_BYTES, chunks, declared_length, too_large

@@ -120,7 +120,7 @@ def _advance(home: Home, slug: str, repo: ProjectRepo, main: str | None, going: 
     with exclusive_lock(home.lock_path(slug)):
         now = repo.tip()
         if now != main:
-            # A take-over brought main to the host's branch meanwhile (verifier.pipeline.instances).
+            # A take-over brought main to the host's branch meanwhile (verifier.deploy.instances).
             home.write_next_anchor(slug, None)
             if now is not None and repo.is_ancestor(going.commit, now):
                 return

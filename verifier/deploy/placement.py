@@ -8,7 +8,7 @@ the rules see the live instances and how many project leases each holds, nothing
   first writes of one project at once both keep it: the lease lets one write it, and the other's
   writer answers 503 (the retry is forwarded to the holder).
 - An instance holding at least two leases more than the least-loaded live instance has a
-  surplus: it lets one quiet project go at a time (verifier.pipeline.instances), and the next
+  surplus: it lets one quiet project go at a time (verifier.deploy.instances), and the next
   write of that project is placed by the first rule. Two more, not one: moving a project costs a
   take-over (a fetch from the host), and a difference of one is as balanced as an odd count gets.
 """

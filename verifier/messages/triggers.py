@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verifier.commons.adapter import OutgoingMessage
@@ -302,3 +303,20 @@ def credit_delta(before: bytes | None, after: bytes | None) -> dict[str, dict[st
         if changes:
             delta[operator] = changes
     return delta
+
+
+def operator_copies(messages: Iterable[OutgoingMessage],
+                    operator_of: Callable[[str], str | None]) -> list[OutgoingMessage]:
+    """One copy of each message addressed to an agent, for that agent's operator (when the
+    operator is someone else than the agent itself). Pure."""
+    copies: list[OutgoingMessage] = []
+    for message in messages:
+        if message.to_agent is None:
+            continue
+        operator = operator_of(message.to_agent)
+        if operator is None or operator == message.to_agent:
+            continue
+        copies.append(replace(message, key=f"{message.key}:operator", to_agent=operator,
+                              body=f"[for your agent {message.to_agent}] {message.body}",
+                              data={**message.data, "agent": message.to_agent, "to_operator": operator}))
+    return copies

@@ -29,18 +29,17 @@ from typing import Any
 
 import pygit2
 
-from verifier.checks.view import TreeView
-from verifier.commons import triggers
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.db import CommonsDB
-from verifier.commons.outbox import operator_copies
-from verifier.commons.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
-from verifier.formats.layout import LEDGER_DIR, classify, leaf_path
+from verifier.formats.layout import classify, leaf_path
 from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row
+from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import parse_link
+from verifier.messages import triggers
+from verifier.messages.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot, operator_copies
+from verifier.pipeline.ledger import rows_from
 from verifier.roles.records import RESOLUTION_SCORES, deltas_path
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
@@ -317,26 +316,6 @@ def _remember(facts: RowFacts, memory: _Memory) -> None:
 
 
 # reading git --------------------------------------------------------------------------------------
-
-
-def rows_from(view: TreeView, start: int, limit: int | None = None) -> list[LedgerRow]:
-    """Ledger rows with seq >= start (at most `limit`), parsing only those: the rest of a segment,
-    and the segments before it, are skipped."""
-    rows: list[LedgerRow] = []
-    first = start // ROWS_PER_SEGMENT
-    for name in sorted(view.list_dir(LEDGER_DIR)):
-        if not name.endswith(".jsonl") or not name[:-6].isdigit() or int(name[:-6]) < first:
-            continue
-        path = f"{LEDGER_DIR}/{name}"
-        lines = (view.read(path) or b"").split(b"\n")[:-1]
-        skip = max(0, start - int(name[:-6]) * ROWS_PER_SEGMENT)
-        for line in lines[skip:]:
-            if limit is not None and len(rows) >= limit:
-                return rows
-            row = parse_row(line, path)
-            if row.seq >= start:
-                rows.append(row)
-    return rows
 
 
 def _landings(repo: ProjectRepo, tip: str, start: int) -> dict[int, tuple[str | None, str]]:

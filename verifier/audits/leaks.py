@@ -48,7 +48,6 @@ from verifier.commons.payloads import commons_payloads
 from verifier.errors import FormatError
 from verifier.formats.base import iso
 from verifier.formats.layout import LEAVES_DIR, USE_SCORES
-from verifier.pipeline.baseline import SEAL_DIR, is_seal_file, seals_in
 from verifier.pipeline.digest import digest_of
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
@@ -59,6 +58,7 @@ from verifier.store.backends import commons_dsn
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.ui.site import ui_payloads
+from verifier.writes.baseline import SEAL_DIR, is_seal_file, seals_in
 
 LOGS_DIR = "logs"
 ANSWER = "answer_sha256"

@@ -8,37 +8,19 @@ of its landings; this module drains it everywhere else: after every `rw` command
 with no service running, and the service that starts later posts nothing twice.
 
 Messages to an agent are also addressed to its operator (design §9.1, §11: "operator notified"):
-`operator_copies` adds one copy per message, to the operator's handle, under its own key.
+`triggers.operator_copies` adds one copy per message, to the operator's handle, under its own key.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import Iterable
 from datetime import datetime
 
-from verifier.commons.adapter import OutgoingMessage
+from verifier.messages.notifier import Notifier
 from verifier.store.home import Home
 
 COMMONS_FILE = "commons.sqlite3"  # the same file the service opens (service.core.COMMONS_FILE)
-
-
-def operator_copies(messages: Iterable[OutgoingMessage],
-                    operator_of: Callable[[str], str | None]) -> list[OutgoingMessage]:
-    """One copy of each message addressed to an agent, for that agent's operator (when the
-    operator is someone else than the agent itself). Pure."""
-    copies: list[OutgoingMessage] = []
-    for message in messages:
-        if message.to_agent is None:
-            continue
-        operator = operator_of(message.to_agent)
-        if operator is None or operator == message.to_agent:
-            continue
-        copies.append(replace(message, key=f"{message.key}:operator", to_agent=operator,
-                              body=f"[for your agent {message.to_agent}] {message.body}",
-                              data={**message.data, "agent": message.to_agent, "to_operator": operator}))
-    return copies
 
 
 def deliver(home: Home, *, now: datetime, slugs: Iterable[str] | None = None) -> int:
@@ -46,7 +28,6 @@ def deliver(home: Home, *, now: datetime, slugs: Iterable[str] | None = None) ->
     project (all projects by default); returns how many messages were new."""
     from verifier.commons.backend import commons_database  # noqa: PLC0415 - imported lazily
     from verifier.commons.local import LocalCommons  # noqa: PLC0415
-    from verifier.commons.notifier import Notifier  # noqa: PLC0415
     from verifier.pipeline.digest import digest  # noqa: PLC0415
 
     projects = list(slugs) if slugs is not None else home.projects()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from verifier.pipeline.baseline import (
+from verifier.store.home import Home
+from verifier.writes.baseline import (
     BaselineError,
     SealFailedError,
     hypotheses_in,
@@ -19,7 +20,6 @@ from verifier.pipeline.baseline import (
     seal_missing,
     seal_reason,
 )
-from verifier.store.home import Home
 
 
 def seal_after_landing(home: Home, slug: str, *, now: datetime) -> tuple[list[str], str | None]:

@@ -19,12 +19,12 @@ from verifier.formats.layout import PROJECT_FILE, classify, is_verifier_only, le
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
 from verifier.formats.yamlout import dump_yaml
-from verifier.gitdoor.hooks import install_hooks
 from verifier.patch.paths import path_problem
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.secrets_gate import refuse_secret_files
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
+from verifier.store.hooks import install_hooks
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "project"
 

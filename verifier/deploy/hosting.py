@@ -1,9 +1,13 @@
 """Put a project's branch on a git host: push it there once (the host must not have the branch
 yet, or have exactly ours), then name the host in config.json, so every later landing of the
-writer is a compare-and-swap push to it (verifier.pipeline.writer, docs/deploy.md)."""
+writer is a compare-and-swap push to it (verifier.pipeline.writer, docs/deploy.md). The home it
+was given is rewired at once: its writers publish through the host from the next landing on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from verifier.deploy.publishing import publish
 from verifier.errors import ConflictError
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
@@ -26,4 +30,5 @@ def attach_remote(home: Home, slug: str, url: str) -> str:
         remotes = {**backends.remotes, slug: url}
         home.save_settings(home.settings.model_copy(update={"backends": backends.model_copy(
             update={"remotes": remotes})}))
+        home.deployment = replace(home.deployment, publish_staged=publish)
         return tip

@@ -19,13 +19,13 @@ import pygit2
 
 from verifier.errors import ConflictError, FormatError, NotFound, Rejected, Rejection
 from verifier.patch.parse import parse_patch
-from verifier.pipeline.revert import revert_landing
 from verifier.pipeline.secrets_gate import gate_patch
 from verifier.pipeline.submit import Attempt, Submission, accept, land_refusal
 from verifier.pipeline.verdict import Verdict
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.writes.revert import revert_landing
 
 PUSH_REF = "refs/for/main"
 _REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40})\.?\s*$", re.MULTILINE)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from verifier.client.loopback import is_loopback
 from verifier.errors import FormatError
-from verifier.service.loopback import is_loopback
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 TRANSIENT = (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine, socket.timeout,
