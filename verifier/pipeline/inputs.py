@@ -4,6 +4,8 @@ submission quotes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from verifier.checks.policy import address_problem, url_problem
 from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.fetch import FetchOutcome
@@ -16,7 +18,10 @@ from verifier.patch.apply import apply_patch
 from verifier.patch.parse import ParsedPatch
 from verifier.state.view import TreeView
 from verifier.store.fetcher import Fetcher
-from verifier.store.home import Home
+
+# The derived text of retained bytes (blob id, bytes, media type -> text): deterministic, so the
+# judge may be handed the home's cached extractor (Home.source_text) as a pure function.
+TextOf = Callable[[str, bytes, str], str]
 
 
 def created_files(patch: ParsedPatch) -> dict[str, bytes]:
@@ -49,8 +54,8 @@ def fetch_new_sources(patch: ParsedPatch, project: ProjectFile, fetcher: Fetcher
     return outcomes
 
 
-def source_texts(home: Home, view: TreeView, leaf: LeafContract | None,
-                 writes: dict[str, bytes | None]) -> dict[str, str]:
+def source_texts(text_of: TextOf, view: TreeView, leaf: LeafContract | None,
+                 writes: Mapping[str, bytes | None]) -> dict[str, str]:
     """Derived text of every source the checks will quote against: the leaf's input source, and
     the source of each finding a person writes by hand."""
     wanted = {leaf.inputs.source_id} if leaf is not None and leaf.inputs.source_id else set()
@@ -76,7 +81,7 @@ def source_texts(home: Home, view: TreeView, leaf: LeafContract | None,
         if raw is None or blob is None:
             raise Rejected(Rejection("source_unavailable", f"source {source_id} has no retained bytes", path))
         try:
-            texts[source_id] = home.source_text(blob, raw, record.media_type)
+            texts[source_id] = text_of(blob, raw, record.media_type)
         except ValueError:
             continue  # bytes with no quotable text: the source check says why; findings on it fail
     return texts

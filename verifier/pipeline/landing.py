@@ -9,6 +9,7 @@ rejected ones too, gets that ledger commit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.formats.ledger import LedgerRow
@@ -17,7 +18,7 @@ from verifier.store.gitrepo import Person
 
 @dataclass(frozen=True)
 class Contribution:
-    writes: dict[str, bytes | None]
+    writes: Mapping[str, bytes | None]
     author: Person
     subject: str
     body: str = ""

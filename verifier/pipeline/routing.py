@@ -3,7 +3,7 @@ corpus, at the same relative path, so approving one is a move and nothing else. 
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 
 from verifier.formats.layout import HOLD_OF, QUEUE_DIR, classify, queue_path
 
@@ -26,12 +26,12 @@ def route(writes: dict[str, bytes | None], holds: Sequence[str],
     return routed, sorted(used)
 
 
-def count_objects(writes: dict[str, bytes | None]) -> int:
+def count_objects(writes: Mapping[str, bytes | None]) -> int:
     """How many corpus objects the writes bring (a source's record and bytes are one object)."""
     return len(object_ids(writes))
 
 
-def object_ids(writes: dict[str, bytes | None]) -> list[str]:
+def object_ids(writes: Mapping[str, bytes | None]) -> list[str]:
     """The ids of the corpus objects the writes bring, held ones included, sorted."""
     ids = set()
     for path, data in writes.items():

@@ -31,6 +31,12 @@ edit outside any leaf has no leaf id, an optional trace and a base revision. It 
                    row, scores and leaf result, branch move and anchor, together or not at all
                    (pipeline.writer).
 
+Steps 4 to 8 are one pure function, `judge`: it takes the tip as read once under the lock (its
+tree, its history's ancestry, PROJECT.md parsed once), the frozen attempt, the parsed patch, the
+fetches, the derived-text oracle and `now`, and returns the `Judgement` to land or raises
+`Refused` (a rejection carrying what was known of the attempt when it arose, for the refusal's
+ledger row). The shell around it, `accept` and `submit`, reads, judges and lands.
+
 Every attempt that passes step 1 ends as exactly one ledger row: accepted, held, rejected, or
 crash when something unexpected broke (and then nothing else of the attempt is kept).
 """
@@ -39,8 +45,11 @@ from __future__ import annotations
 
 import json
 import traceback
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property
+from typing import Protocol
 
 from verifier.checks.amend import amendment_writes
 from verifier.checks.context import CheckContext, CheckResult
@@ -70,7 +79,7 @@ from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.trace import TraceRecord
 from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.failed_sources import failed_source_contribution
-from verifier.pipeline.inputs import fetch_new_sources, source_texts
+from verifier.pipeline.inputs import TextOf, fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
 from verifier.pipeline.routing import count_objects, object_ids, route
@@ -80,44 +89,44 @@ from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
-from verifier.state.view import Overlay
+from verifier.state.view import Overlay, TreeView
 from verifier.store.fetcher import Fetcher
-from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
+from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 
-__all__ = ["HUMAN_EDIT", "Outcome", "Submission", "Verdict", "submit"]  # the pipeline's public face
+__all__ = ["HUMAN_EDIT", "Outcome", "Submission", "Verdict", "judge", "submit"]  # the pipeline's public face
 
 HUMAN_EDIT = "human-edit"  # the leaf_id a person's optional trace names for an edit outside leaves
 HUMAN_RULES = [WriteRule(op="write", path="**")]  # people may write anything but verifier-only paths
+Writes = Mapping[str, bytes | None]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Attempt:
-    """What is known so far about one submission; grows as the steps pass."""
+    """Who submits what: the actor (step 1), the submission, and its checked trace (step 2)."""
 
     actor: Actor
     submission: Submission
     trace: TraceRecord | None = None
-    leaf: LeafContract | None = None
-    base: str | None = None
-    # A pushed commit keeps its own author, subject and body (git's door, pipeline.push).
+    # A pushed commit keeps its own author, subject and body (git's door, writes.push).
     author: Person | None = None
     subject: str = ""
     body: str = ""
-    trace_stored: bool = False  # this attempt stored the bundle (so a refusal quarantines it)
 
-    def entry(self, now: datetime, outcome: Outcome, *, reason: Rejection | None = None,
-              description: str = "", objects: list[str] | None = None) -> SubmitEntry:
+    def entry(self, now: datetime, outcome: Outcome, *, leaf: LeafContract | None, base: str | None,
+              reason: Rejection | None = None, description: str = "",
+              objects: list[str] | None = None) -> SubmitEntry:
+        """The attempt's ledger row, with the leaf and the base as far as they were known."""
         manifest = self.trace.manifest if self.trace else None
         return SubmitEntry(
             at=now, action="submit" if self.submission.leaf_id else "human", outcome=outcome,
             reason_code=reason.code if reason else None,
             description=(reason.render() if reason else description)[:4000],
             leaf_id=self.submission.leaf_id,
-            kind=self.leaf.kind if self.leaf else (None if self.submission.leaf_id else "human"),
+            kind=leaf.kind if leaf else (None if self.submission.leaf_id else "human"),
             actor=self.actor.handle, actor_type=self.actor.type, operator=self.actor.operator,
-            base_revision=self.base, trace_id=self.trace.trace_id if self.trace else None,
+            base_revision=base, trace_id=self.trace.trace_id if self.trace else None,
             cost=Cost(tokens=manifest.tokens if manifest else None, usd=manifest.usd if manifest else None,
                       duration_s=manifest.duration_s if manifest else None),
             model=manifest.model if manifest else None,
@@ -126,11 +135,61 @@ class Attempt:
         )
 
 
+class History(Protocol):
+    """The ancestry questions the judge asks of the project's history (a ProjectRepo answers them)."""
+
+    def has_object(self, oid: str) -> bool: ...
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+
+    def view(self, rev: str | None) -> TreeView: ...
+
+    def resolve(self, rev: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Tip:
+    """The state an attempt is judged against: the writer's tip, read once under the lock."""
+
+    commit: str
+    view: TreeView
+    history: History
+
+    @cached_property
+    def project(self) -> ProjectFile:
+        """PROJECT.md, parsed once (on first use: a leaf refused at step 4 never needs it)."""
+        project, _ = parse_project(self.view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+        return project
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What to land (step 9): the routed writes, what was held, the scores, and the check's words."""
+
+    leaf: LeafContract | None
+    base: str
+    outcome: Outcome
+    writes: Writes
+    holds: tuple[str, ...]
+    score_writes: Writes
+    summary: str
+    notes: tuple[str, ...]
+
+
+class Refused(Rejected):
+    """The judge's rejection, with the leaf and the base as far as they were known when it arose."""
+
+    def __init__(self, rejected: Rejected, leaf: LeafContract | None, base: str | None) -> None:
+        super().__init__(rejected.rejections)
+        self.leaf = leaf
+        self.base = base
+
+
 def _reject(code: str, message: str, where: str | None = None) -> Rejected:
     return Rejected(Rejection(code, message, where))
 
 
-def _load_leaf(view: GitTree, leaf_id: str) -> LeafContract:
+def _load_leaf(view: TreeView, leaf_id: str) -> LeafContract:
     data = view.read(leaf_path(leaf_id))
     if data is None:
         raise _reject("unknown_leaf", f"there is no leaf {leaf_id} in this project", leaf_path(leaf_id))
@@ -152,11 +211,11 @@ def _check_assertions(actor: Actor, trace: TraceRecord, leaf_id: str | None) -> 
                       "trace/manifest.json")
 
 
-def _resolve_base(repo: ProjectRepo, leaf: LeafContract, base: str, tip: str) -> None:
+def _resolve_base(history: History, leaf: LeafContract, base: str, tip: str) -> None:
     rebase = f"the current revision is {tip}; rebase your patch onto it and resubmit with that base_revision"
-    if not repo.has_object(base):
+    if not history.has_object(base):
         raise _reject("wrong_base", f"base_revision {base} is not in this project; {rebase}")
-    if not repo.is_ancestor(leaf.base_revision, base) or not repo.is_ancestor(base, tip):
+    if not history.is_ancestor(leaf.base_revision, base) or not history.is_ancestor(base, tip):
         raise _reject(
             "wrong_base",
             f"the patch is against {base}, but leaf {leaf.leaf_id} is pinned to {leaf.base_revision} "
@@ -164,74 +223,55 @@ def _resolve_base(repo: ProjectRepo, leaf: LeafContract, base: str, tip: str) ->
         )
 
 
-def _open_leaf(tip_view: GitTree, attempt: Attempt, now: datetime) -> LeafContract:
-    """The leaf exists, is open, unexpired, and its plan is not held."""
-    assert attempt.submission.leaf_id is not None
-    leaf = attempt.leaf = _load_leaf(tip_view, attempt.submission.leaf_id)
-    result_data = tip_view.read(leaf_result_path(leaf.leaf_id))
+def _check_open(view: TreeView, leaf: LeafContract, now: datetime) -> None:
+    """The leaf is open, unexpired, and its plan is not held."""
+    result_data = view.read(leaf_result_path(leaf.leaf_id))
     if result_data is not None:
         done = json.loads(result_data)
         raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done['outcome']} at commit {done['commit']}")
     if now >= leaf.expires_at:
         raise _reject("leaf_expired", f"leaf {leaf.leaf_id} expired at {iso(leaf.expires_at)}")
-    if leaf.plan_id and tip_view.read(plan_path(leaf.plan_id)) is None and tip_view.read(
+    if leaf.plan_id and view.read(plan_path(leaf.plan_id)) is None and view.read(
             queue_path("plans", plan_path(leaf.plan_id))) is not None:
         raise _reject("plan_held", f"plan {leaf.plan_id} is held in queue/plans awaiting approval")
-    return leaf
 
 
-def _human_base(repo: ProjectRepo, attempt: Attempt, tip: str) -> str:
+def _human_base(tip: Tip, attempt: Attempt) -> str:
     if attempt.actor.type != "human":
         raise _reject("leaf_required", "agents submit against a leaf (--leaf); only people edit outside leaves")
-    wanted = attempt.submission.base or tip
+    wanted = attempt.submission.base or tip.commit
     try:
-        base = str(repo.commit(wanted).id)  # a branch name or short id becomes the full commit id
+        base = tip.history.resolve(wanted)  # a branch name or short id becomes the full commit id
     except NotFound:
-        raise _reject("wrong_base", f"base {wanted[:64]!r} names no commit; the current revision is {tip}") from None
-    if not repo.is_ancestor(base, tip):
-        raise _reject("wrong_base", f"base {base} is not on the branch; the current revision is {tip}")
+        raise _reject("wrong_base", f"base {wanted[:64]!r} names no commit; the current revision is "
+                                    f"{tip.commit}") from None
+    if not tip.history.is_ancestor(base, tip.commit):
+        raise _reject("wrong_base", f"base {base} is not on the branch; the current revision is {tip.commit}")
     return base
 
 
-def leaf_and_base(writer: ProjectWriter, attempt: Attempt, now: datetime) -> str:
-    """the leaf is open and the base is on its line (a person: any commit on the branch)."""
-    tip = writer.tip
-    assert tip is not None
-    if attempt.submission.leaf_id is None:
-        attempt.base = _human_base(writer.repo, attempt, tip)
-        return attempt.base
-    leaf = _open_leaf(writer.view(), attempt, now)
-    assert attempt.trace is not None
-    base = attempt.base = attempt.trace.manifest.base_revision
-    _resolve_base(writer.repo, leaf, base, tip)
-    return base
-
-
-def write_set(writer: ProjectWriter, attempt: Attempt, patch: ParsedPatch, base: str) -> dict[str, bytes | None]:
+def write_set(tip: Tip, leaf: LeafContract | None, patch: ParsedPatch, base: str) -> dict[str, bytes | None]:
     """every change allowed, nothing stale, and the patch applied exactly to the tip."""
-    leaf = attempt.leaf
     check_write_set(patch, HUMAN_RULES if leaf is None else leaf.may_write, human=leaf is None)
-    tip_view = writer.view()
-    if base != writer.tip:
-        moved = changed_since(writer.repo.view(base), tip_view, patch.touched())
+    if base != tip.commit:
+        moved = changed_since(tip.history.view(base), tip.view, patch.touched())
         if moved:
             raise _reject(
                 "stale",
-                f"{', '.join(moved[:5])} changed since your base {base[:12]}; the current revision is {writer.tip}: "
+                f"{', '.join(moved[:5])} changed since your base {base[:12]}; the current revision is {tip.commit}: "
                 "rebase onto it and resubmit (patches are never merged)",
             )
-    return apply_to(tip_view, patch)
+    return apply_to(tip.view, patch)
 
 
-def kind_check(home: Home, writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes | None],
-               fetches: dict[str, FetchOutcome], project: ProjectFile, now: datetime) -> CheckResult:
+def kind_check(tip: Tip, attempt: Attempt, leaf: LeafContract | None, writes: Writes,
+               fetches: Mapping[str, FetchOutcome], text_of: TextOf, now: datetime) -> CheckResult:
     """the leaf kind's deterministic check (a person's edit: every file to its format)."""
-    tip_view, leaf = writer.view(), attempt.leaf
-    overlay = Overlay(tip_view, writes)
+    overlay = Overlay(tip.view, writes)
     context = CheckContext(
-        leaf=leaf, actor=attempt.actor.handle, project=project, tree=overlay, writes=writes, now=now,
-        source_texts=source_texts(home, overlay, leaf, writes), fetches=fetches,
-        base_tree=tip_view, actor_type=attempt.actor.type,
+        leaf=leaf, actor=attempt.actor.handle, project=tip.project, tree=overlay, writes=writes, now=now,
+        source_texts=source_texts(text_of, overlay, leaf, writes), fetches=fetches,
+        base_tree=tip.view, actor_type=attempt.actor.type,
     )
     result = check_for(leaf.kind if leaf is not None else "human")(context)
     if not result.accepted:
@@ -239,39 +279,66 @@ def kind_check(home: Home, writer: ProjectWriter, attempt: Attempt, writes: dict
     return result
 
 
-def route_holds(writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes | None],
-                result: CheckResult, project: ProjectFile) -> tuple[dict[str, bytes | None], list[str]]:
+def route_holds(tip: Tip, leaf: LeafContract | None, writes: dict[str, bytes | None],
+                result: CheckResult) -> tuple[dict[str, bytes | None], list[str]]:
     """objects of a held type go to queue/<type>/; people's edits are not held."""
-    if attempt.leaf is None:
+    if leaf is None:
         return writes, []  # people's edits are their own judgement: holds gate what agents bring in
-    tip_view = writer.view()
-    routed, holds = route(writes, project.holds, result.hold_paths)
+    routed, holds = route(writes, tip.project.holds, result.hold_paths)
     queued = [path for path, data in routed.items() if data is not None and path.startswith("queue/")
-              and tip_view.read(path) is not None]
+              and tip.view.read(path) is not None]
     if queued:
         # Never overwrite what already waits for a person: the first submission keeps its place.
         raise _reject("duplicate_id", f"{queued[0]} is already held in the queue, waiting for a person", queued[0])
-    routed.update(amendment_writes(tip_view, routed))  # an accepted amend review rewrites its object
+    routed.update(amendment_writes(tip.view, routed))  # an accepted amend review rewrites its object
     return routed, holds
 
 
-def rescore(writer: ProjectWriter, attempt: Attempt, routed: dict[str, bytes | None]) -> dict[str, bytes | None]:
+def rescore(tip: Tip, attempt: Attempt, leaf: LeafContract | None, routed: Writes) -> dict[str, bytes | None]:
     """the use scores take the landing's writes."""
-    tip_view = writer.view()
-    book = ScoreBook(tip_view.read)
-    objects = apply_writes(book, tip_view, routed, attempt.actor.operator)
-    if attempt.leaf is not None:
+    book = ScoreBook(tip.view.read)
+    objects = apply_writes(book, tip.view, routed, attempt.actor.operator)
+    if leaf is not None:
         manifest = attempt.trace.manifest if attempt.trace is not None else None
         book.record_submission(attempt.actor.operator, objects=objects or count_objects(routed),
                                tokens=manifest.tokens if manifest else None, usd=manifest.usd if manifest else None)
     return book.writes()
 
 
-def land_accepted(writer: ProjectWriter, attempt: Attempt, routed: dict[str, bytes | None], holds: list[str],
-                  score_writes: dict[str, bytes | None], result: CheckResult, now: datetime) -> Verdict:
-    """contribution commit, ledger row, scores and leaf result, branch move and anchor."""
-    leaf, trace, actor = attempt.leaf, attempt.trace, attempt.actor
-    outcome: Outcome = "held" if holds else "accepted"
+def judge(tip: Tip, attempt: Attempt, patch: ParsedPatch, fetches: Mapping[str, FetchOutcome], text_of: TextOf,
+          now: datetime) -> Judgement:
+    """Steps 4 to 8, pure: what to land, or `Refused` naming the first step that refused."""
+    leaf: LeafContract | None = None
+    base: str | None = None
+    try:
+        if attempt.submission.leaf_id is None:  # 4: a person's edit: any commit on the branch
+            base = _human_base(tip, attempt)
+        else:  # 4: the leaf is open and the base is on its line
+            leaf = _load_leaf(tip.view, attempt.submission.leaf_id)
+            _check_open(tip.view, leaf, now)
+            assert attempt.trace is not None
+            base = attempt.trace.manifest.base_revision
+            _resolve_base(tip.history, leaf, base, tip.commit)
+        writes = write_set(tip, leaf, patch, base)  # 5
+        result = kind_check(tip, attempt, leaf, writes, fetches, text_of, now)  # 6
+        routed, holds = route_holds(tip, leaf, writes, result)  # 7
+        score_writes = rescore(tip, attempt, leaf, routed)  # 8
+    except Rejected as exc:
+        raise Refused(exc, leaf, base) from None
+    return Judgement(leaf=leaf, base=base, outcome="held" if holds else "accepted", writes=routed,
+                     holds=tuple(holds), score_writes=score_writes, summary=result.summary,
+                     notes=tuple(result.notes))
+
+
+def read_tip(writer: ProjectWriter) -> Tip:
+    """The writer's tip as the judge reads it."""
+    assert writer.tip is not None  # the history check refuses a project without commits
+    return Tip(writer.tip, writer.view(), writer.repo)
+
+
+def land_accepted(writer: ProjectWriter, attempt: Attempt, judged: Judgement, now: datetime) -> Verdict:
+    """9: contribution commit, ledger row, scores and leaf result, branch move and anchor."""
+    leaf, trace, actor, holds = judged.leaf, attempt.trace, attempt.actor, list(judged.holds)
     kind = leaf.kind if leaf is not None else "edit"
     trailers = {"Operator": actor.operator}
     if leaf is not None:
@@ -279,32 +346,26 @@ def land_accepted(writer: ProjectWriter, attempt: Attempt, routed: dict[str, byt
     if trace is not None:
         trailers["Trace"] = trace.trace_id
     contribution = Contribution(
-        writes=routed, author=attempt.author or Person(actor.handle, agent_email(actor.handle)),
-        subject=attempt.subject or f"{kind}: {result.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
+        writes=judged.writes, author=attempt.author or Person(actor.handle, agent_email(actor.handle)),
+        subject=attempt.subject or f"{kind}: {judged.summary}" + (f" (held: {', '.join(holds)})" if holds else ""),
         # The manifest's summary is part of the private trace: it never goes into the public history.
         body=attempt.body, trailers=trailers,
     )
 
     def bookkeeping(commit: str | None) -> dict[str, bytes | None]:
-        files: dict[str, bytes | None] = dict(score_writes)
+        files: dict[str, bytes | None] = dict(judged.score_writes)
         if leaf is not None:
-            body = {"leaf_id": leaf.leaf_id, "outcome": outcome, "commit": commit, "actor": actor.handle,
+            body = {"leaf_id": leaf.leaf_id, "outcome": judged.outcome, "commit": commit, "actor": actor.handle,
                     "operator": actor.operator, "trace_id": trace.trace_id if trace else None, "at": iso(now)}
             files[leaf_result_path(leaf.leaf_id)] = json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
         return files
 
-    description = result.summary + ("; " + "; ".join(result.notes) if result.notes else "")
-    entry = attempt.entry(now, outcome, description=description,
-                          objects=object_ids(routed) if leaf is not None else None)
+    description = judged.summary + ("; " + "; ".join(judged.notes) if judged.notes else "")
+    entry = attempt.entry(now, judged.outcome, leaf=leaf, base=judged.base, description=description,
+                          objects=object_ids(judged.writes) if leaf is not None else None)
     landed = writer.land(entry, contribution=contribution, bookkeeping_of=bookkeeping)
-    return _verdict(attempt, outcome, landed, [], summary=result.summary, holds=holds, notes=list(result.notes))
-
-
-def project_at(view: GitTree) -> ProjectFile:
-    """PROJECT.md at the tip the attempt lands on (the history check keeps it readable: a
-    person's edit that broke it was refused)."""
-    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
-    return project
+    return _verdict(attempt, judged.outcome, landed, [], summary=judged.summary, holds=holds,
+                    notes=list(judged.notes))
 
 
 def fetches_for(home: Home, attempt: Attempt, patch: ParsedPatch, fetcher: Fetcher) -> dict[str, FetchOutcome]:
@@ -331,40 +392,43 @@ def fetches_for(home: Home, attempt: Attempt, patch: ParsedPatch, fetcher: Fetch
     return fetch_new_sources(patch, project, fetcher)
 
 
-def ingest_trace(home: Home, attempt: Attempt, now: datetime) -> None:
+def ingest_trace(home: Home, attempt: Attempt, now: datetime) -> Attempt:
     """the trace bundle checked (optional for a person's edit); a secret in it refuses the attempt
-    and revokes any bearer token of ours it holds."""
+    and revokes any bearer token of ours it holds. The attempt is returned with its trace."""
     submission = attempt.submission
     if submission.bundle_problem is not None:
         raise Rejected(submission.bundle_problem)
-    if submission.bundle or submission.leaf_id is not None:
-        try:
-            attempt.trace = inspect_bundle(submission.bundle, submission.patch)
-        except Rejected as exc:
-            raise revoke_on_trace_secret(home.identities, exc, submission.bundle, now) from None
-        _check_assertions(attempt.actor, attempt.trace, submission.leaf_id)
-
-
-def store_trace(home: Home, attempt: Attempt) -> None:
-    """the checked bundle kept, content-addressed, once the patch has passed the secret gate."""
-    if attempt.trace is None:
-        return
+    if not submission.bundle and submission.leaf_id is None:
+        return attempt
     try:
-        attempt.trace_stored = home.traces.put(attempt.trace, attempt.submission.bundle)
+        trace = inspect_bundle(submission.bundle, submission.patch)
+    except Rejected as exc:
+        raise revoke_on_trace_secret(home.identities, exc, submission.bundle, now) from None
+    return replace(attempt, trace=trace)
+
+
+def check_claims(attempt: Attempt) -> None:
+    """what the trace's manifest says of its agent and leaf is what the token and the submission say."""
+    if attempt.trace is not None:
+        _check_assertions(attempt.actor, attempt.trace, attempt.submission.leaf_id)
+
+
+def store_trace(home: Home, attempt: Attempt) -> bool:
+    """the checked bundle kept, content-addressed, once the patch has passed the secret gate; True
+    when this attempt stored it (so a refusal quarantines it)."""
+    if attempt.trace is None:
+        return False
+    try:
+        return home.traces.put(attempt.trace, attempt.submission.bundle)
     except ConflictError as exc:
         raise _reject("trace_collision", str(exc), "trace/") from exc
 
 
 def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPatch,
-           fetches: dict[str, FetchOutcome], now: datetime) -> Verdict:
-    """Steps 4-9 under the writer: lands the contribution, or raises Rejected having landed nothing."""
-    base = leaf_and_base(writer, attempt, now)  # 4
-    writes = write_set(writer, attempt, patch, base)  # 5
-    project = project_at(writer.view())  # read once for the check and the routing
-    result = kind_check(home, writer, attempt, writes, fetches, project, now)  # 6
-    routed, holds = route_holds(writer, attempt, writes, result, project)  # 7
-    score_writes = rescore(writer, attempt, routed)  # 8
-    return land_accepted(writer, attempt, routed, holds, score_writes, result, now)  # 9
+           fetches: Mapping[str, FetchOutcome], now: datetime) -> Verdict:
+    """Steps 4-9 under the writer: lands the contribution, or raises Refused having landed nothing."""
+    judged = judge(read_tip(writer), attempt, patch, fetches, home.source_text, now)  # 4-8
+    return land_accepted(writer, attempt, judged, now)  # 9
 
 
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
@@ -375,11 +439,13 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
     early: Exception | None = None
     patch: ParsedPatch | None = None
     fetches: dict[str, FetchOutcome] = {}
+    stored = False
     try:
-        ingest_trace(home, attempt, now)  # 2
+        attempt = ingest_trace(home, attempt, now)  # 2
+        check_claims(attempt)
         patch = parse_patch(submission.patch)  # 3
         gate_patch(home.identities, submission.patch, patch, now)  # what lands is scanned before anything is kept
-        store_trace(home, attempt)
+        stored = store_trace(home, attempt)
         fetches = fetches_for(home, attempt, patch, fetcher)
     except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row below
         early = exc
@@ -390,25 +456,29 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
             assert patch is not None
             return accept(home, writer, attempt, patch, fetches, now)  # 4-9
         except Rejected as exc:
-            return land_refusal(writer, attempt, exc, now, patch, fetches)
+            return land_refusal(writer, attempt, exc, now, patch, fetches, trace_stored=stored)
         except (HistoryBrokenError, RetryableError):
             raise  # the project refuses writes, or the machine failed: no row can be written
         except Exception as exc:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            landed = writer.land(attempt.entry(now, "crash", description=f"verifier crash: {detail}"))
+            landed = writer.land(attempt.entry(now, "crash", leaf=None, base=None,
+                                               description=f"verifier crash: {detail}"))
             return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
 
 
 def land_refusal(writer: ProjectWriter, attempt: Attempt, exc: Rejected, now: datetime,
-                 patch: ParsedPatch | None = None, fetches: dict[str, FetchOutcome] | None = None) -> Verdict:
+                 patch: ParsedPatch | None = None, fetches: Mapping[str, FetchOutcome] | None = None, *,
+                 trace_stored: bool = False) -> Verdict:
     """The one ledger row of a refused attempt (with the record of any source whose URL did not
     resolve, so nobody scouts it blind again); the bundle it stored moves to the agent's bounded
     quarantine."""
-    if attempt.trace is not None and attempt.trace_stored:
+    if attempt.trace is not None and trace_stored:
         writer.home.traces.quarantine(attempt.trace.trace_id, attempt.actor.handle)
     failed = failed_source_contribution(writer.repo, attempt.actor, attempt.trace, attempt.submission.leaf_id,
-                                        patch, fetches or {}, exc.rejections)
-    landed = writer.land(attempt.entry(now, "rejected", reason=exc.headline), contribution=failed)
+                                        patch, dict(fetches or {}), exc.rejections)
+    leaf, base = (exc.leaf, exc.base) if isinstance(exc, Refused) else (None, None)
+    landed = writer.land(attempt.entry(now, "rejected", leaf=leaf, base=base, reason=exc.headline),
+                         contribution=failed)
     return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
 
 

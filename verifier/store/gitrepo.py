@@ -148,6 +148,10 @@ class ProjectRepo:
             raise NotFound(f"no commit {rev!r} in {self.path.name}") from exc
         return commit
 
+    def resolve(self, rev: str) -> str:
+        """The full id of the commit `rev` names (a branch, a short id); NotFound when none."""
+        return str(self.commit(rev).id)
+
     def view(self, rev: str | None) -> GitTree:
         if rev is None:
             return GitTree(self.repo, None)

@@ -12,7 +12,7 @@ move at the end, and if any commit is refused none lands (the refused one gets i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import pygit2
@@ -108,7 +108,8 @@ def _judge(home: Home, writer: ProjectWriter, attempt: Attempt, commit: pygit2.C
         return _land_revert(writer, attempt.actor, commit, reverted.group(1), now)
     base = str(commit.parents[0].id) if first else writer.tip
     token = attempt.submission.token
-    attempt.submission = Submission(writer.slug, None, _patch_of(writer.repo.repo, commit), {}, token, base)
+    attempt = replace(attempt, submission=Submission(writer.slug, None, _patch_of(writer.repo.repo, commit), {},
+                                                     token, base))
     patch = parse_patch(attempt.submission.patch)
     gate_patch(home.identities, attempt.submission.patch, patch, now)  # a pushed secret never lands
     return accept(home, writer, attempt, patch, {}, now)
