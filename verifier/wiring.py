@@ -41,7 +41,8 @@ def _deployment(settings: Settings) -> Deployment | None:
     from verifier.deploy.instances import hold_lease  # noqa: PLC0415 - psycopg only for several instances
     from verifier.deploy.publishing import publish  # noqa: PLC0415
 
-    return Deployment(lease_guard=hold_lease if backends.instance is not None else None, publish_staged=publish)
+    return Deployment(lease_guard=hold_lease if backends.instance is not None else None, publish_staged=publish,
+                      hosted=frozenset(backends.remotes))
 
 
 def open_home(root: Path | None = None, *, crash_point: CrashPoint = _no_crash) -> Home:

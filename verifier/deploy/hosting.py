@@ -30,5 +30,5 @@ def attach_remote(home: Home, slug: str, url: str) -> str:
         remotes = {**backends.remotes, slug: url}
         home.save_settings(home.settings.model_copy(update={"backends": backends.model_copy(
             update={"remotes": remotes})}))
-        home.deployment = replace(home.deployment, publish_staged=publish)
+        home.deployment = replace(home.deployment, publish_staged=publish, hosted=home.deployment.hosted | {slug})
         return tip

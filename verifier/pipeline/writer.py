@@ -131,10 +131,7 @@ class ProjectWriter:
         self._batch: _Batch | None = None
         self.cleaned: list[str] = []  # what this writer removed that a killed one had left
         # On a git host: landings are staged, and published when the writer's block ends.
-        self.hosted = slug in home.settings.backends.remotes
-        if self.hosted and home.deployment.publish_staged is None:
-            raise FormatError(f"project {slug} has a git host (config.json backends.remotes), but this home was "
-                              "opened without its deployment: open it with verifier.wiring.open_home")
+        self.hosted = slug in home.deployment.hosted and home.deployment.publish_staged is not None
         self._staged_head: str | None = self.tip  # where refs/rw/staged points
         self._staged_by_me: str | None = None
 

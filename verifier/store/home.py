@@ -92,6 +92,7 @@ class Deployment:
 
     lease_guard: LeaseGuard | None = None
     publish_staged: StagedPublisher | None = None
+    hosted: frozenset[str] = frozenset()  # the projects whose branch lives on a git host
 
 
 class Home:
