@@ -10,6 +10,8 @@ from pathlib import Path
 
 from verifier.agentkit.tracing import TraceLog
 from verifier.agentkit.workdir import Work, WorkState, clone_at, input_source_ids
+from verifier.formats.layout import leaf_path
+from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.payload import leaf_payload
 
 from .conftest import SLUG, World
@@ -24,7 +26,8 @@ def working_folder(world: World, leaf_id: str, root: Path, agent: tuple[str, str
     handle, operator = agent or (world.agent.handle, world.agent.operator)
     view = world.repo.view(world.tip())
     payload = leaf_payload(view, leaf_id)
-    base = payload["contract"]["base_revision"]
+    contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
+    base = contract.base_revision
     clone_at(str(world.home.repo_path(SLUG)), root, base)
     (root / ".rw" / "sources").mkdir(parents=True)
     (root / ".rw" / "payload.json").write_text(json.dumps(payload))
@@ -32,7 +35,7 @@ def working_folder(world: World, leaf_id: str, root: Path, agent: tuple[str, str
     for source_id in sources:
         (root / ".rw" / "sources" / f"{source_id}.txt").write_text(world.agent.source_text(SLUG, source_id, base))
     work = Work(root, WorkState(server="http://127.0.0.1:9", project=SLUG, leaf_id=leaf_id,
-                                kind=payload["contract"]["kind"], base_revision=base, agent=handle,
+                                kind=contract.kind, base_revision=base, agent=handle,
                                 operator=operator, source_ids=sources))
     work.save()
     log = TraceLog(work.trace_dir)

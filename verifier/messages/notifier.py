@@ -39,13 +39,14 @@ from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import parse_link
 from verifier.messages import triggers
 from verifier.messages.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot, operator_copies
+from verifier.pipeline.digest import Digest
 from verifier.pipeline.ledger import rows_from
 from verifier.roles.records import RESOLUTION_SCORES, deltas_path
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
 
-Digest = Callable[[Home, str, datetime], dict[str, Any]]
+DigestOf = Callable[[Home, str, datetime], Digest]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS notify_cursor (project TEXT PRIMARY KEY, next_seq INTEGER NOT NULL, tip TEXT NOT NULL);
@@ -129,12 +130,12 @@ class _Memory:
 
 
 class Notifier:
-    def __init__(self, home: Home, commons: Commons, db: CommonsDB, digest: Digest) -> None:
+    def __init__(self, home: Home, commons: Commons, db: CommonsDB, digest: DigestOf) -> None:
         self.home = home
         self.commons = commons
         self.db = db
         self._digest = digest
-        self._digests: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._digests: dict[str, tuple[float, Digest]] = {}
         self._leaves: dict[str, LeafContract] = {}
         self._lock = threading.Lock()
         self._running: set[str] = set()
@@ -162,7 +163,7 @@ class Notifier:
             with self._lock:
                 self._running.discard(slug)
 
-    def digest(self, slug: str, now: datetime) -> dict[str, Any]:
+    def digest(self, slug: str, now: datetime) -> Digest:
         """The project's digest, reused for DIGEST_TTL_S: an onboarding burst (many operators' first
         acceptances at once) reads the whole project once, not once per operator."""
         with self._lock:

@@ -26,6 +26,7 @@ from typing import Any
 
 from verifier.commons.adapter import OutgoingMessage
 from verifier.formats.ledger import LedgerRow
+from verifier.pipeline.digest import Digest
 
 SUBMIT_ACCEPTED = ("accepted", "held")
 SECRET_CODES = ("secret_in_trace", "secret_in_patch")
@@ -104,7 +105,7 @@ def outcome_message(facts: RowFacts) -> OutgoingMessage | None:
                            data=data)
 
 
-def first_minute_message(facts: RowFacts, snapshot: Snapshot, digest: dict[str, Any]) -> OutgoingMessage | None:
+def first_minute_message(facts: RowFacts, snapshot: Snapshot, digest: Digest) -> OutgoingMessage | None:
     row = facts.row
     if row.action != "submit" or row.outcome not in SUBMIT_ACCEPTED or snapshot.operator_has_accepted:
         return None

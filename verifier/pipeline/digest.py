@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
@@ -24,10 +24,88 @@ from verifier.store.home import Home
 
 NEWEST = 5
 RECENT_ROWS = 200
+Use = dict[str, dict[str, float]]  # scores/use.json's per-object use, by object type (the summary's fields)
 
 
-def _reports(view: GitTree, use: dict[str, Any]) -> list[dict[str, Any]]:
-    reports = []
+class ReportCard(TypedDict):
+    report_id: str
+    title: str
+    created_at: str
+    introduced: int
+    use: float
+
+
+class Stances(TypedDict):
+    supports: int
+    contradicts: int
+    context: int
+
+
+class VerdictBrief(TypedDict):
+    value: str
+    confidence: float
+
+
+class HypothesisCard(TypedDict):
+    hypothesis_id: str
+    revision: int
+    status: str
+    statement: str
+    check_date: str | None
+    verdict: VerdictBrief
+    links: Stances
+    evidence_health: float
+    links_rejected_by_review: int
+    linked_to_earlier_wording: int
+
+
+class Move(TypedDict):
+    seq: int
+    at: str
+    action: str
+    kind: str | None
+    actor: str
+    description: str
+
+
+class OpenLeaf(TypedDict):
+    leaf_id: str
+    kind: str
+    title: str | None
+    expires_at: str
+
+
+class Corpus(TypedDict):
+    findings: int
+    sources: int
+
+
+class Digest(TypedDict):
+    """`rw digest SLUG --json`: what changed and what is open (docs/format.md)."""
+
+    project: str
+    question: str
+    at: str
+    reports: list[ReportCard]
+    hypotheses: list[HypothesisCard]
+    moves: list[Move]
+    open_gaps: list[str]
+    open_leaves: list[OpenLeaf]
+    corpus: Corpus
+
+
+def _use_table(data: bytes | None) -> Use:
+    """The per-object use tables of scores/use.json (objects of a type not there score 0)."""
+    raw = json.loads(data or b"{}")
+    tables: Use = {}
+    for kind, table in raw.items() if isinstance(raw, dict) else ():
+        if isinstance(table, dict):
+            tables[kind] = {key: value for key, value in table.items() if isinstance(value, int | float)}
+    return tables
+
+
+def _reports(view: GitTree, use: Use) -> list[ReportCard]:
+    reports: list[ReportCard] = []
     for path in view.walk("reports"):
         try:
             report, _ = parse_report(view.read(path) or b"", path)
@@ -38,8 +116,8 @@ def _reports(view: GitTree, use: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(reports, key=lambda r: (r["created_at"], r["report_id"]), reverse=True)[:NEWEST]
 
 
-def _hypotheses(view: GitTree, order: list[str], use: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
-    stances: dict[str, dict[str, int]] = {}
+def _hypotheses(view: GitTree, order: list[str], use: Use) -> tuple[list[HypothesisCard], list[str]]:
+    stances: dict[str, Stances] = {}
     revisions: dict[str, list[int]] = {}
     rejected: dict[str, int] = {}
     book = ScoreBook(view.read)
@@ -57,26 +135,27 @@ def _hypotheses(view: GitTree, order: list[str], use: dict[str, Any]) -> tuple[l
         counts[link.stance] += 1
         revisions.setdefault(link.hypothesis_id, []).append(link.hypothesis_revision)
     ids = list(order) + sorted({name[:-3] for name in view.list_dir("hypotheses") if name.endswith(".md")} - set(order))
-    cards, gaps = [], []
+    cards: list[HypothesisCard] = []
+    gaps: list[str] = []
     for hypothesis_id in ids:
         hypothesis = current_hypothesis(view, hypothesis_id)
         if hypothesis is None:
             continue
-        counts = stances.get(hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
+        found: Stances = stances.get(hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
         cards.append({
             "hypothesis_id": hypothesis_id, "revision": hypothesis.revision, "status": hypothesis.status,
             "statement": hypothesis.statement,
             "check_date": hypothesis.resolution.check_date.isoformat() if hypothesis.resolution else None,
             "verdict": {"value": hypothesis.verdict.current.value, "confidence": hypothesis.verdict.current.confidence},
-            "links": counts, "evidence_health": use.get("hypotheses", {}).get(hypothesis_id, 0.0),
+            "links": found, "evidence_health": use.get("hypotheses", {}).get(hypothesis_id, 0.0),
             "links_rejected_by_review": rejected.get(hypothesis_id, 0),
             # Links keep the revision they were made against; after a new wording they are shown as
             # "linked to an earlier wording".
             "linked_to_earlier_wording": sum(1 for r in revisions.get(hypothesis_id, []) if r < hypothesis.revision),
         })
-        if hypothesis.status == "active" and not sum(counts.values()):
+        if hypothesis.status == "active" and not found["supports"] + found["contradicts"] + found["context"]:
             gaps.append(f"{hypothesis_id} is active and has no evidence links")
-        elif hypothesis.status == "active" and not counts["contradicts"]:
+        elif hypothesis.status == "active" and not found["contradicts"]:
             gaps.append(f"{hypothesis_id} has no contradicting evidence yet")
     return cards, gaps
 
@@ -88,17 +167,17 @@ def _is_move(row: LedgerRow) -> bool:
             or (row.action == "resolve" and row.kind == "verdict"))
 
 
-def _moves(view: GitTree) -> list[dict[str, Any]]:
+def _moves(view: GitTree) -> list[Move]:
     """The latest accepted rows that touched evidence or hypotheses, newest first."""
     rows = [row for _, row in read_chain(view)][-RECENT_ROWS:]
-    moves = [{"seq": row.seq, "at": iso(row.at), "action": row.action, "kind": row.kind, "actor": row.actor,
+    moves: list[Move] = [{"seq": row.seq, "at": iso(row.at), "action": row.action, "kind": row.kind, "actor": row.actor,
               "description": row.description}
              for row in rows if row.outcome == "accepted" and _is_move(row)]
     return list(reversed(moves))[:NEWEST * 2]
 
 
-def _open_leaves(view: GitTree, now: datetime) -> list[dict[str, Any]]:
-    leaves = []
+def _open_leaves(view: GitTree, now: datetime) -> list[OpenLeaf]:
+    leaves: list[OpenLeaf] = []
     for name in view.list_dir(LEAVES_DIR):
         if not name.endswith(".yaml"):
             continue
@@ -126,9 +205,9 @@ def _scout_requests(view: GitTree) -> list[str]:
     return gaps
 
 
-def digest_of(view: GitTree, slug: str, now: datetime) -> dict[str, Any]:
+def digest_of(view: GitTree, slug: str, now: datetime) -> Digest:
     project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
-    use = json.loads(view.read(USE_SCORES) or b"{}")
+    use = _use_table(view.read(USE_SCORES))
     cards, gaps = _hypotheses(view, project.hypotheses, use)
     return {
         "project": slug, "question": project.question, "at": iso(now),
@@ -138,12 +217,12 @@ def digest_of(view: GitTree, slug: str, now: datetime) -> dict[str, Any]:
     }
 
 
-def _corpus(view: GitTree) -> dict[str, int]:
+def _corpus(view: GitTree) -> Corpus:
     """How many findings and sources the project holds (counted by path: nothing is parsed)."""
     return {"findings": sum(1 for path in view.walk("findings") if path.endswith(".yaml")),
             "sources": sum(1 for path in view.walk("sources") if path.endswith(".yaml"))}
 
 
-def digest(home: Home, slug: str, now: datetime) -> dict[str, Any]:
+def digest(home: Home, slug: str, now: datetime) -> Digest:
     repo = home.project(slug)
     return digest_of(repo.view(repo.tip()), slug, now)

@@ -7,7 +7,7 @@ ledger rows or leaf results that would name them.
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import JsonValue
 
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
@@ -18,8 +18,10 @@ from verifier.formats.link import parse_link
 from verifier.formats.source import parse_source
 from verifier.store.gitrepo import GitTree
 
+Json = dict[str, JsonValue]  # a payload is a JSON document handed to the agent as it is
 
-def _source(view: GitTree, source_id: str) -> dict[str, Any]:
+
+def _source(view: GitTree, source_id: str) -> Json:
     data = view.read(source_record_path(source_id))
     if data is None:
         return {"source_id": source_id, "missing": True}
@@ -29,14 +31,14 @@ def _source(view: GitTree, source_id: str) -> dict[str, Any]:
             "text_command": f"rw source text <project> {source_id}"}
 
 
-def _finding(view: GitTree, finding_id: str) -> dict[str, Any]:
+def _finding(view: GitTree, finding_id: str) -> Json:
     path = finding_path(finding_id)
     finding = parse_finding(view.read(path) or b"", path)
     return {"path": path, "finding": finding.model_dump(mode="json", exclude={"leaf_id"}),
             "source": _source(view, finding.source_id)}
 
 
-def review_payload(view: GitTree, leaf: LeafContract) -> dict[str, Any]:
+def review_payload(view: GitTree, leaf: LeafContract) -> Json:
     target = leaf.inputs.object_path or ""
     kind = classify(target)
     if kind is None or view.read(target) is None:
@@ -53,10 +55,10 @@ def review_payload(view: GitTree, leaf: LeafContract) -> dict[str, Any]:
     return {"object": {"path": target, "unsupported": kind.type}}
 
 
-def leaf_payload(view: GitTree, leaf_id: str) -> dict[str, Any]:
+def leaf_payload(view: GitTree, leaf_id: str) -> Json:
     """The contract plus what the leaf's kind needs to start work."""
     contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
-    payload: dict[str, Any] = {"contract": contract.model_dump(mode="json")}
+    payload: Json = {"contract": contract.model_dump(mode="json")}
     try:
         if contract.kind == "review":
             payload["inputs"] = review_payload(view, contract)

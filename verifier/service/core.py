@@ -35,7 +35,7 @@ from verifier.formats.ledger import row_line
 from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import bundle_digest
 from verifier.messages.notifier import Notifier
-from verifier.pipeline.digest import digest
+from verifier.pipeline.digest import Digest, digest
 from verifier.pipeline.ledger import rows_from
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
@@ -182,7 +182,7 @@ class Service:
             raise ApiError(409, "ledger_unreadable", f"the ledger cannot be read: {exc}") from exc
         return {"project": slug, "rows": [json.loads(row_line(row)) for row in rows]}
 
-    def digest(self, slug: str) -> dict[str, Any]:
+    def digest(self, slug: str) -> Digest:
         self.project(slug)
         return digest(self.home, slug, clock())
 

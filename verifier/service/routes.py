@@ -153,7 +153,7 @@ async def ledger(request: Request) -> Response:
 
 
 async def digest(request: Request) -> Response:
-    return reply(await run_in_threadpool(service(request).digest, path(request, "slug")))
+    return reply(dict(await run_in_threadpool(service(request).digest, path(request, "slug"))))
 
 
 ROUTES = [
