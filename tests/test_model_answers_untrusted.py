@@ -20,13 +20,21 @@ from verifier.formats.layout import hypothesis_path
 from verifier.model.adapter import ModelConfig, backend_from_config
 from verifier.pipeline.baseline import SEAL_DIR
 from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.submit import Submission
+from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
+from verifier.roles.maintainer import run_pass
+from verifier.roles.opswiki import OpsWiki
+from verifier.roles.proposer import run_proposer
 from verifier.roles.records import RESOLUTION_SCORES, record_path
 from verifier.seal import resolver_dir, write_keypair
 from verifier.store.home import Settings
 
-from .conftest import NOW, SLUG, World
+from .conftest import NOTE_ID, NOW, SLUG, World
 from .support_hostile_model import aws_pair, github_token, hostile_backend, hostile_model
+from .support_loop import SEED_SKILL, skill_following_worker, work
 from .support_resolution import Scenario, build, resolve
+
+LOOP_PAGE = "patterns/extract/excerpt-not-found-after-write.md"
 
 
 @pytest.fixture
@@ -156,3 +164,55 @@ def test_a_config_cannot_pass_rw_token_or_a_malformed_name(tmp_path: Path, names
         ModelConfig.model_validate({"backend": "command", "command": ["m"], "pass_env": names})
     ok = ModelConfig.model_validate({"backend": "command", "command": ["m"], "pass_env": ["ANTHROPIC_API_KEY"]})
     assert backend_from_config(ok, base=tmp_path).name == "command"
+
+
+def rejected_extract(world: World) -> None:
+    """One extract leaf the seed skill makes the worker fail (`excerpt_not_found`): a failure group."""
+    contract = world.leaf("extract-tidy-a", source_id=NOTE_ID)
+    result = work(world.home, project=SLUG, leaf_id="extract-tidy-a", kind="extract", base=contract.base_revision,
+                  inputs={"source_id": NOTE_ID}, hints=[], skill=read_live_skill(world.home).decode(),
+                  agent=world.agent.handle, operator=world.agent.operator, now=NOW)
+    verdict = world.submit(Submission(SLUG, "extract-tidy-a", result.patch, result.trace, world.agent.token))
+    assert verdict.outcome == "rejected"
+
+
+@pytest.mark.parametrize("honest", [False, True])
+def test_a_diagnosis_carrying_a_token_is_dropped_from_the_page_and_the_token_revoked(
+        world: World, tmp_path: Path, honest: bool) -> None:
+    victim = world.home.identities.add("agent-v", "op-v", "agent", NOW)
+    install_skill(world.home, SEED_SKILL)
+    rejected_extract(world)
+    cause = "The agent retyped its quotes." if honest else f"The agent retyped its quotes; try {victim}."
+    answer = {"kind": "diagnose", "root_cause": cause, "advice": "Copy excerpts from the source text.", "model": "m-2"}
+    report = run_pass(world.home, now=NOW, backend=hostile_backend(tmp_path / "model", answer))
+    page = OpsWiki(world.home).read(LOOP_PAGE) or ""
+    assert "excerpt_not_found" in page  # the deterministic page is written either way
+    if honest:
+        assert cause in page and report.model == "m-2" and not report.notes
+        assert world.home.identities.authenticate(victim).handle == "agent-v"
+        return
+    assert victim not in page and "retyped" not in page and report.model is None
+    assert any(f"the diagnosis for {LOOP_PAGE} was dropped" in note and "root_cause" in note for note in report.notes)
+    assert any("revoked the bearer token of: agent-v" in note for note in report.notes)
+    with pytest.raises(AuthError):
+        world.home.identities.authenticate(victim)
+
+
+def test_a_skill_proposal_carrying_secrets_is_refused_and_the_live_skill_is_untouched(
+        world: World, tmp_path: Path) -> None:
+    victim = world.home.identities.add("agent-v", "op-v", "agent", NOW)
+    install_skill(world.home, SEED_SKILL)
+    rejected_extract(world)
+    run_pass(world.home, now=NOW)
+    before = live_skill_version(world.home)
+    body = f"## Extract\n\nQuote verbatim. Credentials: {aws_pair()}\n"
+    answer = {"kind": "propose", "section": "extract", "body": body, "rationale": f"use {victim}", "model": "m-1"}
+    decision = run_proposer(world.home, backend=hostile_backend(tmp_path / "model", answer),
+                            worker=skill_following_worker, now=NOW)
+    assert decision.outcome == "refused" and decision.reason.startswith("secret_in_answer: ")
+    assert "body" in decision.reason and "rationale" in decision.reason
+    assert live_skill_version(world.home) == before
+    impact = OpsWiki(world.home).read("skill-impact.md") or ""
+    assert "AKIA" not in impact and victim not in impact and "Quote verbatim" not in impact
+    with pytest.raises(AuthError):
+        world.home.identities.authenticate(victim)
