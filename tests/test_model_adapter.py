@@ -238,8 +238,9 @@ def test_a_command_that_ignores_stdin_is_judged_by_its_exit(tmp_path: Path) -> N
         sys.exit(5)
     """)
     big = BASELINE.model_copy(update={"statement": "s" * 1_000_000})
-    with pytest.raises(ModelExitError, match="status 5"):
+    with pytest.raises(ModelExitError, match="failed; details withheld") as caught:
         ask(CommandBackend(argv, timeout_s=30), big)
+    assert caught.value.returncode == 5 and "status 5" in caught.value.headline  # a sealed call's message omits it
 
 
 def test_output_cap(tmp_path: Path) -> None:

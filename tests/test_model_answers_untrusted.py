@@ -18,7 +18,7 @@ from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import AuthError
 from verifier.formats.layout import hypothesis_path
 from verifier.model.adapter import ModelConfig, backend_from_config
-from verifier.pipeline.baseline import SEAL_DIR
+from verifier.pipeline.baseline import SEAL_DIR, read_seal
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
@@ -26,7 +26,9 @@ from verifier.roles.maintainer import run_pass
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.proposer import run_proposer
 from verifier.roles.records import RESOLUTION_SCORES, record_path
-from verifier.seal import resolver_dir, write_keypair
+from verifier.seal import read_private_key, resolver_dir, write_keypair
+from verifier.seal.keys import PRIVATE_PEM
+from verifier.seal.sealing import baseline_context, unseal
 from verifier.store.home import Settings
 
 from .conftest import NOTE_ID, NOW, SLUG, World
@@ -131,6 +133,33 @@ def test_a_baseline_error_never_echoes_the_answer_not_even_a_field_name(
     assert new and all(code == "model_error" for code, _ in new)
     assert "leans_true" not in result.output and "leans_true" not in json.dumps(new)
     assert world.repo.view(world.tip()).list_dir(SEAL_DIR) == []  # nothing sealed
+
+
+def test_a_failed_baseline_call_names_neither_its_exit_status_nor_its_duration(sealing: tuple[World, Path]) -> None:
+    """A command could spell its verdict in how it fails as well as in what it prints."""
+    world, folder = sealing
+    configure(world, hostile_model(folder, "", stderr="verdict true\n", exit_code=17))
+    before = rows(world)
+    result = CliRunner().invoke(cli, ["seal", SLUG], env={"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30"})
+    assert result.exit_code == 1 and "failed; details withheld" in result.output
+    new = json.dumps(rows(world)[len(before):])
+    for said in (result.output, new):
+        assert "status" not in said and "17" not in said.replace(str(folder), "")
+        assert " s;" not in said and "verdict true" not in said
+
+
+@pytest.mark.parametrize(("name", "sealed_as"), [("AK" + "IA" + "Z" * 16, "withheld"), ("frontier-1", "frontier-1")])
+def test_a_baseline_model_name_failing_the_secret_gate_is_sealed_as_withheld(
+        sealing: tuple[World, Path], name: str, sealed_as: str) -> None:
+    world, folder = sealing
+    configure(world, hostile_model(folder, {"kind": "baseline", "verdict": "true", "confidence": 0.5, "model": name}))
+    result = CliRunner().invoke(cli, ["seal", SLUG], env={"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30"})
+    assert result.exit_code == 0, result.output
+    state = read_seal(world.repo.view(world.tip()), "H1")
+    assert state is not None
+    key = read_private_key(resolver_dir(world.home.root) / PRIVATE_PEM)
+    assert unseal(key, state.sealed, context=baseline_context(SLUG, "H1")).model == sealed_as
+    assert name not in json.dumps(rows(world)) and name not in result.output
 
 
 def test_a_baseline_answer_that_is_not_json_names_nothing_of_it(sealing: tuple[World, Path]) -> None:

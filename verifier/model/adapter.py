@@ -79,11 +79,15 @@ class ModelError(VerifierError):
     away, and error messages reach ledger rows and logs.
     """
 
-    def __init__(self, headline: str, *, request_sha256: str, detail: str = "") -> None:
+    def __init__(self, headline: str, *, request_sha256: str, detail: str = "",
+                 sealed_headline: str | None = None) -> None:
         self.headline = headline
         self.detail = detail
         self.request_sha256 = request_sha256
         self.withheld = False
+        # What a sealed call's message may say: the headline without anything the command chose
+        # (its exit status, how long it took), which could spell a verdict as well as text can.
+        self.sealed_headline = sealed_headline if sealed_headline is not None else headline
         super().__init__(f"{headline}; {detail}" if detail else headline)
 
     def withhold(self) -> ModelError:
@@ -91,7 +95,7 @@ class ModelError(VerifierError):
         clone = self.__class__.__new__(self.__class__)
         clone.__dict__.update(self.__dict__)
         clone.withheld = True
-        clone.args = (f"{self.headline}; {WITHHELD}",)
+        clone.args = (f"{self.sealed_headline}; {WITHHELD}",)
         return clone
 
 
@@ -102,10 +106,12 @@ class ModelStartError(ModelError):
 class ModelExitError(ModelError):
     """The command exited with a non-zero status."""
 
-    def __init__(self, headline: str, *, request_sha256: str, returncode: int, stderr_tail: str) -> None:
+    def __init__(self, headline: str, *, request_sha256: str, returncode: int, stderr_tail: str,
+                 sealed_headline: str | None = None) -> None:
         self.returncode = returncode
         self.stderr_tail = stderr_tail
-        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}")
+        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}",
+                         sealed_headline=sealed_headline)
 
 
 class ModelTimeoutError(ModelError):
@@ -377,7 +383,7 @@ class CommandBackend:
             status = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
             raise ModelExitError(f"model command {shown!r} {status} after {duration:.1f} s",
                                  request_sha256=request_sha, returncode=returncode,
-                                 stderr_tail=stderr_tail)
+                                 stderr_tail=stderr_tail, sealed_headline=f"model command {shown!r} failed")
         return Exchange(answer=bytes(out.data), duration_s=duration, detail=shown)
 
 
