@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
+from verifier.commons.triggers import RowFacts, revoked_messages
 from verifier.errors import AuthError
 from verifier.formats.layout import hypothesis_path
 from verifier.model.adapter import ModelConfig, backend_from_config
@@ -75,6 +76,9 @@ def test_a_resolve_answer_carrying_secrets_is_refused_and_the_token_revoked(
     assert scenario.read(f"{SEAL_DIR}/H1.sealed") is not None  # the baseline stays sealed
     with pytest.raises(AuthError):
         world.home.identities.authenticate(victim)
+    row = list(read_chain(world.repo.view(world.tip())))[len(before_rows)][1]
+    told = revoked_messages(RowFacts(SLUG, row))  # the notifier tells the token's owner
+    assert [(m.to_agent, m.kind) for m in told] == [("agent-v", "secret")] and victim not in told[0].body
 
 
 def test_an_honest_resolve_answer_lands_its_rationale(scenario: Scenario, tmp_path: Path) -> None:
