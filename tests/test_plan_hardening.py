@@ -185,7 +185,8 @@ def test_a_model_text_failing_the_secret_gate_is_dropped_and_the_deterministic_p
     secret = f"use {victim} and {aws_pair()}"
     answer = {"goal": f"Goal: {secret}"} if field == "goal" else {"reasons": {"{first_leaf}": f"because {secret}"}}
     rows = len(list(read_chain(world.repo.view(world.tip()))))
-    result = wake(world.home, SLUG, NOW, commons=local_commons(world.home), force=True,
+    commons = local_commons(world.home)
+    result = wake(world.home, SLUG, NOW, commons=commons, force=True,
                   model=hostile_backend(tmp_path / "model", answer))
     assert result.landed is not None and result.plan is not None  # the wake did not fail
     assert len(list(read_chain(world.repo.view(world.tip())))) == rows + 1
@@ -199,6 +200,8 @@ def test_a_model_text_failing_the_secret_gate_is_dropped_and_the_deterministic_p
         assert result.plan.goal.startswith("Gather and test evidence on")  # the deterministic goal
     with pytest.raises(AuthError):
         world.home.identities.authenticate(victim)
+    told = [m for m in commons.inbox("agent-v") if m.kind == "secret"]
+    assert len(told) == 1 and victim not in told[0].body
 
 
 def test_a_failing_model_whose_stderr_carries_a_token_is_withheld_and_revoked(world: World, tmp_path: Path) -> None:

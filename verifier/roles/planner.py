@@ -115,7 +115,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
                               if read.last_wake else "not due")
         result = judge(read.state, now, model) if model is not None and not warm_only else \
             plan(read.state, now, warm_only=warm_only)
-        result = _revoke_stopped(home, result, now)
+        result, revoked = _revoke_stopped(home, result, now)
+        tell_revoked(commons, slug, result.plan_id, revoked, now)
         if result.empty:
             return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now,
                                                              repo.view(tip).read))
@@ -130,16 +131,26 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
     raise ConflictError(f"project {slug} kept moving while the Planner planned; wake it again")
 
 
-def _revoke_stopped(home: Home, wake_plan: WakePlan, now: datetime) -> WakePlan:
-    """Revoke our bearer tokens in the model's texts the secret gate stopped, and say so."""
+def _revoke_stopped(home: Home, wake_plan: WakePlan, now: datetime) -> tuple[WakePlan, list[str]]:
+    """Revoke our bearer tokens in the model's texts the secret gate stopped, and say so in the
+    plan; returns the plan without those texts, and whose tokens were revoked."""
     if not wake_plan.stopped:
-        return wake_plan
+        return wake_plan, []
     revoked = revoke_found_tokens(home.identities, [t.encode("utf-8", "surrogatepass") for t in wake_plan.stopped],
                                   now, "a model's answer to the Planner")
     decisions = list(wake_plan.decisions)
     if revoked:
         decisions.append(f"A bearer token was in the model's answer{revocation_note(revoked)}.")
-    return replace(wake_plan, decisions=decisions, stopped=())
+    return replace(wake_plan, decisions=decisions, stopped=()), revoked
+
+
+def tell_revoked(commons: Commons, slug: str, plan_id: str, handles: list[str], now: datetime) -> int:
+    """Tell each owner that their token, found in a model's answer, was revoked (as for traces)."""
+    body = (f"Your bearer token appeared in a model's answer to {slug}'s Planner and was revoked at once; it no "
+            "longer authenticates. Ask the project's operator for a new token.")
+    return commons.post([OutgoingMessage(f"{slug}:planner:revoked:{plan_id}:{handle}", "secret", body, slug, plan_id,
+                                         handle, sender=PLANNER, data={"plan_id": plan_id}) for handle in handles],
+                        now=now)
 
 
 # Markdown's inline markup (code, emphasis, links, HTML, entities, tables, strikethrough) and the
