@@ -13,9 +13,9 @@ over from the new tip, so a plan is always decided on the state it lands on.
 
 A plan carries text the Planner did not write (an agent's scout request in a leaf title or a
 refusal, a model's goal), so structure never comes from the body: a held plan's leaf contracts
-live in its front matter (`waiting`, YAML the Planner dumps, where any string is a quoted
-scalar), the `plan` ledger row names their sha256, and only leaves with that digest are released
-on approval (planstate). In the Markdown body every such text is quoted as data (`as_data`): one
+live in its front matter (`waiting`, YAML the Planner dumps, where any string is one scalar,
+quoted or escaped as needed), the `plan` ledger row names their sha256, and only leaves with that
+digest are released on approval (planstate). In the Markdown body every such text is quoted as data (`as_data`): one
 line, with every character that could open Markdown structure escaped.
 """
 
