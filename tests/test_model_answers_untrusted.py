@@ -45,6 +45,13 @@ def scenario(world: World) -> Scenario:
     return build(world)
 
 
+def changed(world: World, before: str) -> set[str]:
+    """The paths that differ between `before` and the tip."""
+    old, new = world.repo.view(before), world.repo.view(world.tip())
+    paths = set(old.walk("")) | set(new.walk(""))
+    return {path for path in paths if old.blob_id(path) != new.blob_id(path)}
+
+
 def rows(world: World) -> list[tuple[str | None, str]]:
     return [(row.reason_code, row.description) for _line, row in read_chain(world.repo.view(world.tip()))]
 
@@ -61,10 +68,11 @@ def test_a_resolve_answer_carrying_secrets_is_refused_and_the_token_revoked(
     key_id = "AK" + "IA" + "Q" * 16
     answer = (resolve_answer(f"Checked lnk_ ids. Also {aws_pair()} {github_token()} {victim}")
               if carrier == "rationale" else resolve_answer(f"see {victim}", model=key_id))
-    before_rows = rows(world)
+    before_rows, tip = rows(world), world.tip()
     hypothesis, scores = scenario.read(hypothesis_path("H1")), scenario.read(RESOLUTION_SCORES)
     runs = resolve(scenario, backend=hostile_backend(tmp_path / "model", answer))
     assert "H1 failed" in runs
+    assert {path.split("/", 1)[0] for path in changed(world, tip)} == {"ledger"}  # only the refusal's row
     after = rows(world)
     new = after[len(before_rows):]
     assert new and all(code == "secret_in_answer" for code, _ in new)  # one refusal per due hypothesis
@@ -93,10 +101,11 @@ def test_a_failed_resolve_call_whose_stderr_carries_a_token_lands_no_part_of_it(
         scenario: Scenario, tmp_path: Path) -> None:
     world = scenario.world
     victim = world.home.identities.add("agent-v", "op-v", "agent", NOW)
-    before = len(rows(world))
+    before, tip = len(rows(world)), world.tip()
     runs = resolve(scenario, backend=hostile_backend(tmp_path / "model", "{}", stderr=f"token {victim}\n",
                                                      exit_code=1))
     assert "H1 failed" in runs
+    assert {path.split("/", 1)[0] for path in changed(world, tip)} == {"ledger"}
     new = rows(world)[before:]
     assert new and all(code == "model_error" for code, _ in new)
     assert victim not in json.dumps(new) and "its message was withheld" in new[0][1]
