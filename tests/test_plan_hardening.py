@@ -9,10 +9,14 @@ fails the secret gate is dropped with a decision saying so, and the rest of the 
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verifier.agentkit.objects import note_file
 from verifier.commons.local import LocalCommons
@@ -103,7 +107,7 @@ def test_a_scout_request_spelling_the_plan_structure_lands_as_data_and_approval_
     assert not any(line.startswith(("```", "---", "waiting:")) for line in lines)
     headings = [line for line in lines if line.startswith("#")]
     assert headings == [f"# {plan_id}", "## Leaves", "## Asked of the steward", "## Leaves waiting for approval"]
-    assert "\\`\\`\\`yaml planner-leaves" in body and "\\u000a" in body
+    assert "\\`\\`\\`yaml planner-leaves" in body and "&#xA;" in body
     assert leaf_files(world) == before  # held: nothing written yet
     decide(world.home, SLUG, person, plan_id, approve=True, reason="checked the leaves", now=NOW + timedelta(hours=2))
     released = wake(world.home, SLUG, NOW + timedelta(hours=3), commons=commons, force=True)
@@ -152,12 +156,40 @@ def test_a_plan_a_person_writes_with_waiting_leaves_releases_none(world: World) 
     assert world.repo.view(world.tip()).read(leaf_path(EVIL)) is None
 
 
-def test_as_data_leaves_no_markdown_structure() -> None:
-    shown = as_data("a\n```x\u2028# h *e* [l](u) <b> \\ | ~ &amp; !\u200b")
-    assert "\n" not in shown and "\u2028" not in shown and "\u200b" not in shown
-    for mark in "`*[]<>|~&!#":
-        assert all(shown[i - 1] == "\\" for i, ch in enumerate(shown) if ch == mark)
+MARKUP = "\\`*_[]<>&|~#!"
+REFERENCE = re.compile(r"&#x([0-9A-F]+);")
+
+
+def unquoted(shown: str) -> str:
+    """The text `as_data` showed, read back: an escape is the character after it, a reference its
+    character. Any other markup character would be structure, so it fails here."""
+    out, at = [], 0
+    while at < len(shown):
+        if shown[at] == "\\":
+            assert shown[at + 1] in MARKUP, shown
+            out.append(shown[at + 1])
+            at += 2
+        elif (found := REFERENCE.match(shown, at)) is not None:
+            out.append(chr(int(found.group(1), 16)))
+            at = found.end()
+        else:
+            assert shown[at] not in MARKUP and unicodedata.category(shown[at]) not in ("Cc", "Cf", "Zl", "Zp"), shown
+            out.append(shown[at])
+            at += 1
+    return "".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(list(MARKUP + "\n\r\u2028\u200b&#x;"))))
+def test_as_data_shows_any_text_exactly_with_no_markdown_structure(text: str) -> None:
+    shown = as_data(text)
+    assert unquoted(shown) == text  # one to one: what is shown is exactly the text
+    assert len(shown.splitlines() or [""]) == 1
+
+
+def test_as_data_leaves_plain_words_as_they_are() -> None:
     assert as_data("Gather evidence on H1, in order.") == "Gather evidence on H1, in order."
+    assert as_data("a\n```x") == "a&#xA;\\`\\`\\`x"
 
 
 def test_a_model_goal_spelling_the_fence_is_quoted_and_plans_the_same_leaves(world: World, tmp_path: Path) -> None:

@@ -160,13 +160,15 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp"})  # controls, format characters,
 
 
 def as_data(text: str) -> str:
-    """Text from an agent or a model, as Markdown that shows it and can form no structure: one
-    line (a line break, control or format character is shown as an escaped `\\uXXXX`), every
-    markup character backslash-escaped. It is always written after a fixed prefix on its line."""
+    """Text from an agent or a model, as Markdown that shows it and can form no structure. Every
+    markup character is backslash-escaped; a line break, control or format character becomes a
+    numeric character reference (`&#xA;`), which CommonMark never reads as structure, so the text
+    stays on one line. It is always written after a fixed prefix on its line. The mapping is
+    one to one: a literal `&` is escaped, so no text spells another text's reference."""
     out = []
     for ch in text:
         if unicodedata.category(ch) in _INVISIBLE:
-            out.append(f"\\\\u{ord(ch):04x}")
+            out.append(f"&#x{ord(ch):X};")
         elif ch in _MARKUP:
             out.append("\\" + ch)
         else:
