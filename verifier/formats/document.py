@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints, field_validator
 
 from verifier.formats.base import Handle, Strict, Text, Timestamp, parse_front_matter_model
+from verifier.formats.leaf import LeafContract
 from verifier.formats.project import HypothesisId
 
 DocumentId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{2,63}$")]
@@ -22,6 +23,9 @@ class Plan(Strict):
     cites: list[ObjectRef] = Field(default_factory=list)
     author: Handle
     created_at: Timestamp
+    # A held plan's leaf contracts (the Planner's, docs/planner.md): written to leaves/ after a
+    # person approves the plan, and only if their sha256 is the one its `plan` ledger row names.
+    waiting: list[LeafContract] = Field(default_factory=list)
 
     @field_validator("cites", "hypotheses", "leaves")
     @classmethod

@@ -29,7 +29,9 @@ from verifier.formats.ledger import LedgerRow
 from verifier.pipeline.digest import Digest
 
 SUBMIT_ACCEPTED = ("accepted", "held")
-SECRET_CODES = ("secret_in_trace", "secret_in_patch")
+# secret_in_answer: a model's answer the Resolver refused (verifier/roles/answergate.py); only
+# `submit` rows tell the submitter, every one of them tells a revoked token's owner.
+SECRET_CODES = ("secret_in_trace", "secret_in_patch", "secret_in_answer")
 # Must match verifier.pipeline.secrets_gate.REVOKED_MARK (commons does not import the pipeline).
 _REVOKED = re.compile(r"revoked the bearer token of: ([a-z0-9_.,\s-]+)")
 
@@ -140,7 +142,8 @@ def revoked_messages(facts: RowFacts) -> list[OutgoingMessage]:
     if match is None:
         return []
     handles = [handle.strip() for handle in match.group(1).split(",") if handle.strip()]
-    body = (f"Your bearer token appeared in a submission to {facts.slug} and was revoked at once; it no longer "
+    where = "a model's answer" if row.reason_code == "secret_in_answer" else "a submission"
+    body = (f"Your bearer token appeared in {where} to {facts.slug} and was revoked at once; it no longer "
             "authenticates. Ask the project's operator for a new token, and keep tokens out of traces and files.")
     return [OutgoingMessage(_key(facts, "revoked", handle), "secret", body, facts.slug, row.leaf_id, handle,
                             data={"seq": row.seq}) for handle in handles]

@@ -7,10 +7,16 @@ ModelReply that says which backend answered.
 
 - CommandBackend runs an argument list (never a shell string) in its own process group, writes the
   request to stdin, reads the answer from stdout, caps the output, and kills the whole group on
-  timeout, on overflow and when the command exits, so nothing it started outlives the call.
+  timeout, on overflow and when the command exits, so nothing it started outlives the call. It
+  gets a minimal environment (`MINIMAL_ENV`, plus the variables the config names in `pass_env`),
+  never the caller's: a person's RW_TOKEN is in the environment of the edit that triggers a call.
 - RecordedBackend replays answers from `<folder>/<request sha256>.json`, for the demo and the
   tests. Its replies carry backend "recorded", a model name prefixed "recorded:" and a rationale
   prefixed "[recorded answer]", so wherever its output lands, it says it was not a live call.
+
+An answer is untrusted text. For a baseline call (sealed until resolution) an error says only
+what kind of problem the answer had, never a part of it, not even a field name: an unknown
+field named after the verdict would otherwise reach a public ledger row.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -50,6 +57,11 @@ STDERR_TAIL = 2000  # kept on the error
 MESSAGE_TAIL = 400  # shown in its message
 RECORDED_PREFIX = "recorded:"
 RECORDED_RATIONALE = "[recorded answer] "
+# What a model command inherits: enough to find programs, a home and a locale. Nothing else of
+# the caller's environment (RW_TOKEN, RW_HOME, cloud credentials) unless the config names it.
+MINIMAL_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
+NEVER_PASSED = frozenset({"RW_TOKEN"})  # a person's bearer token: no model needs it, any could leak it
+ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 # After the command exits or is killed, how long to wait for its pipes to drain. Its process
 # group is dead by then; only a process that left the group could hold a pipe open longer.
 _DRAIN_S = 5.0
@@ -67,11 +79,15 @@ class ModelError(VerifierError):
     away, and error messages reach ledger rows and logs.
     """
 
-    def __init__(self, headline: str, *, request_sha256: str, detail: str = "") -> None:
+    def __init__(self, headline: str, *, request_sha256: str, detail: str = "",
+                 sealed_headline: str | None = None) -> None:
         self.headline = headline
         self.detail = detail
         self.request_sha256 = request_sha256
         self.withheld = False
+        # What a sealed call's message may say: the headline without anything the command chose
+        # (its exit status, how long it took), which could spell a verdict as well as text can.
+        self.sealed_headline = sealed_headline if sealed_headline is not None else headline
         super().__init__(f"{headline}; {detail}" if detail else headline)
 
     def withhold(self) -> ModelError:
@@ -79,7 +95,7 @@ class ModelError(VerifierError):
         clone = self.__class__.__new__(self.__class__)
         clone.__dict__.update(self.__dict__)
         clone.withheld = True
-        clone.args = (f"{self.headline}; {WITHHELD}",)
+        clone.args = (f"{self.sealed_headline}; {WITHHELD}",)
         return clone
 
 
@@ -90,10 +106,12 @@ class ModelStartError(ModelError):
 class ModelExitError(ModelError):
     """The command exited with a non-zero status."""
 
-    def __init__(self, headline: str, *, request_sha256: str, returncode: int, stderr_tail: str) -> None:
+    def __init__(self, headline: str, *, request_sha256: str, returncode: int, stderr_tail: str,
+                 sealed_headline: str | None = None) -> None:
         self.returncode = returncode
         self.stderr_tail = stderr_tail
-        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}")
+        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}",
+                         sealed_headline=sealed_headline)
 
 
 class ModelTimeoutError(ModelError):
@@ -210,8 +228,15 @@ def _exchange(backend: Backend, request: ModelRequest, model: type[A]) -> ModelR
     except AnswerError as exc:
         where = f"{backend.name} backend ({exchange.detail})"
         error = ModelNotJSONError if exc.problem == "not_json" else ModelAnswerInvalidError
-        raise error(f"{where}: {exc.headline}", request_sha256=request_sha, answer_sha256=answer_sha,
-                    detail=exc.detail) from exc
+        headline, detail = exc.headline, exc.detail
+        if isinstance(request, BaselineRequest):
+            # The headline names fields and values from the answer; a sealed call's error says
+            # only which kind of problem it was. The rest stays on `.detail`, never in a message.
+            headline = ("the answer is not JSON" if exc.problem == "not_json" else
+                        "the answer does not match the baseline answer schema (docs/resolver.md)")
+            detail = f"{exc.headline}; {exc.detail}" if exc.detail else exc.headline
+        raise error(f"{where}: {headline}", request_sha256=request_sha, answer_sha256=answer_sha,
+                    detail=detail) from None
     if backend.name == "recorded":
         answer = _mark_recorded(answer)
     return ModelReply(answer=answer, backend=backend.name, request_sha256=request_sha,
@@ -288,8 +313,9 @@ class CommandBackend:
     argv: tuple[str, ...]
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_output_bytes: int = DEFAULT_MAX_OUTPUT
-    env: Mapping[str, str] | None = None  # None: inherit (the command needs its own credentials)
+    env: Mapping[str, str] | None = None  # exactly this environment; None: `environment()`
     cwd: Path | None = None
+    pass_env: tuple[str, ...] = ()  # names passed from the caller's environment beyond MINIMAL_ENV
     name: BackendName = field(default="command", init=False)
 
     def __post_init__(self) -> None:
@@ -297,6 +323,13 @@ class CommandBackend:
             raise ValueError("a model command is a non-empty list of non-empty arguments")
         if self.timeout_s <= 0 or self.max_output_bytes <= 0:
             raise ValueError("timeout_s and max_output_bytes must be positive")
+        _check_env_names(self.pass_env)
+
+    def environment(self) -> dict[str, str]:
+        """What the command runs with: MINIMAL_ENV and `pass_env`, where the caller has them."""
+        if self.env is not None:
+            return dict(self.env)
+        return {name: os.environ[name] for name in (*MINIMAL_ENV, *self.pass_env) if name in os.environ}
 
     def exchange(self, request: bytes) -> Exchange:
         request_sha = _sha256(request)
@@ -305,7 +338,7 @@ class CommandBackend:
         try:
             process = subprocess.Popen(
                 list(self.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=dict(self.env) if self.env is not None else None, cwd=self.cwd,
+                env=self.environment(), cwd=self.cwd,
                 start_new_session=True, close_fds=True,
             )
         except OSError as exc:
@@ -350,7 +383,7 @@ class CommandBackend:
             status = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
             raise ModelExitError(f"model command {shown!r} {status} after {duration:.1f} s",
                                  request_sha256=request_sha, returncode=returncode,
-                                 stderr_tail=stderr_tail)
+                                 stderr_tail=stderr_tail, sealed_headline=f"model command {shown!r} failed")
         return Exchange(answer=bytes(out.data), duration_s=duration, detail=shown)
 
 
@@ -418,14 +451,27 @@ class ModelConfig(Strict):
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=24 * 3600)
     max_output_bytes: int = Field(default=DEFAULT_MAX_OUTPUT, gt=0, le=64 << 20)
     recordings: str | None = None
+    # Variables of the caller's environment the command also gets (its own credentials, say),
+    # beyond MINIMAL_ENV. RW_TOKEN is never passed.
+    pass_env: list[Annotated[str, StringConstraints(pattern=ENV_NAME_RE)]] = Field(default_factory=list,
+                                                                                   max_length=64)
 
     @model_validator(mode="after")
     def _complete(self) -> ModelConfig:
+        _check_env_names(tuple(self.pass_env))
         if self.backend == "command" and not self.command:
             raise ValueError('backend "command" needs `command`, an argument list such as ["my-model", "--json"]')
         if self.backend == "recorded" and not self.recordings:
             raise ValueError('backend "recorded" needs `recordings`, the folder of recorded answers')
         return self
+
+
+def _check_env_names(names: tuple[str, ...]) -> None:
+    for name in names:
+        if not re.match(ENV_NAME_RE, name):
+            raise ValueError(f"pass_env: {name!r} is not an environment variable name")
+        if name in NEVER_PASSED:
+            raise ValueError(f"pass_env: {name} is never passed to a model command (a person's bearer token)")
 
 
 def backend_from_config(config: ModelConfig, *, base: Path, env: Mapping[str, str] | None = None) -> Backend:
@@ -434,5 +480,5 @@ def backend_from_config(config: ModelConfig, *, base: Path, env: Mapping[str, st
         assert config.recordings is not None
         return RecordedBackend(base / config.recordings)
     return CommandBackend(tuple(config.command), timeout_s=config.timeout_s,
-                          max_output_bytes=config.max_output_bytes, env=env)
+                          max_output_bytes=config.max_output_bytes, env=env, pass_env=tuple(config.pass_env))
 

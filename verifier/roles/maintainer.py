@@ -3,7 +3,10 @@
 A pass refreshes the outcome index, samples the newest traces of every (leaf kind, outcome)
 stratum, runs the deterministic root-cause pass (verifier/roles/patterns.py), asks the model for a
 root cause per failure group when one is configured, and writes the pages, `index.md` and one
-`logs.md` entry as one ops-wiki commit. It never edits the skill. The runner calls
+`logs.md` entry as one ops-wiki commit. It never edits the skill. A diagnosis is a model's
+untrusted text: it passes the secret gate (roles.answergate) before it goes on a page; one that
+fails is dropped with a note naming the field and the detector, and a bearer token of ours in it
+is revoked. The runner calls
 `due_for_maintenance` after landing leaves and runs a pass when it says so.
 """
 
@@ -16,6 +19,8 @@ from datetime import datetime
 from verifier.formats.base import iso
 from verifier.formats.skill import SKILL_KINDS
 from verifier.model.adapter import Backend, ModelError, backend_from_config
+from verifier.pipeline.secrets_gate import revocation_note
+from verifier.roles.answergate import Screened, all_texts, revoke_in, safe_text, screen
 from verifier.roles.loopmodel import DiagnoseAnswer, DiagnoseRequest, ask_loop
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.outcomes import OUTCOMES, OutcomeEntry, kinds_due
@@ -90,7 +95,7 @@ def _facts(home: Home, entries: list[OutcomeEntry]) -> list[TraceFacts]:
     return facts
 
 
-def _diagnose(backend: Backend, failures: list[Pattern], notes: list[str]) -> str | None:
+def _diagnose(backend: Backend, failures: list[Pattern], notes: list[str], stopped: list[Screened]) -> str | None:
     model = None
     for pattern in failures[:MAX_DIAGNOSES]:
         request = DiagnoseRequest(
@@ -98,10 +103,19 @@ def _diagnose(backend: Backend, failures: list[Pattern], notes: list[str]) -> st
             verifier_said=sorted({item.entry.description[:400] for item in pattern.facts})[:3],
             contrast=pattern.contrast, evidence=[item.entry.trace_id for item in pattern.facts][:20])
         try:
-            answer, model = ask_loop(backend, request, DiagnoseAnswer)
+            answer, named = ask_loop(backend, request, DiagnoseAnswer)
         except ModelError as exc:
-            notes.append(f"model call for {pattern.path} failed: {exc}")
+            said, screened = safe_text(str(exc), name="the error message",
+                                       instead=f"{type(exc).__name__}; its message was withheld")
+            stopped.append(screened)
+            notes.append(f"model call for {pattern.path} failed: {said}")
             continue
+        screened = screen({"root_cause": answer.root_cause, "advice": answer.advice, "model": named})
+        if not screened.clean:
+            stopped.append(screened)
+            notes.append(f"the diagnosis for {pattern.path} was dropped: {screened.summary()}")
+            continue
+        model = named
         pattern.analysis = f"{answer.root_cause}\n\n**Advice.** {answer.advice}\n\n(by {model})"
     return model
 
@@ -121,7 +135,11 @@ def _pass(home: Home, now: datetime, backend: Backend | None) -> PassReport:
     failures, strategies = failure_patterns(facts), strategy_patterns(facts)
     add_contrast(failures, strategies)
     notes: list[str] = []
-    model = _diagnose(backend, failures, notes) if backend is not None else None
+    stopped: list[Screened] = []
+    model = _diagnose(backend, failures, notes, stopped) if backend is not None else None
+    revoked = revoke_in(home.identities, all_texts(stopped), now, "a model's diagnosis")
+    if revoked:
+        notes.append(f"a bearer token was in a model's answer{revocation_note(revoked)}")
     wiki = OpsWiki(home)
     stamp = iso(now)
     writes = {p.path: render_page(p, wiki.read(p.path), stamp).encode() for p in failures + strategies}

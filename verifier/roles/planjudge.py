@@ -15,6 +15,12 @@ gap, a reason for a leaf that is not in the plan, an over-long or multi-line str
 that fails, is logged as a decision in the plan file and the deterministic plan is used as it is.
 A valid gap order re-runs the same rules with the gaps in that order; it can change which scout
 leaves the budget admits, never what the rules allow.
+
+The model's words are untrusted text: the goal and each reason pass the secret gate
+(`roles.answergate`) before they go into the plan. One that fails is dropped, a decision says so
+(naming the field and the detector, never the text), and the rest of the plan lands; the dropped
+texts travel on `WakePlan.stopped` so the wake revokes any bearer token in them. So does the
+message of a failed call (a command's stderr can carry anything).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from verifier.formats.base import Strict
 from verifier.model.adapter import Backend, ModelError
+from verifier.roles.answergate import safe_text, screen
 from verifier.roles.planning import ProjectState, WakePlan, plan
 
 OneLine = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern=r"^[^\n\r]*\S[^\n\r]*$")]
@@ -77,11 +84,19 @@ def apply_judgement(state: ProjectState, now: datetime, draft: WakePlan, judgeme
         by_gap = {gap: (hypothesis, gap) for hypothesis, gap in state.gaps}
         result = plan(replace(state, gaps=[by_gap[gap] for gap in judgement.gap_order]), now)
         result.decisions.append("Scout order: the configured model's order of the open gaps.")
-    if judgement.goal:
-        result.goal = judgement.goal
     kept = {c.leaf_id for c in result.leaves}
-    result.decisions += [f"{leaf_id}: {reason} (the model's reason)" for leaf_id, reason in
-                         judgement.reasons.items() if leaf_id in kept]
+    words = {**({"goal": judgement.goal} if judgement.goal else {}),
+             **{f"reasons.{leaf_id}": reason for leaf_id, reason in judgement.reasons.items() if leaf_id in kept}}
+    screened = screen(words)
+    if "goal" in screened.kept:
+        result.goal = screened.kept["goal"]
+    result.decisions += [f"{name.split('.', 1)[1]}: {reason} (the model's reason)"
+                         for name, reason in screened.kept.items() if name.startswith("reasons.")]
+    if not screened.clean:
+        result.decisions.append(f"Dropped the model's {', '.join(sorted(screened.stopped))}: the secret gate "
+                                f"stopped {'it' if len(screened.stopped) == 1 else 'them'} "
+                                f"({screened.summary()}); the rest of the plan stands.")
+        result.stopped += screened.texts
     return result
 
 
@@ -95,8 +110,12 @@ def judge(state: ProjectState, now: datetime, backend: Backend) -> WakePlan:
         exchange = backend.exchange(request)
         judgement = parse_judgement(exchange.answer, state, draft)
     except (ModelError, ValueError) as exc:
-        draft.decisions.append(f"The model's judgement was not used ({str(exc).splitlines()[0][:300]}); "
+        # Scanned whole, then cut: a cut could halve a secret and hide it from the scan.
+        said, screened = safe_text(str(exc) or type(exc).__name__, name="the model's error",
+                                   instead="the error message was withheld")
+        draft.decisions.append(f"The model's judgement was not used ({said.splitlines()[0][:300]}); "
                                "the deterministic plan stands.")
+        draft.stopped += screened.texts
         return draft
     result = apply_judgement(state, now, draft, judgement)
     result.decisions.append(f"Judgement calls by the configured {backend.name} model (answer sha256 "

@@ -10,12 +10,20 @@ asked about loose hypotheses (idempotent per hypothesis revision: once, not ever
 
 If the branch moved while the Planner was deciding, the landing is refused and the wake starts
 over from the new tip, so a plan is always decided on the state it lands on.
+
+A plan carries text the Planner did not write (an agent's scout request in a leaf title or a
+refusal, a model's goal), so structure never comes from the body: a held plan's leaf contracts
+live in its front matter (`waiting`, YAML the Planner dumps, where any string is one scalar,
+quoted or escaped as needed), the `plan` ledger row names their sha256, and only leaves with that
+digest are released on approval (planstate). In the Markdown body every such text is quoted as data (`as_data`): one
+line, with every character that could open Markdown structure escaped.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from verifier.commons.adapter import Commons, OutgoingMessage
@@ -23,6 +31,7 @@ from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.errors import ConflictError, NotFound
 from verifier.formats.base import iso
+from verifier.formats.document import parse_plan
 from verifier.formats.entries import PlanEntry
 from verifier.formats.layout import leaf_path, plan_path
 from verifier.formats.leaf import LeafContract
@@ -30,11 +39,11 @@ from verifier.formats.yamlout import dump_yaml
 from verifier.model.adapter import Backend
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
-from verifier.pipeline.secrets_gate import refuse_secret_files
+from verifier.pipeline.secrets_gate import refuse_secret_files, revocation_note, revoke_found_tokens
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.planjudge import judge
 from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
-from verifier.roles.planstate import LEAVES_BLOCK, held_plan_path, read_state
+from verifier.roles.planstate import WAITING_MARK, held_plan_path, read_state, waiting_digest
 from verifier.scoring.use import ScoreBook
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
@@ -106,6 +115,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
                               if read.last_wake else "not due")
         result = judge(read.state, now, model) if model is not None and not warm_only else \
             plan(read.state, now, warm_only=warm_only)
+        result, revoked = _revoke_stopped(home, result, now)
+        tell_revoked(commons, slug, result.plan_id, revoked, now)
         if result.empty:
             return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now,
                                                              repo.view(tip).read))
@@ -120,29 +131,78 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
     raise ConflictError(f"project {slug} kept moving while the Planner planned; wake it again")
 
 
+def _revoke_stopped(home: Home, wake_plan: WakePlan, now: datetime) -> tuple[WakePlan, list[str]]:
+    """Revoke our bearer tokens in the model's texts the secret gate stopped, and say so in the
+    plan; returns the plan without those texts, and whose tokens were revoked."""
+    if not wake_plan.stopped:
+        return wake_plan, []
+    revoked = revoke_found_tokens(home.identities, [t.encode("utf-8", "surrogatepass") for t in wake_plan.stopped],
+                                  now, "a model's answer to the Planner")
+    decisions = list(wake_plan.decisions)
+    if revoked:
+        decisions.append(f"A bearer token was in the model's answer{revocation_note(revoked)}.")
+    return replace(wake_plan, decisions=decisions, stopped=()), revoked
+
+
+def tell_revoked(commons: Commons, slug: str, plan_id: str, handles: list[str], now: datetime) -> int:
+    """Tell each owner that their token, found in a model's answer, was revoked (as for traces)."""
+    body = (f"Your bearer token appeared in a model's answer to {slug}'s Planner and was revoked at once; it no "
+            "longer authenticates. Ask the project's operator for a new token.")
+    return commons.post([OutgoingMessage(f"{slug}:planner:revoked:{plan_id}:{handle}", "secret", body, slug, plan_id,
+                                         handle, sender=PLANNER, data={"plan_id": plan_id}) for handle in handles],
+                        now=now)
+
+
+# Markdown's inline markup (code, emphasis, links, HTML, entities, tables, strikethrough) and the
+# escape character itself; block markup needs a line start, which quoted text never has.
+_MARKUP = frozenset("\\`*_[]<>&|~#!")
+_INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp"})  # controls, format characters, line and paragraph breaks
+
+
+def as_data(text: str) -> str:
+    """Text from an agent or a model, as Markdown that shows it and can form no structure. Every
+    markup character is backslash-escaped; a line break, control or format character becomes a
+    numeric character reference (`&#xA;`), which CommonMark never reads as structure, so the text
+    stays on one line. It is always written after a fixed prefix on its line. The mapping is
+    one to one: a literal `&` is escaped, so no text spells another text's reference."""
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in _INVISIBLE:
+            out.append(f"&#x{ord(ch):X};")
+        elif ch in _MARKUP:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def render_plan(wake_plan: WakePlan, now: datetime) -> bytes:
     """plans/<id>.md: the Plan format's front matter, then the plan in words. A held plan also
-    carries its leaf contracts, written to leaves/ once a person approves it."""
-    front = {
+    carries its leaf contracts in the front matter (`waiting`), written to leaves/ once a person
+    approves it; the body only lists them."""
+    front: dict[str, object] = {
         "plan_id": wake_plan.plan_id, "hypotheses": wake_plan.targets,
         "leaves": [c.leaf_id for c in wake_plan.leaves],
         "decisions": wake_plan.decisions or ["No cross-cutting decision this wake: every rule applied as written."],
         "author": PLANNER, "created_at": iso(now),
     }
-    lines = [f"# {wake_plan.plan_id}", "", f"Goal: {wake_plan.goal}", "", "## Leaves", ""]
-    lines += [f"- `{c.leaf_id}` ({c.kind}{', warm' if c.warm else ''}): {c.title}"
+    if wake_plan.held and wake_plan.waiting():
+        front["waiting"] = [_contract_json(c) for c in wake_plan.waiting()]
+    lines = [f"# {wake_plan.plan_id}", "", f"Goal: {as_data(wake_plan.goal)}", "", "## Leaves", ""]
+    lines += [f"- `{c.leaf_id}` ({c.kind}{', warm' if c.warm else ''}): {as_data(c.title or '(untitled)')}"
               for c in wake_plan.leaves] or ["- none"]
     if wake_plan.questions:
-        lines += ["", "## Asked of the steward", ""] + [f"- {q.body}" for q in wake_plan.questions]
+        lines += ["", "## Asked of the steward", ""] + [f"- Question: {as_data(q.body)}" for q in wake_plan.questions]
     if wake_plan.refused:
         lines += ["", "## Refused as overlapping an open leaf", ""]
-        lines += [f"- {r.kind}: {r.reason}" for r in wake_plan.refused[:MAX_REFUSALS_SHOWN]]
+        lines += [f"- {r.kind}: {as_data(r.reason)}" for r in wake_plan.refused[:MAX_REFUSALS_SHOWN]]
         if len(wake_plan.refused) > MAX_REFUSALS_SHOWN:
             lines.append(f"- ... and {len(wake_plan.refused) - MAX_REFUSALS_SHOWN} more")
-    if wake_plan.held:
-        block = dump_yaml({"leaves": [_contract_json(c) for c in wake_plan.waiting()]}).decode()
-        body = block.split("\n", 1)[1] if block.startswith("leaves:") else block
-        lines += ["", "## Leaves waiting for approval", "", LEAVES_BLOCK, body.rstrip("\n"), "```"]
+    if wake_plan.held and wake_plan.waiting():
+        lines += ["", "## Leaves waiting for approval", "",
+                  "Their contracts are this file's front matter `waiting`; approving the plan writes exactly "
+                  "those to leaves/.", ""]
+        lines += [f"- `{c.leaf_id}` ({c.kind})" for c in wake_plan.waiting()]
     return b"---\n" + dump_yaml(front) + b"---\n" + ("\n".join(lines) + "\n").encode()
 
 
@@ -158,6 +218,10 @@ def land_plan(home: Home, slug: str, *, tip: str, now: datetime, wake_plan: Wake
     leaves = {leaf_path(c.leaf_id): dump_yaml(_contract_json(c)) for c in wake_plan.postable()}
     kinds = ", ".join(sorted({c.kind for c in wake_plan.leaves})) or "no leaves"
     refuse_secret_files({plan_file: data, **leaves})  # a model's words may carry one; every agent reads these
+    held_note = ""
+    if wake_plan.held:
+        written, _body = parse_plan(data, plan_file)  # the digest is of the leaves as they will be read back
+        held_note = f"; held for a person's approval ({WAITING_MARK}{waiting_digest(written.waiting)})"
     with ProjectWriter.open(home, slug) as writer:
         if writer.tip != tip:
             raise TipMoved(f"project {slug} moved from {tip[:12]} while the Planner planned")
@@ -173,8 +237,7 @@ def land_plan(home: Home, slug: str, *, tip: str, now: datetime, wake_plan: Wake
         entry = PlanEntry(
             at=now, outcome="held" if wake_plan.held else "accepted", actor=PLANNER,
             description=f"plan {wake_plan.plan_id}: {len(wake_plan.leaves)} leaves ({kinds}), "
-                        f"{len(wake_plan.questions)} questions to the steward"
-                        + ("; held for a person's approval" if wake_plan.held else ""))
+                        f"{len(wake_plan.questions)} questions to the steward{held_note}")
         return writer.land(entry, contribution=contribution, bookkeeping={**leaves, **book.writes()})
 
 

@@ -130,6 +130,9 @@ class WakePlan:
     questions: list[Question]
     held: bool
     released: frozenset[str] = frozenset()  # leaves of plans a person approved: written even when held
+    # A model's texts the secret gate stopped (planjudge): never rendered; the wake revokes any
+    # bearer token of ours in them before the plan lands.
+    stopped: tuple[str, ...] = ()
 
     def postable(self) -> list[LeafContract]:
         """The leaves that go to leaves/ and the board now (a held plan's wait for approval)."""

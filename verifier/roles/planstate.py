@@ -5,11 +5,18 @@ finding's id is in its name), links, notes, reviews, leaf contracts and their re
 (held ones in queue/plans/ and approved ones waiting for their leaves) and the ledger, each with
 its strict format model. It reads one tree and nothing else; Commons' answer to "was the
 steward already asked" comes in as `asked`.
+
+A held plan's leaves are its front matter's `waiting` contracts, and they count (reserved while
+held, released once approved) only when the Planner's own `plan` ledger row for that plan names
+their sha256 (`waiting_digest`): the ledger is written by the verifier alone, so no text in a
+plan, nor a plan someone else wrote, can add, change or drop a leaf a person approves.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,7 +24,6 @@ from datetime import datetime
 from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan
-from verifier.formats.frontmatter import load_yaml
 from verifier.formats.layout import (
     FIELD_GUIDE,
     LEAVES_DIR,
@@ -34,6 +40,7 @@ from verifier.formats.review import parse_review
 from verifier.formats.source import parse_source
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.planning import (
+    PLANNER,
     HypothesisFacts,
     OpenLeaf,
     ProjectState,
@@ -44,8 +51,10 @@ from verifier.roles.planning import (
 from verifier.roles.records import PLANNER_SCORES
 from verifier.store.gitrepo import GitTree
 
-LEAVES_BLOCK = "```yaml planner-leaves"  # the fenced block of a held plan that carries its leaves
 PLANS_QUEUE = "queue/plans/plans"
+WAITING_MARK = "waiting leaves sha256 "  # in a held plan's ledger row, before the digest of its leaves
+_HELD_ROW = re.compile(r"^plan ([a-z0-9][a-z0-9-]{2,63}): .*; held for a person's approval \(" + WAITING_MARK
+                       + r"([0-9a-f]{64})\)$")
 
 
 @dataclass
@@ -138,17 +147,26 @@ def _reviewed(view: GitTree) -> set[str]:
     return reviewed
 
 
-def _held_leaves(data: bytes, where: str) -> list[LeafContract]:
-    """The leaf contracts a held plan carries in its fenced block."""
-    text = data.decode("utf-8", "replace")
-    if LEAVES_BLOCK not in text:
+def waiting_digest(contracts: list[LeafContract]) -> str:
+    """The sha256 of a held plan's leaf contracts, as canonical JSON of the parsed contracts."""
+    value = [c.model_dump(mode="json", exclude_none=True) for c in contracts]
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"),
+                                     ensure_ascii=False).encode()).hexdigest()
+
+
+def _held_leaves(data: bytes, path: str, held: dict[str, set[str]]) -> list[LeafContract]:
+    """The leaf contracts a held plan carries (front matter `waiting`), if the Planner's ledger
+    row for the plan names exactly them; none otherwise."""
+    plan, _body = parse_plan(data, path)
+    if not plan.waiting or f"{plan.plan_id}.md" != path.rsplit("/", 1)[1]:
         return []
-    block = text.split(LEAVES_BLOCK, 1)[1].split("```", 1)[0]
-    value = load_yaml(block, where)
-    return [LeafContract.model_validate(item) for item in value or []]
+    if waiting_digest(plan.waiting) not in held.get(plan.plan_id, set()):
+        return []  # not the leaves the Planner held (someone else's plan, or edited since)
+    return plan.waiting
 
 
-def _plans(view: GitTree, existing: dict[str, LeafContract]) -> tuple[list[OpenLeaf], list[LeafContract]]:
+def _plans(view: GitTree, existing: dict[str, LeafContract],
+           held: dict[str, set[str]]) -> tuple[list[OpenLeaf], list[LeafContract]]:
     """Leaves waiting in held plans (their keys are reserved) and leaves of approved plans that
     are not written yet (released on this wake)."""
     reserved: list[OpenLeaf] = []
@@ -157,19 +175,15 @@ def _plans(view: GitTree, existing: dict[str, LeafContract]) -> tuple[list[OpenL
         path = f"{PLANS_QUEUE}/{name}"
         try:
             reserved += [OpenLeaf(c.leaf_id, c.kind, leaf_keys(c), bool(c.warm))
-                         for c in _held_leaves(view.read(path) or b"", path)]
+                         for c in _held_leaves(view.read(path) or b"", path, held)]
         except (FormatError, ValueError):
             continue
     for name in sorted(view.list_dir("plans")):
         path = f"plans/{name}"
-        data = view.read(path) or b""
-        if LEAVES_BLOCK.encode() not in data:
-            continue  # a plan that was never held: its leaves were written when it landed
         try:
-            parse_plan(data, path)
-            released += [c for c in _held_leaves(data, path) if c.leaf_id not in existing]
+            released += [c for c in _held_leaves(view.read(path) or b"", path, held) if c.leaf_id not in existing]
         except (FormatError, ValueError):
-            continue
+            continue  # a plan that was never held has no `waiting`: its leaves were written when it landed
     return reserved, released
 
 
@@ -190,16 +204,27 @@ def _sources(view: GitTree, leaves: _Leaves, failures: dict[str, int]) -> list[S
     return sources
 
 
-def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> tuple[dict[str, int], dict[tuple[str, str], int],
-                                                                          datetime | None]:
+@dataclass(frozen=True)
+class _LedgerFacts:
+    failures: dict[str, int]  # source id -> rejected extract attempts
+    rejections: dict[tuple[str, str], int]  # (kind, reason) -> rejections since the last accepted guide leaf
+    last_wake: datetime | None
+    held: dict[str, set[str]]  # plan id -> waiting_digest of the leaves its held landing carried
+
+
+def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> _LedgerFacts:
     """Rejected extract attempts per source, rejections per (kind, reason) since the last accepted
-    guide leaf, and when the Planner last woke."""
+    guide leaf, when the Planner last woke, and which leaves each held plan carried."""
     failures: dict[str, int] = {}
     rejections: dict[tuple[str, str], int] = {}
+    held: dict[str, set[str]] = {}
     last_wake = None
     for _line, row in read_chain(view):
         if row.action == "plan":
             last_wake = row.at
+            found = _HELD_ROW.match(row.description) if row.outcome == "held" and row.actor == PLANNER else None
+            if found is not None:
+                held.setdefault(found.group(1), set()).add(found.group(2))
         if row.action != "submit":
             continue
         if row.kind == "guide" and row.outcome == "accepted":
@@ -211,7 +236,7 @@ def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> tuple[dict[str
         contract = contracts.get(row.leaf_id or "")
         if row.kind == "extract" and contract is not None and contract.inputs.source_id:
             failures[contract.inputs.source_id] = failures.get(contract.inputs.source_id, 0) + 1
-    return failures, rejections, last_wake
+    return _LedgerFacts(failures, rejections, last_wake, held)
 
 
 def _hypotheses(view: GitTree, project: ProjectFile, graph: _Graph) -> list[HypothesisFacts]:
@@ -296,8 +321,9 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
     steward's question about that hypothesis revision."""
     project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     leaves = _leaves(view, now, claimed)
-    reserved, released = _plans(view, leaves.contracts)
-    failures, rejections, last_wake = _ledger(view, leaves.contracts)
+    ledger = _ledger(view, leaves.contracts)
+    failures, rejections, last_wake = ledger.failures, ledger.rejections, ledger.last_wake
+    reserved, released = _plans(view, leaves.contracts, ledger.held)
     graph = _graph(view)
     hypotheses = _hypotheses(view, project, graph)
     sources = _sources(view, leaves, failures)

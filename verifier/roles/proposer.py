@@ -4,7 +4,10 @@ It reads `index.md`, `skill-impact.md` and the outcome summary, opens the patter
 index ranks highest (failure modes by how many traces they cite, then the working strategies of
 the same kinds), and asks the model for the new body of one leaf kind's section. The answer can
 only name a section and its body, and the candidate is checked again by the gate; a proposal that
-would touch anything else is refused and recorded.
+would touch anything else is refused and recorded. The answer is untrusted text: its body,
+rationale and model name pass the secret gate (roles.answergate) first; a proposal that fails
+is refused (`secret_in_answer`, recorded without its text) and a bearer token of ours in it is
+revoked.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from verifier.errors import FormatError, NotFound
 from verifier.formats.frontmatter import load_front_matter
 from verifier.formats.skill import sections
 from verifier.model.adapter import Backend
+from verifier.pipeline.secrets_gate import revocation_note
+from verifier.roles.answergate import SECRET_IN_ANSWER, revoke_in, screen
 from verifier.roles.gating import Decision
 from verifier.roles.liveskill import read_live_skill
 from verifier.roles.loopmodel import ProposeAnswer, ProposeRequest, ask_loop
@@ -88,6 +93,12 @@ def run_proposer(home: Home, *, backend: Backend, worker: Worker, now: datetime,
     """Ask for one proposal and gate it; returns the gate's decision (kept, rolled back or refused)."""
     validation = validation or load_validation_set()
     answer, model = ask_loop(backend, build_request(home), ProposeAnswer)
+    screened = screen({"body": answer.body, "rationale": answer.rationale, "model": model})
+    if not screened.clean:
+        revoked = revoke_in(home.identities, screened, now, "a model's skill proposal")
+        return refuse(home, answer.section, f"{SECRET_IN_ANSWER}: {screened.summary()}; nothing of the proposal "
+                      f"was kept{revocation_note(revoked)}", rationale="(withheld: the proposal failed the secret "
+                      "gate)", now=now, set_version=validation.version)
     rationale = f"{answer.rationale} (by {model})".strip()
     live = read_live_skill(home).decode("utf-8")
     try:

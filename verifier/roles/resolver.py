@@ -7,7 +7,12 @@ For each hypothesis that is `active` and whose check date has passed (the day af
                revision with their findings, and the frozen facts of the resolution record,
                including the corpus-fed verdict V_c from the evidence balance alone
  2. ask        the configured model a `resolve` request: true, false or unresolved with a
-               confidence and a rationale (outside the project lock: it can take minutes)
+               confidence and a rationale (outside the project lock: it can take minutes). The
+               answer is untrusted text: its rationale and model name pass the secret gate
+               (roles.answergate); an answer that fails is refused (`secret_in_answer`, a
+               rejected row naming the field and the detector, never the text), nothing of it
+               lands, and a bearer token of ours in it is revoked. So is the message of a
+               failed call, withheld if it fails the gate
  3. recheck    under the lock, gather again from the new tip; if the request changed (new
                evidence landed, the hypothesis was reworded), ask again (3 tries)
  4. hold?      PROJECT.md holds `verdicts`: the proposal lands at queue/verdicts/<H>.json and the
@@ -56,7 +61,9 @@ from verifier.model.adapter import Backend, ModelError, ask
 from verifier.model.schema import request_sha256
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.ledger import ledger_head
+from verifier.pipeline.secrets_gate import revocation_note
 from verifier.pipeline.writer import ProjectWriter
+from verifier.roles.answergate import SECRET_IN_ANSWER, revoke_in, safe_text, screen
 from verifier.roles.evidence import HistoryLookup, gather
 from verifier.roles.records import (
     PLANNER_SCORES,
@@ -337,11 +344,25 @@ def _resolve_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, ba
         try:
             reply = ask(backend, asked.request)
         except ModelError as exc:
+            said, screened = safe_text(str(exc), name="the error message",
+                                       instead=f"{type(exc).__name__}; its message was withheld")
+            revoked = revoke_in(home.identities, screened, now, "a model command's error")
+            said += revocation_note(revoked)
             with ProjectWriter.open(home, slug) as writer:
                 landed = writer.land(ResolveEntry(
                     at=now, outcome="rejected", reason_code="model_error", kind="verdict", actor=RESOLVER,
-                    actor_type="resolver", description=f"resolve call for {hypothesis_id} failed: {exc}"[:4000]))
-            return HypothesisRun(hypothesis_id, "failed", str(exc), landed.row.seq)
+                    actor_type="resolver", description=f"resolve call for {hypothesis_id} failed: {said}"[:4000]))
+            return HypothesisRun(hypothesis_id, "failed", said, landed.row.seq)
+        screened = screen({"rationale": reply.answer.rationale, "model": reply.model})
+        if not screened.clean:
+            revoked = revoke_in(home.identities, screened, now, "a model's resolve answer")
+            said = (f"the answer to the resolve call for {hypothesis_id} was refused ({SECRET_IN_ANSWER}): "
+                    f"{screened.summary()}; nothing of it was kept{revocation_note(revoked)}")
+            with ProjectWriter.open(home, slug) as writer:
+                landed = writer.land(ResolveEntry(
+                    at=now, outcome="rejected", reason_code=SECRET_IN_ANSWER, kind="verdict", actor=RESOLVER,
+                    actor_type="resolver", description=said[:4000]))
+            return HypothesisRun(hypothesis_id, "failed", said, landed.row.seq)
         with ProjectWriter.open(home, slug) as writer:
             tip = writer.tip
             assert tip is not None

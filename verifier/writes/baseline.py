@@ -24,6 +24,11 @@ description is the adapter's withheld message (the headline only).
 
 The model call is made outside the project lock (it can take minutes); the landing then re-reads
 the tip under the lock and lands only if the hypothesis still asks the same question.
+
+The answer is untrusted text, and the one free-text field of it that lands (the model's name, in
+the seal, public once the Resolver opens it) passes the secret gate: a name that fails is sealed
+as `withheld` instead, and a bearer token of ours in it is revoked. The ledger row does not say
+so (whether the name failed is a bit the model chose).
 """
 
 from __future__ import annotations
@@ -44,9 +49,11 @@ from verifier.formats.project import HypothesisId
 from verifier.model.adapter import Backend, ModelError, ModelReply, ask, backend_from_config
 from verifier.model.schema import BaselineAnswer, BaselineRequest, request_sha256
 from verifier.pipeline.landing import Landed
+from verifier.pipeline.secrets_gate import revoke_found_tokens
 from verifier.pipeline.writer import ProjectWriter
 from verifier.seal.keys import PUBLIC_PEM, KeyFileError, read_public_key, resolver_dir
 from verifier.seal.sealing import KEY_ID_RE, Baseline, SealedBaseline, baseline_context, seal
+from verifier.secrets import scan_bytes
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 
@@ -55,6 +62,7 @@ SEAL_SUFFIX = ".sealed"
 HYPOTHESES_DIR = "hypotheses"
 # A hypothesis whose wording changes while its baseline call is out is asked again, this often.
 ATTEMPTS = 3
+WITHHELD_MODEL = "withheld"  # sealed instead of a model name that failed the secret gate
 
 
 class BaselineError(VerifierError):
@@ -198,10 +206,20 @@ def model_backend(home: Home) -> Backend:
     return backend_from_config(home.settings.model, base=home.root)
 
 
+def screened_model(home: Home, reply: ModelReply[BaselineAnswer], now: datetime) -> str:
+    """The model's name as it may be sealed: itself, or `withheld` when it fails the secret gate
+    (a bearer token of ours in it is revoked)."""
+    name = reply.model.encode()
+    if not scan_bytes(name, name="model"):
+        return reply.model
+    revoke_found_tokens(home.identities, [name], now, "a model's baseline answer")
+    return WITHHELD_MODEL
+
+
 def _seal_writes(slug: str, hypothesis: Hypothesis, reply: ModelReply[BaselineAnswer], public_key: bytes,
-                 now: datetime) -> dict[str, bytes | None]:
+                 now: datetime, model: str) -> dict[str, bytes | None]:
     baseline = Baseline(hypothesis_id=hypothesis.hypothesis_id, revision=hypothesis.revision,
-                        verdict=reply.answer.verdict, confidence=reply.answer.confidence, model=reply.model,
+                        verdict=reply.answer.verdict, confidence=reply.answer.confidence, model=model,
                         request_sha256=reply.request_sha256, answer_sha256=reply.answer_sha256, sealed_at=now)
     sealed = seal(public_key, baseline, context=baseline_context(slug, hypothesis.hypothesis_id))
     path = seal_path_of(hypothesis)
@@ -245,7 +263,7 @@ def _seal_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, backe
             if now_hypothesis.resolution is None or \
                     request_sha256(baseline_request(now_hypothesis)) != reply.request_sha256:
                 continue  # reworded while the model was asked: ask about the new wording
-            writes = _seal_writes(slug, now_hypothesis, reply, public_key, now)
+            writes = _seal_writes(slug, now_hypothesis, reply, public_key, now, screened_model(home, reply, now))
             code = "baseline_sealed" if force_reason is None and reason.startswith("no baseline") \
                 else "baseline_resealed"
             landed = writer.land(_row(
