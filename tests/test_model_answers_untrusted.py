@@ -15,11 +15,10 @@ from pydantic import ValidationError
 
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
-from verifier.commons.triggers import RowFacts, revoked_messages
 from verifier.errors import AuthError
 from verifier.formats.layout import hypothesis_path
+from verifier.messages.triggers import RowFacts, revoked_messages
 from verifier.model.adapter import ModelConfig, backend_from_config
-from verifier.pipeline.baseline import SEAL_DIR, read_seal
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
@@ -31,6 +30,7 @@ from verifier.seal import read_private_key, resolver_dir, write_keypair
 from verifier.seal.keys import PRIVATE_PEM
 from verifier.seal.sealing import baseline_context, unseal
 from verifier.store.home import Settings
+from verifier.writes.baseline import SEAL_DIR, read_seal
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 from .support_hostile_model import aws_pair, github_token, hostile_backend, hostile_model

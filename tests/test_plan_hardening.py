@@ -19,18 +19,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.agentkit.objects import note_file
+from verifier.audits.replay import replay
 from verifier.commons.local import LocalCommons
 from verifier.errors import AuthError
 from verifier.formats.document import parse_plan
 from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import LeafContract, parse_leaf
 from verifier.formats.yamlout import dump_yaml
-from verifier.pipeline.holds import decide
 from verifier.pipeline.ledger import read_chain
-from verifier.pipeline.replay import replay
 from verifier.roles.planner import as_data, local_commons, wake
 from verifier.roles.planstate import held_plan_path
 from verifier.store.identities import Actor
+from verifier.writes.holds import decide
 
 from .conftest import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
 from .support_edits import edit
