@@ -328,7 +328,7 @@ def new_guide_line(text: str, old: str | None) -> None:
 @cli.group("trace")
 def trace_group() -> None:
     """Record the trace of the leaf you work on (.rw/trace/): secrets stripped, tool output capped;
-    a steward reads stored traces with `list` and `show`."""
+    a steward reads their own projects' stored traces with `list` and `show`."""
 
 
 @trace_group.command("list")
@@ -338,7 +338,7 @@ def trace_group() -> None:
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def trace_list(kind: str | None, outcome: str | None, limit: int, as_json: bool) -> None:
-    """A steward reads the private trace store: the newest traced submissions (never an agent's token)."""
+    """A steward reads their projects' traces: the newest traced submissions (never an agent's token)."""
     from verifier.cli.loop_cmds import list_traces  # noqa: PLC0415 - the store is the steward's, not the agent's start-up
 
     list_traces(kind, outcome, limit, as_json)
@@ -349,7 +349,7 @@ def trace_list(kind: str | None, outcome: str | None, limit: int, as_json: bool)
 @click.option("--file", "name", type=click.Choice(BUNDLE_ORDER), default=None, help="Print one bundle file as is.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def trace_show(trace_id: str, name: str | None, as_json: bool) -> None:
-    """A steward reads one trace: the outcomes that cite it and its manifest (or one file with --file)."""
+    """A steward reads one trace of their projects: its outcomes and manifest (or one file with --file)."""
     from verifier.cli.loop_cmds import show_trace  # noqa: PLC0415 - see trace_list
 
     show_trace(trace_id, name, as_json)
