@@ -15,11 +15,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from verifier.agentkit.scripted import load_script
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.backend import COMMONS_FILE
 from verifier.commons.db import Database
-from verifier.agentkit.scripted import load_script
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import submit
