@@ -207,3 +207,10 @@ def test_a_served_repository_that_plants_its_own_state_folder_is_refused(tmp_pat
         scene = scene_for(tmp_path, service)
         ran = refused_work(scene, LEAF)
     assert_refused(scene, ran, ".rw/work.json is inside .rw/")
+
+
+def test_a_source_text_that_is_not_text_is_refused(plain: tuple[Hostile, Scene]) -> None:
+    service, scene = plain
+    service.answers.texts = {SOURCE: {"not": "text"}}  # type: ignore[dict-item]
+    ran = refused_work(scene, LEAF)  # after the clone: the clone is removed again
+    assert_refused(scene, ran, f"the text of {SOURCE} is not a string")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -104,6 +105,14 @@ def _write_inputs(work: Work, payload: dict[str, Any]) -> None:
         work.write(f"{STATE_DIR}/sources/{source_id}.txt", text.encode("utf-8"))
 
 
+def _remove_clone(dest: Path, made: bool) -> None:
+    """Remove what `rw work` put in `dest` (the folder too when it made it); never follows a link."""
+    for child in list(dest.iterdir()) if dest.is_dir() and not dest.is_symlink() else []:
+        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    if made:
+        dest.rmdir()
+
+
 @cli.command("work")
 @click.argument("slug")
 @click.argument("leaf_id", required=False)
@@ -142,6 +151,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     # The default folder is one checked segment (a leaf id) below the current folder: a served id
     # can never place the clone anywhere else.
     dest = (folder or Path.cwd() / chosen).resolve()
+    made = not dest.exists()
     try:
         clone_at(f"{server.rstrip('/')}/projects/{quote(slug)}.git", dest, contract.base_revision)
     except LinkRefused as exc:
@@ -151,14 +161,18 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     work = Work(dest, WorkState(server=server, project=slug, leaf_id=chosen, kind=contract.kind,
                                 base_revision=contract.base_revision, agent=me.agent, operator=me.operator,
                                 level=level, source_ids=leaf.source_ids, started_at=now_iso()))
-    with no_links():
-        work.save()
-        _write_inputs(work, payload)
-        record_tool(work, f"rw work {slug} {chosen}", {"leaf_id": chosen, "kind": contract.kind,
-                                                       "base_revision": contract.base_revision,
-                                                       "sources": " ".join(work.state.source_ids)})
-        if level == "L3":
-            trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
+    try:
+        with no_links():
+            work.save()
+            _write_inputs(work, payload)
+            record_tool(work, f"rw work {slug} {chosen}", {"leaf_id": chosen, "kind": contract.kind,
+                                                           "base_revision": contract.base_revision,
+                                                           "sources": " ".join(work.state.source_ids)})
+            if level == "L3":
+                trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
+    except RwError:
+        _remove_clone(dest, made)  # no half-made working folder is left behind
+        raise
     click.echo(f"claimed {slug}/{chosen} ({contract.kind}); working folder {dest}")
     click.echo(f"  payload   {dest / '.rw' / 'payload.json'}")
     for source_id in work.state.source_ids:

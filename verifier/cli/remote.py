@@ -90,7 +90,10 @@ def remote_source_text(server: str, slug: str, source_id: str) -> str:
     """`rw source text --server`: the derived text excerpts are matched against."""
     client = client_for(server, token_required=False)
     reply = ok(call(lambda: client.get(f"/projects/{quote(slug)}/sources/{quote(source_id)}/text", auth=False)))
-    return str(reply.body["text"])
+    text = reply.body.get("text")
+    if not isinstance(text, str):
+        raise untrusted(f"refusing what the server sent: the text of {source_id} is not a string")
+    return text
 
 
 def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tuple[str, Reply]:
