@@ -10,8 +10,8 @@ before anything is written or cloned. Pure: values in, checked values or `Untrus
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -67,7 +67,7 @@ class Identity:
     operator: str
 
 
-def whoami(body: dict[str, Any]) -> Identity:
+def whoami(body: Mapping[str, object]) -> Identity:
     """The /whoami answer: the caller's handle and operator, both handles."""
     return Identity(handle(body.get("agent"), "/whoami agent"), handle(body.get("operator"), "/whoami operator"))
 
@@ -81,7 +81,7 @@ class ServedLeaf:
     source_ids: list[str]
 
 
-def _source_ids(payload: dict[str, Any], contract: LeafContract) -> list[str]:
+def _source_ids(payload: Mapping[str, object], contract: LeafContract) -> list[str]:
     """The sources whose text the agent needs: the extract leaf's source, a reviewed finding's."""
     found: list[str] = [contract.inputs.source_id] if contract.inputs.source_id else []
 
@@ -101,7 +101,7 @@ def _source_ids(payload: dict[str, Any], contract: LeafContract) -> list[str]:
     return found
 
 
-def leaf_payload(payload: dict[str, Any], claimed: str) -> ServedLeaf:
+def leaf_payload(payload: Mapping[str, object], claimed: str) -> ServedLeaf:
     """The payload of leaf `claimed`, refused unless its contract is a valid contract of that leaf."""
     raw = payload.get("contract")
     if not isinstance(raw, dict):

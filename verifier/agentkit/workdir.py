@@ -167,28 +167,6 @@ def make_patch(work: Work) -> bytes:
     return git(work.root, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", work.state.base_revision)
 
 
-def input_source_ids(payload: dict[str, Any]) -> list[str]:
-    """The sources whose text the agent needs: the extract leaf's source, a reviewed finding's."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            source_id = value.get("source_id")
-            if isinstance(source_id, str) and source_id not in found:
-                found.append(source_id)
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(payload.get("inputs", {}))
-    source_id = payload.get("contract", {}).get("inputs", {}).get("source_id")
-    if isinstance(source_id, str) and source_id not in found:
-        found.insert(0, source_id)
-    return found
-
-
 def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:
     manifest: dict[str, object] = {"leaf_id": work.state.leaf_id, "agent": work.state.agent,
                                    "operator": work.state.operator, "base_revision": work.state.base_revision,
