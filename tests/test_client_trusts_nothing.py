@@ -214,3 +214,12 @@ def test_a_source_text_that_is_not_text_is_refused(plain: tuple[Hostile, Scene])
     service.answers.texts = {SOURCE: {"not": "text"}}  # type: ignore[dict-item]
     ran = refused_work(scene, LEAF)  # after the clone: the clone is removed again
     assert_refused(scene, ran, f"the text of {SOURCE} is not a string")
+
+
+def test_a_link_where_the_working_folder_would_go_is_refused(plain: tuple[Hostile, Scene]) -> None:
+    _service, scene = plain
+    (scene.cwd / LEAF).symlink_to(scene.outside)
+    before = snapshot(scene.root)
+    ran = scene.rw("work", SLUG, LEAF, ok=False)
+    assert_refused(scene, ran, f"{LEAF} is a link")
+    assert snapshot(scene.root) == before

@@ -150,7 +150,10 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     contract = leaf.contract
     # The default folder is one checked segment (a leaf id) below the current folder: a served id
     # can never place the clone anywhere else.
-    dest = (folder or Path.cwd() / chosen).resolve()
+    target = folder or Path.cwd() / chosen
+    if target.is_symlink():
+        raise untrusted(f"{target} is a link; rw work makes its folder itself (choose another --dir)")
+    dest = target.resolve()
     made = not dest.exists()
     try:
         clone_at(f"{server.rstrip('/')}/projects/{quote(slug)}.git", dest, contract.base_revision)
