@@ -223,3 +223,12 @@ def test_a_link_where_the_working_folder_would_go_is_refused(plain: tuple[Hostil
     ran = scene.rw("work", SLUG, LEAF, ok=False)
     assert_refused(scene, ran, f"{LEAF} is a link")
     assert snapshot(scene.root) == before
+
+
+def test_a_base_revision_the_served_repository_lacks_leaves_no_clone(plain: tuple[Hostile, Scene]) -> None:
+    service, scene = plain
+    payload = fresh_payload(service)
+    payload["contract"]["base_revision"] = "0123456789abcdef0123456789abcdef01234567"
+    service.answers.payload = payload
+    ran = refused_work(scene, LEAF)
+    assert ran.code == 2 and "cannot clone" in ran.err, ran.err

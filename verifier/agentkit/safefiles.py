@@ -40,7 +40,7 @@ def _enter(fd: int, name: str, shown: str, *, create: bool) -> int:
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise LinkRefused(f"{shown} is a link or not a folder; refusing to go through it "
-                                         "(the working folder holds no links)") from None
+                              "(the working folder holds no links)") from None
         raise
 
 
@@ -64,14 +64,14 @@ def _open_file(fd: int, name: str, shown: str, flags: int) -> int:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise LinkRefused(f"{shown} is a link; refusing to write or read through it "
-                                         "(the working folder holds no links)") from None
+                              "(the working folder holds no links)") from None
         raise
 
 
-def write_bytes(root: Path, relative: str, data: bytes, *, append: bool = False, exclusive: bool = False) -> Path:
+def write_bytes(root: Path, relative: str, data: bytes, *, append: bool = False) -> Path:
     """Write (or append) `data` at `relative` below `root`, making folders; returns the path."""
     parts = segments(relative)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC) | (os.O_EXCL if exclusive else 0)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     with _parent(root, parts, create=True) as fd:
         out = _open_file(fd, parts[-1], relative, flags)
         try:
@@ -105,9 +105,3 @@ def exists(root: Path, relative: str) -> bool:
     except FileNotFoundError:
         return False
     return True
-
-
-def make_folder(root: Path, relative: str) -> None:
-    """Make the folder `relative` below `root` (and those above it), refusing links on the way."""
-    with _parent(root, [*segments(relative), "(inside)"], create=True):
-        pass

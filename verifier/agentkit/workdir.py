@@ -145,16 +145,27 @@ def clone_at(url: str, dest: Path, revision: str) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     # core.symlinks=false: even a link git itself would write is written as a plain file.
     git(dest.parent, "clone", "--quiet", "--no-checkout", "--config", "core.symlinks=false", url, str(dest))
-    problem = tree_problem(dest, revision)
-    if problem is not None:
-        if made:
-            shutil.rmtree(dest)
+    try:
+        problem = tree_problem(dest, revision)
+        if problem is not None:
+            raise LinkRefused(f"the served repository is refused: {problem} at {revision[:12]}; "
+                              "nothing was checked out")
+        git(dest, "checkout", "--quiet", "--detach", revision)
+        write_bytes(dest, ".git/info/exclude", f"\n/{STATE_DIR}/\n".encode(), append=True)
+    except BaseException:
+        remove_clone(dest, made)  # no half-made clone is left behind
+        raise
+
+
+def remove_clone(dest: Path, made: bool) -> None:
+    """Remove what was put in `dest` (the folder too when `made`); never follows a link."""
+    for child in list(dest.iterdir()) if dest.is_dir() and not dest.is_symlink() else []:
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
         else:
-            for child in dest.iterdir():
-                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-        raise LinkRefused(f"the served repository is refused: {problem} at {revision[:12]}; nothing was checked out")
-    git(dest, "checkout", "--quiet", "--detach", revision)
-    write_bytes(dest, ".git/info/exclude", f"\n/{STATE_DIR}/\n".encode(), append=True)
+            child.unlink()
+    if made and dest.is_dir():
+        dest.rmdir()
 
 
 def make_patch(work: Work) -> bytes:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from verifier.agentkit.workdir import (
     find_work,
     make_patch,
     manifest_for,
+    remove_clone,
 )
 from verifier.checks.citation import ExcerptMissing, locate_excerpt
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
@@ -105,14 +105,6 @@ def _write_inputs(work: Work, payload: dict[str, Any]) -> None:
         work.write(f"{STATE_DIR}/sources/{source_id}.txt", text.encode("utf-8"))
 
 
-def _remove_clone(dest: Path, made: bool) -> None:
-    """Remove what `rw work` put in `dest` (the folder too when it made it); never follows a link."""
-    for child in list(dest.iterdir()) if dest.is_dir() and not dest.is_symlink() else []:
-        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-    if made:
-        dest.rmdir()
-
-
 @cli.command("work")
 @click.argument("slug")
 @click.argument("leaf_id", required=False)
@@ -174,7 +166,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
             if level == "L3":
                 trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
     except RwError:
-        _remove_clone(dest, made)  # no half-made working folder is left behind
+        remove_clone(dest, made)  # no half-made working folder is left behind
         raise
     click.echo(f"claimed {slug}/{chosen} ({contract.kind}); working folder {dest}")
     click.echo(f"  payload   {dest / '.rw' / 'payload.json'}")
