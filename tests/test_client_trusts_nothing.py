@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from verifier.agentkit.safefiles import LinkRefused, write_bytes
+from verifier.agentkit.tracing import TraceLog
+
 from .support_agent import OutsideAgent, Ran
 from .support_hostile import FAKE_AWS_KEY
 from .support_hostile_server import LEAF, SLUG, SOURCE, SOURCE_TEXT, Hostile, fresh_payload, hostile_service, snapshot
@@ -232,3 +235,21 @@ def test_a_base_revision_the_served_repository_lacks_leaves_no_clone(plain: tupl
     service.answers.payload = payload
     ran = refused_work(scene, LEAF)
     assert ran.code == 2 and "cannot clone" in ran.err, ran.err
+
+
+def test_every_manifest_field_is_stripped_like_the_events(tmp_path: Path) -> None:
+    log = TraceLog(tmp_path / "w" / ".rw" / "trace", "L1", root=tmp_path / "w")
+    log.add("2026-11-30T12:00:00Z", "final", "done")
+    bundle = log.bundle({"leaf_id": LEAF, "model": f"model {FAKE_AWS_KEY}", "summary": "honest words"}, b"")
+    manifest = json.loads(bundle["manifest.json"])
+    assert manifest["model"] == "model [secret stripped: AWS Access Key]"
+    assert manifest["summary"] == "honest words" and manifest["leaf_id"] == LEAF
+
+
+@pytest.mark.parametrize("relative", ["../outside/x", "/tmp/x", "findings/../../x", "a//b"])
+def test_a_path_that_leaves_the_folder_is_refused_by_the_writer(tmp_path: Path, relative: str) -> None:
+    (tmp_path / "w").mkdir()
+    before = snapshot(tmp_path)
+    with pytest.raises(LinkRefused, match="not a plain path below the working folder"):
+        write_bytes(tmp_path / "w", relative, b"x")
+    assert snapshot(tmp_path) == before
