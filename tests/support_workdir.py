@@ -8,8 +8,9 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from verifier.agentkit.served import leaf_payload as served_leaf
 from verifier.agentkit.tracing import TraceLog
-from verifier.agentkit.workdir import Work, WorkState, clone_at, input_source_ids
+from verifier.agentkit.workdir import Work, WorkState, clone_at
 from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.payload import leaf_payload
@@ -31,7 +32,7 @@ def working_folder(world: World, leaf_id: str, root: Path, agent: tuple[str, str
     clone_at(str(world.home.repo_path(SLUG)), root, base)
     (root / ".rw" / "sources").mkdir(parents=True)
     (root / ".rw" / "payload.json").write_text(json.dumps(payload))
-    sources = input_source_ids(payload)
+    sources = served_leaf(payload, leaf_id).source_ids
     for source_id in sources:
         (root / ".rw" / "sources" / f"{source_id}.txt").write_text(world.agent.source_text(SLUG, source_id, base))
     work = Work(root, WorkState(server="http://127.0.0.1:9", project=SLUG, leaf_id=leaf_id,

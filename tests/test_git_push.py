@@ -118,7 +118,7 @@ def test_a_removed_hook_is_put_back_by_rw(world: World) -> None:
     hook = world.repo.path / "hooks" / "pre-receive"
     hook.unlink()
     ensure_hooks(world.home.root, [world.repo.path])  # what every `rw` command does with its home
-    assert hook.read_text() == pre_receive(world.home.root)
+    assert hook.read_text() == pre_receive()
 
 
 def test_the_token_comes_from_the_service_or_a_push_option() -> None:

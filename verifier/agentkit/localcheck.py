@@ -104,8 +104,8 @@ def run_checks(work: Work, now: datetime, skill_version: str) -> LocalResult:
     try:
         # As `rw submit` will send it: ended by a final event if the agent recorded none.
         final = (now.isoformat().replace("+00:00", "Z"), default_final(work))
-        inspect_bundle(TraceLog(work.trace_dir, work.state.level).bundle(manifest_for(work, skill_version), patch,
-                                                                         final=final), patch)
+        log = TraceLog(work.trace_dir, work.state.level, root=work.root)
+        inspect_bundle(log.bundle(manifest_for(work, skill_version), patch, final=final), patch)
     except Rejected as exc:
         out.trace_problems = list(exc.rejections)
     return out

@@ -6,7 +6,8 @@ bundle built at submit time with the manifest the verifier expects.
   (adds context.md, the full context the agent started with). The operator may opt down to L1:
   then reasoning events are not recorded at all.
 - Secrets are found by the verifier's own scanner (`verifier.secrets.scan_bytes`) and replaced by
-  `[secret stripped: <detector>]`, so the marker says what was there and never the value.
+  `[secret stripped: <detector>]`, so the marker says what was there and never the value; the
+  manifest's fields (the summary above all) are stripped the same way when the bundle is built.
 - Truncation only ever shortens tool_call and tool_result contents, largest first; reasoning and
   the final summary are never cut (the cap is the verifier's; reasoning is what a reviewer reads).
 """
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifier.agentkit.safefiles import exists, open_read, read_bytes, write_bytes
 from verifier.formats.trace import MAX_BUNDLE_BYTES
 
 if TYPE_CHECKING:
@@ -108,6 +110,14 @@ def strip_value(value: Any, found: list[str]) -> Any:
     return value
 
 
+def clean_manifest(manifest: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The manifest with every string field (summary, handles, ids, anything) stripped of secrets
+    as the events are, and the detectors that fired: a secret in `rw submit --summary` is never sent."""
+    found: list[str] = []
+    clean: dict[str, Any] = strip_value(manifest, found)
+    return clean, found
+
+
 def truncate_text(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -182,19 +192,35 @@ def fit_budget(lines: list[bytes], budget: int = BUNDLE_BUDGET) -> list[bytes]:
 
 
 class TraceLog:
-    """The events file of a working folder (`.rw/trace/events.jsonl`), appended one event at a time."""
+    """The events file of a working folder (`.rw/trace/events.jsonl`), appended one event at a time.
 
-    def __init__(self, folder: Path, level: str = "L2") -> None:
+    With `root` (the working folder), every file is reached from it without following a link
+    (`safefiles`), so a planted `.rw -> elsewhere` is refused instead of written or read through."""
+
+    def __init__(self, folder: Path, level: str = "L2", *, root: Path | None = None) -> None:
         self.folder = folder
         self.level = level
         self.events = folder / "events.jsonl"
         self.context = folder / "context.md"
+        self.root = folder if root is None else root
+        self._prefix = "" if root is None else folder.relative_to(root).as_posix() + "/"
+
+    def _has(self, name: str) -> bool:
+        return self.root.is_dir() and exists(self.root, self._prefix + name)
+
+    def _read(self, name: str) -> bytes:
+        return read_bytes(self.root, self._prefix + name)
+
+    def _write(self, name: str, data: bytes, *, append: bool) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_bytes(self.root, self._prefix + name, data, append=append)
 
     def _last_ts(self) -> str | None:
-        if not self.events.exists():
+        if not self._has("events.jsonl"):
             return None
-        with self.events.open("rb") as events:
-            events.seek(max(0, self.events.stat().st_size - 64 * 1024))
+        with open_read(self.root, self._prefix + "events.jsonl") as events:
+            size = events.seek(0, 2)
+            events.seek(max(0, size - 64 * 1024))
             lines = [line for line in events.read().splitlines() if line.strip()]
         try:
             return str(json.loads(lines[-1])["ts"]) if lines else None
@@ -209,9 +235,7 @@ class TraceLog:
             ts = last
         recorded = prepare_event(ts, kind, content, self.level)
         if recorded.event is not None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            with self.events.open("ab") as out:
-                out.write(event_line(recorded.event))
+            self._write("events.jsonl", event_line(recorded.event), append=True)
         return recorded
 
     def add_own(self, ts: str, kind: str, content: dict[str, str]) -> None:
@@ -220,9 +244,7 @@ class TraceLog:
         last = self._last_ts()
         if last is not None and _instant(ts) < _instant(last):
             ts = last
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with self.events.open("ab") as out:
-            out.write(event_line({"ts": ts, "type": kind, "content": content}))
+        self._write("events.jsonl", event_line({"ts": ts, "type": kind, "content": content}), append=True)
 
     def add_lines(self, lines: Iterable[str]) -> int:
         """Append events given as JSON lines ({ts, type, content}); returns how many were recorded."""
@@ -240,27 +262,28 @@ class TraceLog:
 
     def set_context(self, text: str) -> list[str]:
         clean, found = strip_secrets(text)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.context.write_text(clean, encoding="utf-8")
+        self._write("context.md", clean.encode("utf-8"), append=False)
         return found
 
     def has_final(self) -> bool:
-        return self.events.exists() and any(json.loads(line).get("type") == "final"
-                                            for line in self.events.read_bytes().splitlines() if line.strip())
+        return self._has("events.jsonl") and any(json.loads(line).get("type") == "final"
+                                                 for line in self._read("events.jsonl").splitlines() if line.strip())
 
     def bundle(self, manifest: dict[str, Any], patch: bytes, *,
                final: tuple[str, str] | None = None) -> dict[str, bytes]:
         """The bundle's files: manifest, events cut to the cap, the patch, context.md at L3.
 
         `final` (ts, text) is the final event to end the events with when none was recorded.
+        Every manifest field is stripped of secrets like the events (`clean_manifest`).
         """
-        raw = self.events.read_bytes() if self.events.exists() else b""
+        raw = self._read("events.jsonl") if self._has("events.jsonl") else b""
         if final is not None and not self.has_final():
             raw += event_line(prepare_event(final[0], "final", final[1], self.level).event or {})
-        context = self.context.read_bytes() if self.level == "L3" and self.context.exists() else None
+        context = self._read("context.md") if self.level == "L3" and self._has("context.md") else None
         fixed = len(patch) + (len(context) if context else 0) + 4096
         lines = fit_budget(raw.splitlines(keepends=True), BUNDLE_BUDGET - fixed)
-        files = {"manifest.json": json.dumps({**manifest, "level": self.level}, indent=2, sort_keys=True).encode()
+        clean, _found = clean_manifest({**manifest, "level": self.level})
+        files = {"manifest.json": json.dumps(clean, indent=2, sort_keys=True).encode()
                  + b"\n", "events.jsonl": b"".join(lines), "patch.diff": patch}
         if context is not None:
             files["context.md"] = context

@@ -9,18 +9,29 @@ what the agent was handed kept beside the files in `.rw/` (git ignores it throug
 
 Every `rw new`, `rw check`, `rw trace` and `rw submit` run inside the folder finds it through
 `find_work`, so an agent needs nothing but the folder, the server URL and its token.
+
+The served tree is not trusted: `clone_at` refuses a revision that is not a commit id and a tree
+holding a link, a submodule or anything at `.rw` before checking it out (and removes the clone),
+and every file written or read back here goes through `safefiles` (no link is ever followed).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifier.agentkit.safefiles import LinkRefused, exists, read_bytes, write_bytes
+from verifier.formats.ids import SOURCE_ID_RE
+
 STATE_DIR = ".rw"
 STATE_FILE = "work.json"
+_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+_LINK_MODES = {b"120000": "a symbolic link", b"160000": "a submodule"}
 
 
 @dataclass
@@ -54,7 +65,7 @@ class Work:
         return self.meta / "trace"
 
     def payload(self) -> dict[str, Any]:
-        value: dict[str, Any] = json.loads((self.meta / "payload.json").read_bytes())
+        value: dict[str, Any] = json.loads(read_bytes(self.root, f"{STATE_DIR}/payload.json"))
         return value
 
     def contract(self) -> dict[str, Any]:
@@ -62,29 +73,35 @@ class Work:
         return contract
 
     def source_text(self, source_id: str) -> str:
-        where = self.meta / "sources" / f"{source_id}.txt"
-        if not where.exists():
-            raise FileNotFoundError(f"no text of {source_id} in {where.parent}; this leaf's sources are "
+        relative = f"{STATE_DIR}/sources/{source_id}.txt"
+        if not SOURCE_ID_RE.match(source_id) or not exists(self.root, relative):
+            raise FileNotFoundError(f"no text of {source_id!r} in {self.meta / 'sources'}; this leaf's sources are "
                                     f"{', '.join(self.state.source_ids) or 'none'}")
-        return where.read_text(encoding="utf-8")
+        return read_bytes(self.root, relative).decode("utf-8")
 
     def save(self) -> None:
-        (self.meta / STATE_FILE).write_text(json.dumps(asdict(self.state), indent=2, sort_keys=True) + "\n")
+        data = (json.dumps(asdict(self.state), indent=2, sort_keys=True) + "\n").encode()
+        write_bytes(self.root, f"{STATE_DIR}/{STATE_FILE}", data)
 
     def write(self, relative: str, data: bytes) -> Path:
-        target = self.root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        return target
+        """Write a file of the folder; a link anywhere on its path is refused (LinkRefused)."""
+        return write_bytes(self.root, relative, data)
+
+    def has(self, relative: str) -> bool:
+        return exists(self.root, relative)
+
+    def read(self, relative: str) -> bytes:
+        return read_bytes(self.root, relative)
 
 
 def find_work(start: Path) -> Work:
     """The working folder holding `start` (itself or a parent)."""
     here = start.resolve()
     for folder in (here, *here.parents):
-        state_file = folder / STATE_DIR / STATE_FILE
-        if state_file.is_file():
-            return Work(folder, WorkState(**json.loads(state_file.read_bytes())))
+        if (folder / STATE_DIR).is_symlink():
+            raise LinkRefused(f"{folder / STATE_DIR} is a link; a working folder's {STATE_DIR}/ is a folder of its own")
+        if (folder / STATE_DIR / STATE_FILE).is_file():
+            return Work(folder, WorkState(**json.loads(read_bytes(folder, f"{STATE_DIR}/{STATE_FILE}"))))
     raise FileNotFoundError(f"{start} is not inside a working folder (made by `rw work SLUG LEAF --server URL`)")
 
 
@@ -96,15 +113,59 @@ def git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return done.stdout
 
 
+def tree_problem(root: Path, revision: str) -> str | None:
+    """What in the tree of `revision` the client refuses to check out, or None: a link or a
+    submodule anywhere (a project holds neither, and a link would carry later writes elsewhere),
+    or anything at `.rw`, the client's own folder."""
+    for entry in git(root, "ls-tree", "-r", "-z", "--full-tree", revision).split(b"\0"):
+        if not entry:
+            continue
+        meta, _, raw_path = entry.partition(b"\t")
+        path = raw_path.decode("utf-8", "backslashreplace")
+        mode = meta.split(b" ")[0]
+        if mode in _LINK_MODES:
+            return f"{path} is {_LINK_MODES[mode]}"
+        if path == STATE_DIR or path.startswith(f"{STATE_DIR}/"):
+            return f"{path} is inside {STATE_DIR}/, the folder rw keeps the leaf's inputs in"
+    return None
+
+
 def clone_at(url: str, dest: Path, revision: str) -> None:
-    """Clone over git's smart HTTP and check out `revision` (detached: the leaf's base)."""
+    """Clone over git's smart HTTP and check out `revision` (detached: the leaf's base).
+
+    Refused (LinkRefused, the clone removed) when the served tree holds a link, a submodule or
+    `.rw`; ValueError when `revision` is not a commit id (it becomes a git argument)."""
+    if not _COMMIT_RE.match(revision):
+        raise ValueError(f"base revision {revision[:80]!r} is not a commit id (40 hex digits)")
+    if dest.is_symlink():
+        raise LinkRefused(f"{dest} is a link; choose another --dir")
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} exists and is not empty; choose another --dir")
+    made = not dest.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    git(dest.parent, "clone", "--quiet", "--no-checkout", url, str(dest))
-    git(dest, "checkout", "--quiet", "--detach", revision)
-    with (dest / ".git" / "info" / "exclude").open("a") as exclude:
-        exclude.write(f"\n/{STATE_DIR}/\n")
+    # core.symlinks=false: even a link git itself would write is written as a plain file.
+    git(dest.parent, "clone", "--quiet", "--no-checkout", "--config", "core.symlinks=false", url, str(dest))
+    try:
+        problem = tree_problem(dest, revision)
+        if problem is not None:
+            raise LinkRefused(f"the served repository is refused: {problem} at {revision[:12]}; "
+                              "nothing was checked out")
+        git(dest, "checkout", "--quiet", "--detach", revision)
+        write_bytes(dest, ".git/info/exclude", f"\n/{STATE_DIR}/\n".encode(), append=True)
+    except BaseException:
+        remove_clone(dest, made)  # no half-made clone is left behind
+        raise
+
+
+def remove_clone(dest: Path, made: bool) -> None:
+    """Remove what was put in `dest` (the folder too when `made`); never follows a link."""
+    for child in list(dest.iterdir()) if dest.is_dir() and not dest.is_symlink() else []:
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    if made and dest.is_dir():
+        dest.rmdir()
 
 
 def make_patch(work: Work) -> bytes:
@@ -115,28 +176,6 @@ def make_patch(work: Work) -> bytes:
     """
     git(work.root, "add", "-A")
     return git(work.root, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", work.state.base_revision)
-
-
-def input_source_ids(payload: dict[str, Any]) -> list[str]:
-    """The sources whose text the agent needs: the extract leaf's source, a reviewed finding's."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            source_id = value.get("source_id")
-            if isinstance(source_id, str) and source_id not in found:
-                found.append(source_id)
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(payload.get("inputs", {}))
-    source_id = payload.get("contract", {}).get("inputs", {}).get("source_id")
-    if isinstance(source_id, str) and source_id not in found:
-        found.insert(0, source_id)
-    return found
 
 
 def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pygit2
 
+from verifier.agentkit.safefiles import write_bytes
 from verifier.patch.apply import git_blob_id
 
 
@@ -23,11 +24,10 @@ def clone(bare_repo: Path, dest: Path, *, revision: str | None = None) -> pygit2
 
 
 def write_files(repo: pygit2.Repository, files: dict[str, bytes]) -> None:
+    """Write `files` into the clone's working tree, never through a link (agentkit.safefiles)."""
     workdir = Path(repo.workdir)
     for relative, data in files.items():
-        target = workdir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        write_bytes(workdir, relative, data)
 
 
 def binary_literal(data: bytes) -> str:

@@ -7,7 +7,9 @@ their manual.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -15,24 +17,28 @@ from urllib.parse import quote
 
 import click
 
+from verifier.agentkit import served
 from verifier.agentkit.objects import finding_file, link_file, note_file, review_file, source_files
+from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.skillref import current_skill_version
-from verifier.agentkit.tracing import EVENT_TYPES, LEVELS, TraceLog
+from verifier.agentkit.tracing import EVENT_TYPES, LEVELS, TraceLog, clean_manifest
 from verifier.agentkit.workdir import (
+    STATE_DIR,
     Work,
     WorkState,
     clone_at,
     default_final,
     find_work,
-    input_source_ids,
     make_patch,
     manifest_for,
+    remove_clone,
 )
 from verifier.checks.citation import ExcerptMissing, locate_excerpt
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
-from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
+from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option, untrusted
 from verifier.client.http import Client
-from verifier.errors import Rejection
+from verifier.errors import FormatError, Rejection
+from verifier.formats.base import check_slug
 from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
@@ -54,10 +60,21 @@ def current_work() -> Work:
         return find_work(Path.cwd())
     except FileNotFoundError as exc:
         raise RwError(str(exc)) from exc
+    except LinkRefused as exc:
+        raise untrusted(str(exc)) from exc
+
+
+@contextlib.contextmanager
+def no_links() -> Iterator[None]:
+    """A link met on the way to a file of the folder is the command's refusal (exit 8), not a crash."""
+    try:
+        yield
+    except LinkRefused as exc:
+        raise untrusted(str(exc)) from exc
 
 
 def trace_of(work: Work) -> TraceLog:
-    return TraceLog(work.trace_dir, work.state.level)
+    return TraceLog(work.trace_dir, work.state.level, root=work.root)
 
 
 def record_tool(work: Work, command: str, result: dict[str, str]) -> None:
@@ -70,14 +87,14 @@ def record_tool(work: Work, command: str, result: dict[str, str]) -> None:
 
 # rw work ----------------------------------------------------------------------------------------------
 
-def _write_inputs(work: Work, client: Client, payload: dict[str, Any]) -> None:
-    meta = work.meta
-    (meta / "sources").mkdir(parents=True, exist_ok=True)
-    (meta / "payload.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (meta / "FIELD-GUIDE.md").write_text(str(payload.get("field_guide", "")), encoding="utf-8")
+def _write_inputs(work: Work, payload: dict[str, Any]) -> None:
+    """The payload, the Field Guide and each source's text into `.rw/`, never through a link (the
+    file names are checked ids: `served.leaf_payload`)."""
+    work.write(f"{STATE_DIR}/payload.json", (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    work.write(f"{STATE_DIR}/FIELD-GUIDE.md", str(payload.get("field_guide", "")).encode("utf-8"))
     for source_id in work.state.source_ids:
         text = remote_source_text(work.state.server, work.state.project, source_id)
-        (meta / "sources" / f"{source_id}.txt").write_text(text, encoding="utf-8")
+        work.write(f"{STATE_DIR}/sources/{source_id}.txt", text.encode("utf-8"))
 
 
 @cli.command("work")
@@ -95,32 +112,55 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace."""
     if (leaf_id is None) == (not warm):
         raise RwError("give a LEAF_ID or --warm, not both")
+    try:
+        check_slug(slug)
+        if leaf_id is not None:
+            served.leaf_id(leaf_id, "LEAF_ID")
+    except (FormatError, served.Untrusted) as exc:
+        raise RwError(str(exc)) from exc
     if folder is not None and folder.exists() and any(folder.iterdir()):
         raise RwError(f"{folder} exists and is not empty; choose another --dir")
     client = client_for(server)
-    me = ok(call(lambda: client.get("/whoami"))).body
-    chosen, claimed = claim_leaf(client, slug, leaf_id, ttl)
-    ok(claimed)
-    payload = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/payload",
-                                         auth=False))).body
-    contract = payload["contract"]
-    dest = (folder or Path(chosen)).resolve()
     try:
-        clone_at(f"{server.rstrip('/')}/projects/{quote(slug)}.git", dest, contract["base_revision"])
-    except (OSError, RuntimeError) as exc:
+        me = served.whoami(ok(call(lambda: client.get("/whoami"))).body)
+        chosen, claimed = claim_leaf(client, slug, leaf_id, ttl)
+        served.leaf_id(chosen, "the board's warm leaf")
+        ok(claimed)
+        payload = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/payload",
+                                             auth=False))).body
+        leaf = served.leaf_payload(payload, chosen)
+    except served.Untrusted as exc:
+        raise untrusted(f"refusing what the server sent: {exc}") from exc
+    contract = leaf.contract
+    # The default folder is one checked segment (a leaf id) below the current folder: a served id
+    # can never place the clone anywhere else.
+    target = folder or Path.cwd() / chosen
+    if target.is_symlink():
+        raise untrusted(f"{target} is a link; rw work makes its folder itself (choose another --dir)")
+    dest = target.resolve()
+    made = not dest.exists()
+    try:
+        clone_at(f"{server.rstrip('/')}/projects/{quote(slug)}.git", dest, contract.base_revision)
+    except LinkRefused as exc:
+        raise untrusted(str(exc)) from exc
+    except (OSError, RuntimeError, ValueError) as exc:
         raise RwError(f"cannot clone {slug}: {exc}") from exc
-    (dest / ".rw").mkdir(exist_ok=True)
-    work = Work(dest, WorkState(server=server, project=slug, leaf_id=chosen, kind=contract["kind"],
-                                base_revision=contract["base_revision"], agent=me["agent"], operator=me["operator"],
-                                level=level, source_ids=input_source_ids(payload), started_at=now_iso()))
-    work.save()
-    _write_inputs(work, client, payload)
-    record_tool(work, f"rw work {slug} {chosen}", {"leaf_id": chosen, "kind": contract["kind"],
-                                                   "base_revision": contract["base_revision"],
-                                                   "sources": " ".join(work.state.source_ids)})
-    if level == "L3":
-        trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
-    click.echo(f"claimed {slug}/{chosen} ({contract['kind']}); working folder {dest}")
+    work = Work(dest, WorkState(server=server, project=slug, leaf_id=chosen, kind=contract.kind,
+                                base_revision=contract.base_revision, agent=me.agent, operator=me.operator,
+                                level=level, source_ids=leaf.source_ids, started_at=now_iso()))
+    try:
+        with no_links():
+            work.save()
+            _write_inputs(work, payload)
+            record_tool(work, f"rw work {slug} {chosen}", {"leaf_id": chosen, "kind": contract.kind,
+                                                           "base_revision": contract.base_revision,
+                                                           "sources": " ".join(work.state.source_ids)})
+            if level == "L3":
+                trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
+    except RwError:
+        remove_clone(dest, made)  # no half-made working folder is left behind
+        raise
+    click.echo(f"claimed {slug}/{chosen} ({contract.kind}); working folder {dest}")
     click.echo(f"  payload   {dest / '.rw' / 'payload.json'}")
     for source_id in work.state.source_ids:
         click.echo(f"  source    {dest / '.rw' / 'sources' / (source_id + '.txt')}")
@@ -136,10 +176,11 @@ def new_group() -> None:
 
 
 def _put(work: Work, command: str, path: str, data: bytes, *, overwrite: bool = False) -> None:
-    if (work.root / path).exists() and not overwrite:
-        raise RwError(f"{path} already exists: the same content gives the same id (one object per id)")
-    work.write(path, data)
-    record_tool(work, f"rw new {command}", {"wrote": path})
+    with no_links():
+        if work.has(path) and not overwrite:
+            raise RwError(f"{path} already exists: the same content gives the same id (one object per id)")
+        work.write(path, data)
+        record_tool(work, f"rw new {command}", {"wrote": path})
     click.echo(path)
 
 
@@ -272,8 +313,8 @@ def new_guide_line(text: str, old: str | None) -> None:
     """A Field Guide line, attributed to you (guide leaves)."""
     work = current_work()
     line = f"{text.strip()} (agent: {work.state.agent})"
-    target = work.root / FIELD_GUIDE
-    lines = target.read_text(encoding="utf-8").splitlines() if target.exists() else []
+    with no_links():
+        lines = work.read(FIELD_GUIDE).decode("utf-8").splitlines() if work.has(FIELD_GUIDE) else []
     if old is not None:
         if old not in lines:
             raise RwError(f"no line {old!r} in {FIELD_GUIDE}")
@@ -288,7 +329,7 @@ def new_guide_line(text: str, old: str | None) -> None:
 @cli.group("trace")
 def trace_group() -> None:
     """Record the trace of the leaf you work on (.rw/trace/): secrets stripped, tool output capped;
-    a steward reads stored traces with `list` and `show`."""
+    a steward reads their own projects' stored traces with `list` and `show`."""
 
 
 @trace_group.command("list")
@@ -298,7 +339,7 @@ def trace_group() -> None:
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def trace_list(kind: str | None, outcome: str | None, limit: int, as_json: bool) -> None:
-    """A steward reads the private trace store: the newest traced submissions (never an agent's token)."""
+    """A steward reads their projects' traces: the newest traced submissions (never an agent's token)."""
     from verifier.cli.loop_cmds import list_traces  # noqa: PLC0415 - the store is the steward's, not the agent's start-up
 
     list_traces(kind, outcome, limit, as_json)
@@ -309,7 +350,7 @@ def trace_list(kind: str | None, outcome: str | None, limit: int, as_json: bool)
 @click.option("--file", "name", type=click.Choice(BUNDLE_ORDER), default=None, help="Print one bundle file as is.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def trace_show(trace_id: str, name: str | None, as_json: bool) -> None:
-    """A steward reads one trace: the outcomes that cite it and its manifest (or one file with --file)."""
+    """A steward reads one trace of their projects: its outcomes and manifest (or one file with --file)."""
     from verifier.cli.loop_cmds import show_trace  # noqa: PLC0415 - see trace_list
 
     show_trace(trace_id, name, as_json)
@@ -335,7 +376,8 @@ def trace_add(kind: str, text: str | None, from_file: Any, as_json: bool) -> Non
         content: Any = json.loads(raw) if as_json else raw
     except ValueError as exc:
         raise RwError(f"--json: {exc}") from exc
-    recorded = trace_of(current_work()).add(now_iso(), kind, content)
+    with no_links():
+        recorded = trace_of(current_work()).add(now_iso(), kind, content)
     _stripped(recorded.stripped)
     if recorded.event is None:
         click.echo(f"not recorded: the trace level leaves out {kind} events", err=True)
@@ -346,7 +388,8 @@ def trace_add(kind: str, text: str | None, from_file: Any, as_json: bool) -> Non
 def trace_import(events_file: Any) -> None:
     """Append events from a JSON-lines file ({ts, type, content} per line)."""
     try:
-        count = trace_of(current_work()).add_lines(events_file)
+        with no_links():
+            count = trace_of(current_work()).add_lines(events_file)
     except ValueError as exc:
         raise RwError(str(exc)) from exc
     click.echo(f"recorded {count} event(s)")
@@ -356,7 +399,8 @@ def trace_import(events_file: Any) -> None:
 @click.argument("context_file", type=click.File("r", encoding="utf-8"))
 def trace_context(context_file: Any) -> None:
     """Keep the full starting context as context.md (sent at L3 only)."""
-    _stripped(trace_of(current_work()).set_context(context_file.read()))
+    with no_links():
+        _stripped(trace_of(current_work()).set_context(context_file.read()))
 
 
 @trace_group.command("level")
@@ -365,7 +409,8 @@ def trace_level(level: str) -> None:
     """Set the level this folder's trace is sent at."""
     work = current_work()
     work.state.level = level
-    work.save()
+    with no_links():
+        work.save()
     click.echo(f"trace level {level}")
 
 
@@ -392,12 +437,15 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
     It goes to `server` when given (`rw submit --server URL`), else to the server `rw work` used."""
     work = current_work()
     client = client_for(server or work.state.server, retry_for)
-    _ensure_final(work, summary)
-    try:
-        patch = make_patch(work)
-    except RuntimeError as exc:
-        raise RwError(str(exc)) from exc
-    bundle = trace_of(work).bundle(manifest_for(work, current_skill_version(), summary), patch)
+    manifest, found = clean_manifest(manifest_for(work, current_skill_version(), summary))
+    _stripped(found)  # the summary (or any field) carried a secret: it is sent as a marker
+    with no_links():
+        _ensure_final(work, summary)
+        try:
+            patch = make_patch(work)
+        except RuntimeError as exc:
+            raise RwError(str(exc)) from exc
+        bundle = trace_of(work).bundle(manifest, patch)
     key = "rwk_" + bundle_digest(bundle)[:32]  # the same bundle retried is the same attempt
     reply = call(lambda: client.submit(work.state.project, work.state.leaf_id, bundle, patch, key=key))
     verdict = reply.body.get("verdict")
@@ -405,7 +453,8 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
         ok(reply)
         raise RwError(f"the service answered without a verdict: {reply.body}")
     work.state.submitted.append(str(reply.body.get("submission_id")))
-    work.save()
+    with no_links():
+        work.save()
     if as_json:
         click.echo(json.dumps({**verdict, "submission_id": reply.body.get("submission_id")}, indent=2,
                               sort_keys=True))

@@ -10,9 +10,11 @@ from pathlib import Path
 import click
 
 from verifier.agentkit.localcheck import run_checks
+from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.skillref import current_skill_version
 from verifier.agentkit.workdir import find_work
 from verifier.cli.app import EXIT_REJECTED, RwError, cli
+from verifier.cli.remote import untrusted
 from verifier.errors import Rejection
 
 
@@ -28,10 +30,14 @@ def check_cmd(as_json: bool) -> None:
         work = find_work(Path.cwd())
     except FileNotFoundError as exc:
         raise RwError(str(exc)) from exc
+    except LinkRefused as exc:
+        raise untrusted(str(exc)) from exc
     try:
         result = run_checks(work, datetime.now(UTC).replace(microsecond=0), current_skill_version())
     except RuntimeError as exc:
         raise RwError(str(exc)) from exc
+    except LinkRefused as exc:
+        raise untrusted(str(exc)) from exc
     if as_json:
         click.echo(json.dumps({"ok": result.ok, "summary": result.summary, "notes": result.notes,
                                "rejections": [r.__dict__ for r in result.rejections],

@@ -22,38 +22,41 @@ from verifier.roles.maintainer import configured_backend, kinds_due_for_maintena
 from verifier.roles.proposals import ProposalRefused
 from verifier.roles.proposer import run_proposer
 from verifier.roles.skillgate import gate
-from verifier.roles.traceindex import TraceIndex, authorize_reader
+from verifier.roles.traceindex import Reader, TraceIndex, authorize_reader
 from verifier.roles.validation import CommandWorker
 from verifier.store.home import Home
 
 
-def _steward(home: Home) -> None:
+def _steward(home: Home) -> Reader:
+    """The person RW_TOKEN names and the projects they steward: the only traces they read."""
     try:
-        authorize_reader(home, os.environ.get("RW_TOKEN", ""))
+        return authorize_reader(home, os.environ.get("RW_TOKEN", ""))
     except AuthError as exc:
         fail(exc)
 
 
 def list_traces(kind: str | None, outcome: str | None, limit: int, as_json: bool) -> None:
-    """`rw trace list`: the newest traced submissions, newest first (a project steward only)."""
+    """`rw trace list`: the newest traced submissions of the caller's projects, newest first (a
+    project steward only)."""
     home = home_from_env()
-    _steward(home)
+    reader = _steward(home)
     index = TraceIndex(home)
     index.refresh()
-    rows = index.listing(kind=kind, outcome=outcome, limit=limit)
+    rows = index.listing(kind=kind, outcome=outcome, limit=limit, projects=reader.projects)
     text = "\n".join(f"{e.trace_id}  {e.at}  {e.project}/{e.leaf_id}  {e.kind}  {e.outcome}"
                      f"{'  [' + e.reason_code + ']' if e.reason_code else ''}" for e in rows) or "(no traces)"
     emit([asdict(e) for e in rows], as_json, text)
 
 
 def show_trace(trace_id: str, name: str | None, as_json: bool) -> None:
-    """`rw trace show`: one trace, the ledger outcomes that cite it and its manifest (or one file)."""
+    """`rw trace show`: one trace of the caller's projects, the ledger outcomes that cite it and its
+    manifest (or one file)."""
     home = home_from_env()
-    _steward(home)
+    reader = _steward(home)
     index = TraceIndex(home)
     index.refresh()
     try:
-        detail = index.show(trace_id)
+        detail = index.show(trace_id, reader.projects)
     except NotFound as exc:
         fail(exc)
     if name is not None:

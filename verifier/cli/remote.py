@@ -17,6 +17,9 @@ from verifier.client.http import Client, Reply, Unreachable
 from verifier.errors import FormatError
 
 EXIT_UNREACHABLE = 5
+# The server's answer or the repository it served was refused (an id or path that breaks the
+# verifier's own rules, a link in the served tree): nothing was written outside the working folder.
+EXIT_UNTRUSTED = 8
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
@@ -43,6 +46,11 @@ def client_for(server: str, retry_for: str = READ_RETRY, *, token_required: bool
             f"service unavailable ({problem}); retrying in {wait:.1f}s", err=True))
     except FormatError as exc:
         raise RwError(str(exc)) from exc
+
+
+def untrusted(message: str) -> RwError:
+    """The error of a served value or tree the client refuses (exit code 8)."""
+    return RwError(f"[untrusted_reply] {message}", EXIT_UNTRUSTED)
 
 
 def call(action: Callable[[], Reply]) -> Reply:
@@ -82,7 +90,10 @@ def remote_source_text(server: str, slug: str, source_id: str) -> str:
     """`rw source text --server`: the derived text excerpts are matched against."""
     client = client_for(server, token_required=False)
     reply = ok(call(lambda: client.get(f"/projects/{quote(slug)}/sources/{quote(source_id)}/text", auth=False)))
-    return str(reply.body["text"])
+    text = reply.body.get("text")
+    if not isinstance(text, str):
+        raise untrusted(f"refusing what the server sent: the text of {source_id} is not a string")
+    return text
 
 
 def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tuple[str, Reply]:

@@ -40,6 +40,9 @@ class Database:
         self._local = threading.local()
         self._pid = os.getpid()
         path.parent.mkdir(parents=True, exist_ok=True)
+        # Made 0600 before SQLite opens it (its -wal and -shm files take the same mode): the
+        # claims, messages and identities' traffic in it are nobody else's to read.
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (a new one after a fork: inherited handles are never reused)."""

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from verifier.errors import NotFound
-from verifier.store.files import exclusive_lock
+from verifier.store.files import exclusive_lock, private_dir
 from verifier.store.gitrepo import VERIFIER, ProjectRepo
 from verifier.store.home import Home
 
@@ -41,7 +41,7 @@ class OpsWiki:
             raise NotFound(f"no ops-wiki template at {template}")
         files = {path.relative_to(template).as_posix(): path.read_bytes()
                  for path in sorted(template.rglob("*")) if path.is_file()}
-        repo = ProjectRepo.create(self.path)
+        repo = ProjectRepo.create(private_dir(self.path))  # 0700 from creation: the platform's own
         tree = repo.build_tree(None, files)
         when = datetime.fromtimestamp(0, UTC)
         commit = repo.create_commit(tree=tree, parents=[], author=VERIFIER, committer=VERIFIER,

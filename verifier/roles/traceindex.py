@@ -10,12 +10,15 @@ store. This module joins them through an append-only index under `$RW_HOME/loop/
 `refresh` reads only ledger segments at or after each project's cursor, so keeping the index
 current costs what was submitted since the last refresh; `recent` reads a stratum from its tail,
 so sampling costs the same at 1,000 traces as at 1,000,000. The steward, the maintainer, the
-proposer and the controlled arm read traces here; `authorize_reader` keeps agents out.
+proposer and the controlled arm read traces here; `authorize_reader` keeps agents out and gives a
+person the projects they steward, and a reader's `listing` and `show` see those projects' traces
+only (a trace of another project is "no trace", exactly as a missing one, so ids are no oracle).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,18 +44,30 @@ class TraceDetail:
     files: dict[str, bytes]
 
 
-def authorize_reader(home: Home, token: str) -> Actor:
-    """The caller, if a person who is the steward of at least one project; agents never read traces."""
+@dataclass(frozen=True)
+class Reader:
+    """A person allowed to read traces, and the projects whose traces they may read."""
+
+    actor: Actor
+    projects: frozenset[str]
+
+
+def authorize_reader(home: Home, token: str) -> Reader:
+    """The caller, if a person who is the steward of at least one project, with those projects;
+    agents never read traces."""
     actor = home.identities.authenticate(token)
     if actor.type != "human":
         raise AuthError(f"{actor.handle} is an agent; traces are private to the platform and its stewards")
+    stewarded: set[str] = set()
     for slug in home.projects():
         repo = home.project(slug)
         data = repo.view(repo.tip()).read(PROJECT_FILE)
         if data is not None and parse_project(data, f"{slug}:{PROJECT_FILE}")[0].steward == actor.handle:
-            return actor
-    raise AuthError(f"{actor.handle} is not the steward of any project (PROJECT.md `steward:`); "
-                    "only stewards read traces")
+            stewarded.add(slug)
+    if not stewarded:
+        raise AuthError(f"{actor.handle} is not the steward of any project (PROJECT.md `steward:`); "
+                        "only stewards read traces")
+    return Reader(actor, frozenset(stewarded))
 
 
 class TraceIndex:
@@ -128,45 +143,68 @@ class TraceIndex:
             with self._stratum(kind, outcome).open("ab") as handle:
                 handle.write(b"".join(lines))
 
-    def recent(self, kind: str, outcome: str, limit: int) -> list[OutcomeEntry]:
-        """The newest `limit` entries of one stratum, newest first, read from the file's tail."""
+    def recent(self, kind: str, outcome: str, limit: int,
+               projects: Collection[str] | None = None) -> list[OutcomeEntry]:
+        """The newest `limit` entries of one stratum (of `projects` only, when given), newest
+        first, read from the file's tail: a longer tail only while too few of them match."""
         path = self._stratum(kind, outcome)
         if limit <= 0 or not path.exists():
             return []
         with path.open("rb") as handle:
             size = handle.seek(0, 2)
-            chunk, start = b"", size
-            while start > 0 and chunk.count(b"\n") <= limit:
-                start = max(0, start - _TAIL_CHUNK)
+            span = _TAIL_CHUNK
+            while True:
+                start = max(0, size - span)
                 handle.seek(start)
-                chunk = handle.read(size - start)
+                newest = self._newest(handle.read(size - start), start > 0, limit, projects, str(path))
+                if len(newest) >= limit or start == 0:
+                    return newest
+                span *= 2
+
+    @staticmethod
+    def _newest(chunk: bytes, cut: bool, limit: int, projects: Collection[str] | None,
+                where: str) -> list[OutcomeEntry]:
         lines = chunk.split(b"\n")[:-1]
-        if start > 0:
+        if cut:
             lines = lines[1:]  # the first line may be cut
         seen: set[tuple[str, int]] = set()
         newest: list[OutcomeEntry] = []
         for line in reversed(lines):
-            entry = parse_entry(line, str(path))
-            if (entry.project, entry.seq) not in seen:
+            entry = parse_entry(line, where)
+            if (entry.project, entry.seq) not in seen and (projects is None or entry.project in projects):
                 seen.add((entry.project, entry.seq))
                 newest.append(entry)
             if len(newest) == limit:
                 break
         return newest
 
-    def listing(self, *, kind: str | None = None, outcome: str | None = None, limit: int = 50) -> list[OutcomeEntry]:
-        """The newest traced attempts, newest first, optionally of one kind and outcome."""
+    def listing(self, *, kind: str | None = None, outcome: str | None = None, limit: int = 50,
+                projects: Collection[str] | None = None) -> list[OutcomeEntry]:
+        """The newest traced attempts, newest first, optionally of one kind and outcome; of
+        `projects` only when given (a steward's reading)."""
         rows = [entry for k in SKILL_KINDS if kind in (None, k) for o in OUTCOMES if outcome in (None, o)
-                for entry in self.recent(k, o, limit)]
+                for entry in self.recent(k, o, limit, projects)]
         return sorted(rows, key=lambda entry: (entry.at, entry.project, entry.seq), reverse=True)[:limit]
 
-    def show(self, trace_id: str) -> TraceDetail:
-        files = self.home.traces.read(trace_id) if _safe_id(trace_id) else {}
-        if not files:
-            raise NotFound(f"no trace {trace_id!r} in the trace store")
+    def show(self, trace_id: str, projects: Collection[str] | None = None) -> TraceDetail:
+        """One trace and its outcomes; with `projects`, only a trace cited by one of their ledger
+        rows (another project's trace is refused exactly as a missing one, before it is read)."""
+        missing = NotFound(f"no trace {trace_id!r} in the trace store" if projects is None else
+                           f"no trace {trace_id!r} among the traces of the projects you steward "
+                           f"({', '.join(sorted(projects))})")
+        if not _safe_id(trace_id):
+            raise missing
         entries = [parse_entry(line, str(path)) for path in sorted(self.root.glob("*.jsonl"))
                    for line in path.read_bytes().split(b"\n")[:-1] if trace_id.encode() in line]
-        return TraceDetail(trace_id, [entry for entry in entries if entry.trace_id == trace_id], files)
+        entries = [entry for entry in entries if entry.trace_id == trace_id]
+        if projects is not None:
+            entries = [entry for entry in entries if entry.project in projects]
+            if not entries:
+                raise missing
+        files = self.home.traces.read(trace_id)
+        if not files:
+            raise missing
+        return TraceDetail(trace_id, entries, files)
 
 
 def _safe_id(trace_id: str) -> bool:

@@ -10,6 +10,13 @@
       locks/<slug>.publish.lock   one push to the project's git host at a time
       traces/<trace_id>/          the private trace store
       cache/text/                 derived source text, keyed by blob and extractor version
+
+At rest, the home's secrets and databases (PRIVATE_FILES: identities, config, the Commons
+database) are 0600 and its private folders (PRIVATE_DIRS: the trace store, the ops wiki) 0700
+from creation (each writer creates them so), and opening a home tightens any it finds looser
+(`tighten`), so a home restored with a umask of 022 is private again at the first `rw` command.
+The Resolver's private key is refused, not tightened, when it is readable by others
+(verifier.seal.keys): a key that was exposed must be replaced.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +40,33 @@ from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.identities import FileIdentities, Identities
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
+
+# What only this home's owner may read (relative to the home): 0600 files, 0700 folders.
+PRIVATE_FILES = ("identities.json", "config.json", "commons.sqlite3", "commons.sqlite3-wal", "commons.sqlite3-shm")
+PRIVATE_DIRS = ("traces", "ops-wiki.git")
+PRIVATE_FILE_MODE, PRIVATE_DIR_MODE = 0o600, 0o700
+
+
+def _narrow(path: Path, mode: int) -> bool:
+    """chmod `path` to `mode` when group or others have any access; True if it was looser. A link
+    is left alone (never chmod through one), and so is a file of another user's."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode) or not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return False
+    try:
+        path.chmod(mode)
+    except PermissionError:
+        return False
+    return True
+
+
+def tighten(root: Path) -> list[str]:
+    """Narrow every private file and folder of the home found looser; returns those narrowed."""
+    files = [name for name in PRIVATE_FILES if _narrow(root / name, PRIVATE_FILE_MODE)]
+    return files + [name for name in PRIVATE_DIRS if _narrow(root / name, PRIVATE_DIR_MODE)]
 
 
 class Settings(Strict):
@@ -107,6 +142,7 @@ class Home:
                  traces: TraceBackend | None = None, deployment: Deployment | None = None) -> None:
         self.root = root
         self.crash_point = crash_point
+        self.tightened = tighten(root)  # what was found readable by others, now private again
         self.settings = self.read_settings(root)
         backends = self.settings.backends
         if identities is None and backends.commons.kind != "sqlite":
@@ -138,7 +174,7 @@ class Home:
             raise FormatError(f"bad settings: {exc}", str(path)) from exc
 
     def save_settings(self, settings: Settings) -> None:
-        write_atomic(self.root / "config.json", settings.model_dump_json(indent=2).encode())
+        write_atomic(self.root / "config.json", settings.model_dump_json(indent=2).encode(), mode=PRIVATE_FILE_MODE)
         self.settings = settings
 
     def repo_path(self, slug: str) -> Path:

@@ -1,6 +1,8 @@
 """Install the hooks of a project's bare repository (by `rw init`, and again by `rw` when missing).
 
-`pre-receive` runs `<python> -m verifier.gitdoor.receive` with RW_HOME baked in: it refuses every
+`pre-receive` runs `<python> -m verifier.gitdoor.receive` with RW_HOME found from the repository
+itself (two folders up from `$RW_HOME/projects/<slug>.git`, where git runs the hook), never a path
+written at `rw init`: a copied, moved or restored home takes pushes at once. It refuses every
 ref update but refs/for/main and lands those through the writer. `post-receive` deletes
 refs/for/main, so the ref a person pushed to is never left behind (the landed commits are on
 main). Push options are advertised so a local push can carry the person's token (`-o token=...`).
@@ -17,12 +19,15 @@ import pygit2
 
 from verifier.store.files import write_atomic
 
-MARK = "# researchwiki-verifier hook v1"
+MARK = "# researchwiki-verifier hook v2"
 
 
-def pre_receive(home: Path, python: str = sys.executable) -> str:
+def pre_receive(python: str = sys.executable) -> str:
+    # git runs the hook in the bare repository ($GIT_DIR); the home is two folders above it.
     return (f"#!/bin/sh\n{MARK}: installed by rw init; people push to refs/for/main (README: people)\n"
-            f"RW_HOME={shlex.quote(str(home))} exec {shlex.quote(python)} -m verifier.gitdoor.receive\n")
+            "# RW_HOME is where this repository is ($RW_HOME/projects/<slug>.git), found at each push\n"
+            'RW_HOME="$(cd "${GIT_DIR:-.}/../.." && pwd -P)" || exit 1\n'
+            f"export RW_HOME\nexec {shlex.quote(python)} -m verifier.gitdoor.receive\n")
 
 
 POST_RECEIVE = (f"#!/bin/sh\n{MARK}: the pushed-to ref is never kept; what landed is on main\n"
@@ -30,8 +35,10 @@ POST_RECEIVE = (f"#!/bin/sh\n{MARK}: the pushed-to ref is never kept; what lande
 
 
 def install_hooks(home: Path, repo_path: Path) -> bool:
-    """Write the hooks and the config they need when they are missing or differ; True if written."""
-    wanted = {"pre-receive": pre_receive(home), "post-receive": POST_RECEIVE}
+    """Write the hooks and the config they need when they are missing or differ; True if written.
+
+    `home` is the home `repo_path` lies in; the hook text does not name it (see pre_receive)."""
+    wanted = {"pre-receive": pre_receive(), "post-receive": POST_RECEIVE}
     written = False
     for name, text in wanted.items():
         path = repo_path / "hooks" / name

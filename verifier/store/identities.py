@@ -103,7 +103,7 @@ class FileIdentities:
             if old is not None:  # a revoked token: the operator gives the same actor a new one
                 old["token_sha256"] = token_hash(token)
                 old["reissued_at"] = iso(now)
-                write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
+                write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode(), mode=0o600)
                 return token
             actors[handle] = {
                 "operator": operator,
@@ -111,7 +111,7 @@ class FileIdentities:
                 "token_sha256": token_hash(token),
                 "created_at": iso(now),
             }
-            write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
+            write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode(), mode=0o600)
         return token
 
     def get(self, handle: str) -> Actor | None:
@@ -140,5 +140,5 @@ class FileIdentities:
                     entry["revoked_because"] = f"the token was found in {where[:200]}"
                     revoked.append(handle)
             if revoked:
-                write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode())
+                write_atomic(self.path, json.dumps({"actors": actors}, indent=2, sort_keys=True).encode(), mode=0o600)
         return revoked

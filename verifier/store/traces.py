@@ -3,7 +3,8 @@
 Traces are content-addressed and immutable: traces/<trace_id>/ holds the bundle's files and
 DIGEST, the full sha256. A second bundle with the same short id but another digest is refused.
 A bundle first stored by an attempt that was then refused moves to a bounded per-agent
-quarantine (traces/.quarantine/<agent>/, newest QUARANTINE_PER_AGENT kept).
+quarantine (traces/.quarantine/<agent>/, newest QUARANTINE_PER_AGENT kept). The store's folder
+is 0700 from creation (`verifier.store.files.private_dir`).
 Bundles are read defensively: only the known file names, only regular files, sizes capped while
 reading, so a hostile tar cannot write anywhere or blow up memory.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from verifier.errors import ConflictError, Rejected, Rejection
 from verifier.formats.ids import TRACE_ID_RE
 from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES, TraceRecord
-from verifier.store.files import fsync_dir, write_atomic
+from verifier.store.files import fsync_dir, private_dir, write_atomic
 
 # Refused attempts' bundles kept per agent (traces/.quarantine/<agent>/), newest first.
 QUARANTINE_PER_AGENT = 8
@@ -55,7 +56,7 @@ class TraceStore:
             raise ConflictError(
                 f"trace id {record.trace_id} is taken by another bundle (digest {existing[:12]}...); refusing"
             )
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_dir(self.root)
         # A private staging folder per call: two submissions of one bundle may race here.
         staging = Path(tempfile.mkdtemp(prefix=f".incoming-{record.trace_id}-", dir=self.root))
         for name, data in files.items():
@@ -83,7 +84,8 @@ class TraceStore:
         if not source.is_dir():
             return
         folder = self.root / QUARANTINE_DIR / agent
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(self.root)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         target = folder / trace_id
         if target.exists():
             shutil.rmtree(source, ignore_errors=True)
