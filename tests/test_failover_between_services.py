@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+from verifier.errors import Unreachable
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.verdict import Submission
-from verifier.service.client import Client, Reply, Unreachable
+from verifier.service.client import Client, Reply
 from verifier.store.gitrepo import ProjectRepo
 
 from .conftest import SLUG

@@ -29,20 +29,13 @@ from verifier.agentkit.workdir import (
     manifest_for,
 )
 from verifier.checks.citation import ExcerptMissing, locate_excerpt
-from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
+from verifier.cli.app import EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
-from verifier.errors import Rejection
+from verifier.cli.verdicts import show_verdict
 from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
 from verifier.service.client import Client
-
-_OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
-
-
-def render(rejection: Rejection) -> str:
-    """A rejection as the verifier's one-line verdict shows it: `[code] where: message`."""
-    return f"[{rejection.code}] {rejection.render()}"
 
 
 def now_iso() -> str:
@@ -406,16 +399,7 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
         raise RwError(f"the service answered without a verdict: {reply.body}")
     work.state.submitted.append(str(reply.body.get("submission_id")))
     work.save()
-    if as_json:
-        click.echo(json.dumps({**verdict, "submission_id": reply.body.get("submission_id")}, indent=2,
-                              sort_keys=True))
-    else:
-        head = f"{str(verdict['outcome']).upper()} {work.state.project}/{work.state.leaf_id}"
-        rejections = verdict.get("rejections") or []
-        for number, rejection in enumerate(rejections):
-            click.echo(f"{head}: " if number == 0 else "  also ", nl=False)
-            click.echo(render(Rejection(rejection["code"], rejection["message"], rejection.get("where"))))
-        if not rejections:
-            click.echo(f"{head}: {verdict.get('summary', '')}".rstrip())
+    code = show_verdict(verdict, as_json, str(reply.body.get("submission_id")))
+    if not as_json:
         _print_messages(client, work)
-    raise SystemExit(_OUTCOME_EXIT.get(str(verdict["outcome"]), EXIT_CRASH))
+    raise SystemExit(code)

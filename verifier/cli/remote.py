@@ -11,12 +11,11 @@ from urllib.parse import quote
 
 import click
 
-from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, EXIT_USAGE, RwError
+from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, RwError, exit_code_of_reply
 from verifier.cli.warm import pick_warm
-from verifier.errors import FormatError
-from verifier.service.client import Client, Reply, Unreachable
+from verifier.errors import FormatError, Unreachable
+from verifier.service.client import Client, Reply
 
-EXIT_UNREACHABLE = 5
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
@@ -49,12 +48,11 @@ def call(action: Callable[[], Reply]) -> Reply:
     try:
         return action()
     except Unreachable as exc:
-        raise RwError(str(exc), EXIT_UNREACHABLE) from exc
+        raise RwError(str(exc), exc.exit_code) from exc
 
 
 def fail_reply(reply: Reply) -> NoReturn:
-    code = EXIT_AUTH if reply.status == 401 else EXIT_REJECTED if reply.status in (403, 409) else EXIT_USAGE
-    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", code)
+    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", exit_code_of_reply(reply.status))
 
 
 def show(reply: Reply, as_json: bool, text: str) -> None:

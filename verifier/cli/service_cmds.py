@@ -3,24 +3,21 @@ thread, messages, outcome. The token comes from RW_TOKEN and travels only as a B
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import NoReturn
 from urllib.parse import quote
 
 import click
 
-from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli, home_from_env
+from verifier.cli.app import RwError, cli, home_from_env
 from verifier.cli.remote import call as _call
 from verifier.cli.remote import claim_leaf, server_option
 from verifier.cli.remote import client_for as _client
 from verifier.cli.remote import fail_reply as _fail
 from verifier.cli.remote import show as _show
+from verifier.cli.verdicts import show_verdict
 from verifier.errors import ConflictError, Rejected
 from verifier.service.loopback import is_loopback
-
-_OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
 
 
 def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool,
@@ -40,21 +37,10 @@ def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_
     verdict = reply.body.get("verdict")
     if not isinstance(verdict, dict):
         _fail(reply)
-    if as_json:
-        click.echo(json.dumps({**verdict, "submission_id": reply.body.get("submission_id")}, indent=2,
-                              sort_keys=True))
-    else:
-        rejections = verdict.get("rejections") or []
-        head = f"{str(verdict['outcome']).upper()} {slug}/{leaf_id} by {verdict.get('actor')}"
-        if rejections:
-            first = rejections[0]
-            where = f"{first['where']}: " if first.get("where") else ""
-            click.echo(f"{head}: [{first['code']}] {where}{first['message']}")
-        else:
-            commit = f" commit {verdict['commit'][:12]}" if verdict.get("commit") else ""
-            click.echo(f"{head}: {verdict.get('summary', '')}{commit}")
+    code = show_verdict(verdict, as_json, str(reply.body.get("submission_id")))
+    if not as_json:
         click.echo(f"submission {reply.body.get('submission_id')}", err=True)
-    sys.exit(_OUTCOME_EXIT.get(str(verdict["outcome"]), EXIT_CRASH))
+    raise SystemExit(code)
 
 
 @cli.command("serve")

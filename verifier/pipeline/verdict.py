@@ -4,7 +4,7 @@ command line and the service."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from verifier.errors import Rejection
 
@@ -48,13 +48,33 @@ class Verdict:
         """The one-line verdict for people."""
         head = f"{self.outcome.upper()} {self.project}/{self.leaf_id or 'edit'} by {self.actor}"
         if self.rejections:
-            first = self.rejections[0]
             more = f" (+{len(self.rejections) - 1} more)" if len(self.rejections) > 1 else ""
-            return f"{head}: [{first.code}] {first.render()}{more}"
+            return f"{head}: {self.rejections[0].line()}{more}"
         detail = f": {self.summary}" if self.summary else ""
         where = f" -> queue/{','.join(self.holds)}" if self.holds else ""
         commit = f" commit {self.commit[:12]}" if self.commit else ""
         return f"{head}{detail}{where}{commit}"
+
+    def lines(self) -> list[str]:
+        """The verdict for people: the one line, then every further rejection (`  also ...`)."""
+        return [self.line(), *(f"  also {rejection.line()}" for rejection in self.rejections[1:])]
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Verdict:
+        """The verdict a service answered (`to_json`), back as the value, for the same rendering."""
+        def text(key: str) -> str | None:
+            value = body.get(key)
+            return None if value is None else str(value)
+
+        seq = body.get("ledger_seq")
+        # An outcome this version does not know keeps its name; its exit code is a crash's.
+        return cls(outcome=cast(Outcome, str(body.get("outcome"))), ledger_seq=seq if isinstance(seq, int) else None,
+                   project=str(body.get("project", "")), leaf_id=text("leaf_id"), actor=str(body.get("actor", "")),
+                   summary=str(body.get("summary") or ""),
+                   rejections=[Rejection(str(r.get("code")), str(r.get("message")), r.get("where"))
+                               for r in body.get("rejections") or [] if isinstance(r, dict)],
+                   commit=text("commit"), tip=text("tip"), trace_id=text("trace_id"),
+                   holds=[str(h) for h in body.get("holds") or []], notes=[str(n) for n in body.get("notes") or []])
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -21,16 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from verifier.errors import FormatError
+from verifier.errors import FormatError, Unreachable
 from verifier.service.loopback import is_loopback
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 TRANSIENT = (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine, socket.timeout,
              TimeoutError)
-
-
-class Unreachable(Exception):  # noqa: N818 - names the condition the caller reports
-    """The service did not answer within the retry window."""
 
 
 @dataclass(frozen=True)

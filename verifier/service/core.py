@@ -104,11 +104,7 @@ class Service:
     # who and what ---------------------------------------------------------------------------------
 
     def authenticate(self, token: str) -> Actor:
-        try:
-            return self.commons.authenticate(token)
-        except AuthError as exc:
-            raise ApiError(401, "bad_token", str(exc), headers={"www-authenticate": 'Bearer error="invalid_token"'}) \
-                from exc
+        return self.commons.authenticate(token)  # an AuthError answers 401 `bad_token` (verifier.errors)
 
     def project(self, slug: str) -> ProjectRepo:
         if not SLUG_RE.match(slug):
@@ -288,18 +284,14 @@ class Service:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
                                                    files.get("patch.diff", b""), files, token),
                              now=now, fetcher=self.runtime.fetcher)
-        except AuthError as exc:
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
-            raise ApiError(401, "bad_token", str(exc)) from exc
-        except NotFound as exc:
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
-            raise ApiError(404, "no_project", str(exc)) from exc
-        except HistoryBrokenError as exc:
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
-            raise write_refusal(exc) from exc
-        except RetryableError as exc:  # nothing kept: the same Idempotency-Key runs again on the retry
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="interrupted")
-            raise write_refusal(exc) from exc
+        except (AuthError, NotFound, HistoryBrokenError, RetryableError) as exc:
+            # Retryable: nothing kept, the same Idempotency-Key runs again on the retry. The answer is
+            # the error's own (verifier.service.errors); a project that vanished is `no_project`.
+            self.journal.finish(record.id, {"error": str(exc)}, now=clock(),
+                                state="interrupted" if isinstance(exc, RetryableError) else "failed")
+            if isinstance(exc, NotFound):
+                raise ApiError(404, "no_project", str(exc)) from exc
+            raise
         body = verdict.to_json()
         self.journal.finish(record.id, body, now=clock())
         self.crash_point("respond")
@@ -320,10 +312,8 @@ class Service:
         lease = timedelta(seconds=self.home.settings.backends.lease_s)
         if not self.journal.abandoned(record.id, started_before=clock() - lease):
             return False
-        try:
-            settle(self.home, self.journal, record, self.contracts, clock())
-        except RetryableError as exc:  # another live instance took the project first: retry there
-            raise write_refusal(exc) from exc
+        # A RetryableError here: another live instance took the project first, so retry there (503).
+        settle(self.home, self.journal, record, self.contracts, clock())
         return True
 
     def _replay(self, record: Record, digest_hex: str) -> Answer:
@@ -351,20 +341,10 @@ class Service:
             log.exception("telling Commons about a verdict in %s failed", slug)
 
 
-def write_refusal(exc: HistoryBrokenError | RetryableError) -> ApiError:
-    """A write the project refuses: its history is broken (409 until `rw repair`), or the machine
-    failed (503, try again)."""
-    if isinstance(exc, HistoryBrokenError):
-        return ApiError(409, "history_broken", str(exc))
-    return ApiError(503, "retry_later", str(exc), headers={"retry-after": "5"})
-
-
 def writable(home: Home, slug: str) -> None:
-    """Refuse, before anything is recorded, a write to a project whose history is broken."""
-    try:
-        ProjectWriter.refuse_if_broken(home, slug)
-    except HistoryBrokenError as exc:
-        raise write_refusal(exc) from exc
+    """Refuse, before anything is recorded, a write to a project whose history is broken (409
+    `history_broken` until `rw repair`, the error's own answer)."""
+    ProjectWriter.refuse_if_broken(home, slug)
 
 
 def _status_of(verdict: dict[str, Any]) -> int:
