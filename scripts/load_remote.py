@@ -33,10 +33,11 @@ import boto3
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.devservers import git_daemon, postgres_cluster, s3_server
+from verifier.errors import Unreachable
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.instances import resync
 from verifier.pipeline.ledger import read_chain
-from verifier.service.client import Client, Unreachable
+from verifier.service.client import Client
 from verifier.store.backends import Backends, CommonsBackend, TracesBackend
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
 from verifier.store.home import Home

@@ -67,13 +67,14 @@ class Rejected(VerifierError):  # noqa: N818 - it names an outcome, not a failur
     """A submission was refused; carries one or more rejections, the first is the headline."""
 
     exit_code = EXIT_REJECTED
-    http_status = 409
-    code = "rejected"
+    http_status = 422
+    code = "rejected"  # each raise answers with its headline's own code
 
     def __init__(self, rejections: list[Rejection] | Rejection) -> None:
         self.rejections = [rejections] if isinstance(rejections, Rejection) else list(rejections)
         if not self.rejections:
             raise ValueError("Rejected needs at least one rejection")
+        self.code = self.rejections[0].code
         super().__init__(self.rejections[0].render())
 
     @property
@@ -151,11 +152,15 @@ class RetryableError(VerifierError):
 
 
 class Unreachable(VerifierError):  # noqa: N818 - names the condition the caller reports
-    """The service did not answer within the retry window (the client's side of a 502-504)."""
+    """The service did not answer within the retry window (the client's side of a 502-504).
+
+    Relayed by a service (an instance that did not answer), it is the same 503 as a fault of the
+    machine: nothing was kept, try again."""
 
     exit_code = EXIT_UNREACHABLE
     http_status = 503
-    code = "unreachable"
+    code = "retry_later"
+    headers = MappingProxyType({"retry-after": "5"})
 
 
 class RequestError(VerifierError):

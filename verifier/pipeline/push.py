@@ -133,11 +133,8 @@ def land_push(home: Home, writer: ProjectWriter, actor: Actor, token: str, commi
 
 def _refused(commits: list[pygit2.Commit], judged: list[PushVerdict], attempt: Attempt,
              exc: Rejected) -> list[PushVerdict]:
-    first = exc.headline
-    where = f"{first.where}: " if first.where else ""
     lines = [PushVerdict(v.commit, "NOT LANDED", "(the push is all or nothing)") for v in judged]
-    lines.append(PushVerdict(str(commits[len(judged)].id), "REJECTED",
-                             f"{attempt.subject}: [{first.code}] {where}{first.message}"))
+    lines.append(PushVerdict(str(commits[len(judged)].id), "REJECTED", f"{attempt.subject}: {exc.headline.line()}"))
     lines += [PushVerdict(str(c.id), "NOT LANDED", "(not judged: an earlier commit was refused)")
               for c in commits[len(judged) + 1:]]
     return lines
