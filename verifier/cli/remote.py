@@ -14,18 +14,11 @@ import click
 from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, RwError, exit_code_of_reply
 from verifier.cli.warm import pick_warm
 from verifier.errors import FormatError, Unreachable
+from verifier.formats.duration import parse_duration
 from verifier.service.client import Client, Reply
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
-
-
-def seconds(text: str) -> float:
-    """A duration like 90s, 30m, 2h, 7d in seconds."""
-    if len(text) < 2 or text[-1] not in _UNITS or not text[:-1].isdigit():
-        raise RwError(f"duration {text!r}: expected a number and s, m, h or d, like 30m")
-    return float(int(text[:-1]) * _UNITS[text[-1]])
 
 
 # Reads (board, claim, leaf, source text, messages) give up sooner than a submission, which keeps
@@ -38,7 +31,8 @@ def client_for(server: str, retry_for: str = READ_RETRY, *, token_required: bool
     if token_required and not token:
         raise RwError("no token: set RW_TOKEN", EXIT_AUTH)
     try:
-        return Client(server, token or None, retry_for_s=seconds(retry_for), on_retry=lambda problem, wait: click.echo(
+        window = parse_duration(retry_for, "--retry-for").total_seconds()
+        return Client(server, token or None, retry_for_s=window, on_retry=lambda problem, wait: click.echo(
             f"service unavailable ({problem}); retrying in {wait:.1f}s", err=True))
     except FormatError as exc:
         raise RwError(str(exc)) from exc
@@ -92,4 +86,4 @@ def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tupl
             raise RwError(f"no open extract leaf in {slug}; see `rw board {slug}` for other kinds", EXIT_REJECTED)
     chosen = leaf_id
     return chosen, call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/claim",
-                                                 {"ttl_s": int(seconds(ttl))}))
+                                                 {"ttl_s": int(parse_duration(ttl, "--ttl").total_seconds())}))
