@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.formats.trace import MAX_BUNDLE_BYTES
+from verifier.constants import MAX_BUNDLE_BYTES
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import init_project

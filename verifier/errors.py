@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from verifier.constants import RETRY_AFTER_S
+
 # The exit codes of `rw`, stable and documented in README.md ("Verdicts, exit codes, settings").
 EXIT_OK = 0  # accepted, held, or the command succeeded
 EXIT_REJECTED = 1  # rejected, or a check (`ledger --verify`, `replay`, `leaks`) found a problem
@@ -148,7 +150,7 @@ class RetryableError(VerifierError):
     exit_code = EXIT_RETRY
     http_status = 503
     code = "retry_later"
-    headers = MappingProxyType({"retry-after": "5"})
+    headers = MappingProxyType({"retry-after": str(RETRY_AFTER_S)})
 
 
 class Unreachable(VerifierError):  # noqa: N818 - names the condition the caller reports
@@ -160,7 +162,7 @@ class Unreachable(VerifierError):  # noqa: N818 - names the condition the caller
     exit_code = EXIT_UNREACHABLE
     http_status = 503
     code = "retry_later"
-    headers = MappingProxyType({"retry-after": "5"})
+    headers = MappingProxyType({"retry-after": str(RETRY_AFTER_S)})
 
 
 class RequestError(VerifierError):

@@ -32,6 +32,7 @@ from verifier.checks.citation import ExcerptMissing, locate_excerpt
 from verifier.cli.app import EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
 from verifier.cli.verdicts import show_verdict
+from verifier.constants import CLAIM_TTL_S
 from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
@@ -82,7 +83,7 @@ def _write_inputs(work: Work, client: Client, payload: dict[str, Any]) -> None:
               help="Where to make the working folder (default: ./LEAF_ID).")
 @click.option("--level", type=click.Choice(LEVELS), default="L2", show_default=True,
               help="Trace level: L1 tool calls and results, L2 adds reasoning, L3 adds the starting context.")
-@click.option("--ttl", default="30m", show_default=True, help="How long to hold the claim.")
+@click.option("--ttl", default=f"{CLAIM_TTL_S // 60}m", show_default=True, help="How long to hold the claim.")
 def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Path | None, level: str,
              ttl: str) -> None:
     """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace."""

@@ -13,6 +13,7 @@ import click
 
 from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, RwError, exit_code_of_reply
 from verifier.cli.warm import pick_warm
+from verifier.constants import READ_RETRY_S
 from verifier.errors import FormatError, Unreachable
 from verifier.formats.duration import parse_duration
 from verifier.service.client import Client, Reply
@@ -21,12 +22,8 @@ server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, r
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
 
 
-# Reads (board, claim, leaf, source text, messages) give up sooner than a submission, which keeps
-# its verdict worth waiting for (`--retry-for`, 10 minutes by default).
-READ_RETRY = "30s"
 
-
-def client_for(server: str, retry_for: str = READ_RETRY, *, token_required: bool = True) -> Client:
+def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_required: bool = True) -> Client:
     token = os.environ.get("RW_TOKEN", "")
     if token_required and not token:
         raise RwError("no token: set RW_TOKEN", EXIT_AUTH)

@@ -20,12 +20,12 @@ from verifier.cli.app import (
 )
 from verifier.cli.service_cmds import remote_submit
 from verifier.cli.verdicts import show_verdict
+from verifier.constants import MAX_PATCH_FILE, SUBMIT_RETRY_S
 from verifier.errors import AuthError, FormatError, NotFound, Rejected, Rejection
 
 if TYPE_CHECKING:
     pass
 
-MAX_PATCH_FILE = 20 * 1024 * 1024
 
 
 def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
@@ -55,7 +55,8 @@ def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (for agents).")
 @click.option("--server", metavar="URL",
               help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down.")
-@click.option("--retry-for", default="10m", show_default=True, help="With --server: how long to keep retrying.")
+@click.option("--retry-for", default=f"{SUBMIT_RETRY_S // 60}m", show_default=True,
+              help="With --server: how long to keep retrying.")
 @click.option("--summary", help="A working folder's submit: the final summary, if the trace has none yet.")
 def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
                base: str | None, as_json: bool, server: str | None, retry_for: str, summary: str | None) -> None:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier.checks.view import TreeView
+from verifier.constants import ARM_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from verifier.errors import FormatError, NotFound
 from verifier.evaluation.arm import ARMS, Arm, ArmRun, compare_arms
 from verifier.evaluation.history import read_use
@@ -45,8 +46,6 @@ from verifier.roles.records import read_records
 from verifier.scoring.resolution import Outcome, link_credit
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
 from verifier.store.home import Anchor, Home, Settings
-
-DEFAULT_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)

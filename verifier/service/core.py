@@ -21,6 +21,7 @@ from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMess
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier, rows_from
+from verifier.constants import RETRY_SOON_S
 from verifier.errors import (
     AuthError,
     FormatError,
@@ -322,7 +323,7 @@ class Service:
                                                           "use a new key for a new submission")
         if record.state == "running":
             raise ApiError(409, "in_progress", f"submission {record.id} with this Idempotency-Key is still running",
-                           headers={"retry-after": "1"})
+                           headers={"retry-after": str(RETRY_SOON_S)})
         if record.verdict is None or record.state == "failed":
             raise ApiError(409, "failed_attempt", f"submission {record.id} did not reach a verdict; use a new key")
         status = 200 if _status_of(record.verdict) == 201 else _status_of(record.verdict)  # 200: nothing new

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from verifier.constants import MAX_RECEIVE_REQUEST, MAX_UPLOAD_REQUEST
 from verifier.formats.base import SLUG_RE
 from verifier.service.auth import bearer_token
 from verifier.service.core import Service
@@ -37,8 +38,6 @@ from verifier.store.backends import backend_environment
 log = logging.getLogger("rw.service")
 UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
 SMART_PATHS = frozenset({"info/refs", UPLOAD, RECEIVE})
-MAX_UPLOAD_REQUEST = 16 * 1024 * 1024  # negotiation lines ("want"/"have"): generous for any project
-MAX_RECEIVE_REQUEST = 256 * 1024 * 1024  # a pushed pack
 RECEIVE_TIME_FACTOR = 10  # a push may take this many times the service's body timeout
 CHUNK = 64 * 1024
 # Headers git's CGI may set that we pass on; anything else it prints stays on the server.
