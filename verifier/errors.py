@@ -64,6 +64,13 @@ class VerifierError(Exception):
     code: str = "internal"
     headers: Mapping[str, str] = _NO_HEADERS
 
+    def __init__(self, *args: object, code: str | None = None) -> None:
+        """`code`, when given, is more specific than the class's (`no_leaf` for a NotFound); the
+        exit code and the status stay the class's."""
+        super().__init__(*args)
+        if code is not None:
+            self.code = code
+
 
 class Rejected(VerifierError):  # noqa: N818 - it names an outcome, not a failure of ours
     """A submission was refused; carries one or more rejections, the first is the headline."""
@@ -95,10 +102,10 @@ class FormatError(VerifierError):
     http_status = 409
     code = "unreadable"
 
-    def __init__(self, message: str, where: str | None = None) -> None:
+    def __init__(self, message: str, where: str | None = None, *, code: str | None = None) -> None:
         self.message = message
         self.where = where
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(f"{where}: {message}" if where else message, code=code)
 
 
 class AuthError(VerifierError):

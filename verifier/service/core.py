@@ -24,6 +24,7 @@ from verifier.commons.notifier import Notifier, rows_from
 from verifier.constants import RETRY_SOON_S
 from verifier.errors import (
     AuthError,
+    ConflictError,
     FormatError,
     HistoryBrokenError,
     LedgerIntegrityError,
@@ -109,23 +110,23 @@ class Service:
 
     def project(self, slug: str) -> ProjectRepo:
         if not SLUG_RE.match(slug):
-            raise ApiError(404, "no_project", f"there is no project {slug[:70]!r}")
+            raise NotFound(f"there is no project {slug[:70]!r}", code="no_project")
         try:
             fresh_for_reading(self.home, slug)  # several instances: a cache this instance does not write
             return self.home.project(slug)
         except NotFound as exc:
-            raise ApiError(404, "no_project", f"there is no project {slug!r}") from exc
+            raise NotFound(f"there is no project {slug!r}", code="no_project") from exc
 
     def _tip_view(self, repo: ProjectRepo) -> GitTree:
         tip = repo.tip()
         if tip is None:
-            raise ApiError(404, "no_project", "the project has no commits yet")
+            raise NotFound("the project has no commits yet", code="no_project")
         return repo.view(tip)
 
     @staticmethod
     def check_leaf_id(leaf_id: str) -> None:
         if not LEAF_ID_RE.match(leaf_id):
-            raise ApiError(404, "no_leaf", f"{leaf_id[:70]!r} is not a leaf id ([a-z0-9][a-z0-9-]{{2,63}})")
+            raise NotFound(f"{leaf_id[:70]!r} is not a leaf id ([a-z0-9][a-z0-9-]{{2,63}})", code="no_leaf")
 
     # reading ----------------------------------------------------------------------------------------
 
@@ -162,7 +163,7 @@ class Service:
         view = self._tip_view(repo)
         contract = self.contracts.contract(view, leaf_id)
         if contract is None:
-            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+            raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
         claim = self.commons.claims(slug, now=now).get(leaf_id)
         state = leaf_state(view, contract, claim, now)
@@ -175,7 +176,7 @@ class Service:
         try:
             rows = rows_from(view, after + 1, limit)
         except (FormatError, LedgerIntegrityError) as exc:
-            raise ApiError(409, "ledger_unreadable", f"the ledger cannot be read: {exc}") from exc
+            raise LedgerIntegrityError(f"the ledger cannot be read: {exc}") from exc
         return {"project": slug, "rows": [json.loads(row_line(row)) for row in rows]}
 
     def digest(self, slug: str) -> dict[str, Any]:
@@ -196,7 +197,7 @@ class Service:
         record = self.journal.get(submission_id) if SUBMISSION_ID_RE.match(submission_id) else None
         # Another agent's submission is "not found": ids are not for probing.
         if record is None or record.agent != actor.handle:
-            raise ApiError(404, "no_submission", f"you have no submission {submission_id[:40]!r}")
+            raise NotFound(f"you have no submission {submission_id[:40]!r}", code="no_submission")
         return record.to_json()
 
     # side effects -------------------------------------------------------------------------------------
@@ -207,13 +208,13 @@ class Service:
         view = self._tip_view(self.project(slug))
         contract = self.contracts.contract(view, leaf_id)
         if contract is None:
-            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+            raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
         state = leaf_state(view, contract, None, now)
         if state in ("accepted", "held", "rejected", "reverted"):
-            raise ApiError(409, "leaf_closed", f"leaf {leaf_id} is closed ({state})")
+            raise ConflictError(f"leaf {leaf_id} is closed ({state})", code="leaf_closed")
         if state == "expired":
-            raise ApiError(409, "leaf_expired", f"leaf {leaf_id} expired at {iso(contract.expires_at)}")
+            raise ConflictError(f"leaf {leaf_id} expired at {iso(contract.expires_at)}", code="leaf_expired")
         ttl = request.ttl_s or self.config.claim_ttl_s
         if ttl > self.config.claim_ttl_max_s:
             raise ApiError(422, "invalid_body", f"field ttl_s: at most {self.config.claim_ttl_max_s} seconds")
@@ -229,7 +230,7 @@ class Service:
         self.check_leaf_id(leaf_id)
         self.project(slug)
         if not self.commons.release(slug, leaf_id, actor.handle, now=clock()):
-            raise ApiError(404, "no_claim", f"you hold no live claim on {leaf_id}")
+            raise NotFound(f"you hold no live claim on {leaf_id}", code="no_claim")
         return Answer(200, {"project": slug, "leaf_id": leaf_id, "released": True}, {})
 
     def post(self, actor: Actor, slug: str, leaf_id: str, body: dict[str, Any]) -> Answer:
@@ -237,7 +238,7 @@ class Service:
         self.check_leaf_id(leaf_id)
         view = self._tip_view(self.project(slug))
         if self.contracts.contract(view, leaf_id) is None:
-            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+            raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
 
         def tell(handles: list[str]) -> None:
@@ -291,7 +292,7 @@ class Service:
             self.journal.finish(record.id, {"error": str(exc)}, now=clock(),
                                 state="interrupted" if isinstance(exc, RetryableError) else "failed")
             if isinstance(exc, NotFound):
-                raise ApiError(404, "no_project", str(exc)) from exc
+                raise NotFound(str(exc), code="no_project") from exc
             raise
         body = verdict.to_json()
         self.journal.finish(record.id, body, now=clock())
@@ -325,7 +326,7 @@ class Service:
             raise ApiError(409, "in_progress", f"submission {record.id} with this Idempotency-Key is still running",
                            headers={"retry-after": str(RETRY_SOON_S)})
         if record.verdict is None or record.state == "failed":
-            raise ApiError(409, "failed_attempt", f"submission {record.id} did not reach a verdict; use a new key")
+            raise ConflictError(f"submission {record.id} did not reach a verdict; use a new key", code="failed_attempt")
         status = 200 if _status_of(record.verdict) == 201 else _status_of(record.verdict)  # 200: nothing new
         return Answer(status, {"submission_id": record.id, "verdict": record.verdict},
                       {"location": f"/submissions/{record.id}", "idempotent-replayed": "true", **self._ran_here()})
