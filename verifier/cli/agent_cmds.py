@@ -400,7 +400,7 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
         raise RwError(f"the service answered without a verdict: {reply.body}")
     work.state.submitted.append(str(reply.body.get("submission_id")))
     work.save()
-    code = show_verdict(verdict, as_json, str(reply.body.get("submission_id")))
+    code = show_verdict(verdict, as_json, reply.body.get("submission_id"))
     if not as_json:
         _print_messages(client, work)
     raise SystemExit(code)

@@ -45,7 +45,7 @@ def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_
     verdict = reply.body.get("verdict")
     if not isinstance(verdict, dict):
         _fail(reply)
-    code = show_verdict(verdict, as_json, str(reply.body.get("submission_id")))
+    code = show_verdict(verdict, as_json, reply.body.get("submission_id"))
     if not as_json:
         click.echo(f"submission {reply.body.get('submission_id')}", err=True)
     raise SystemExit(code)

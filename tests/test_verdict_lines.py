@@ -1,0 +1,43 @@
+"""One verdict renderer: a verdict shown in-process and the same verdict read back from the
+service's JSON print the same lines (`rw submit`, `rw submit --server`, a working folder's submit)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from click.testing import CliRunner
+
+from verifier.cli.verdicts import show_verdict
+from verifier.errors import Rejection
+from verifier.pipeline.verdict import Verdict
+
+REJECTED = Verdict("rejected", "world-model-eval", "extract-1", "agent-a", "", rejections=[
+    Rejection("excerpt_not_found", "the excerpt is not in the source", "findings/f_1.md"),
+    Rejection("bad_slug", "no such id")])
+HELD = Verdict("held", "world-model-eval", None, "alice", "edit of 2 files", commit="a" * 40, holds=["h1"])
+
+
+def test_a_verdict_read_back_from_json_prints_the_same_lines() -> None:
+    for verdict in (REJECTED, HELD):
+        assert Verdict.from_json(json.loads(json.dumps(verdict.to_json()))).lines() == verdict.lines()
+
+
+def test_the_lines_name_the_code_the_place_and_the_reason_then_every_other_rejection() -> None:
+    assert REJECTED.lines() == [
+        "REJECTED world-model-eval/extract-1 by agent-a: [excerpt_not_found] findings/f_1.md: the excerpt is not "
+        "in the source (+1 more)",
+        "  also [bad_slug] no such id"]
+    assert HELD.lines() == [f"HELD world-model-eval/edit by alice: edit of 2 files -> queue/h1 commit {'a' * 12}"]
+
+
+def test_show_verdict_prints_text_or_json_and_returns_the_outcome_s_exit_code() -> None:
+    @click.command()
+    @click.option("--json", "as_json", is_flag=True)
+    def show(as_json: bool) -> None:
+        raise SystemExit(show_verdict(REJECTED.to_json(), as_json, "sub_1"))
+
+    text = CliRunner().invoke(show, [])
+    assert text.exit_code == 1 and text.output.splitlines() == REJECTED.lines()
+    shown = CliRunner().invoke(show, ["--json"])
+    assert shown.exit_code == 1 and json.loads(shown.output) == {**REJECTED.to_json(), "submission_id": "sub_1"}
