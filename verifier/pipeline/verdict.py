@@ -3,12 +3,23 @@ command line and the service."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from verifier.errors import Rejection
 
 Outcome = Literal["accepted", "held", "rejected", "crash"]
+
+
+def verdict_line(outcome: str, subject: str, rejections: Sequence[Rejection] = (), detail: str = "") -> str:
+    """The one-line verdict every face prints (`rw submit` in every form, a push's `remote:` lines):
+    `OUTCOME subject: [code] where: why (+N more)` when refused, else `OUTCOME subject<detail>`."""
+    head = f"{outcome.upper()} {subject}"
+    if rejections:
+        more = f" (+{len(rejections) - 1} more)" if len(rejections) > 1 else ""
+        return f"{head}: {rejections[0].line()}{more}"
+    return head + detail
 
 
 @dataclass(frozen=True)
@@ -46,14 +57,11 @@ class Verdict:
 
     def line(self) -> str:
         """The one-line verdict for people."""
-        head = f"{self.outcome.upper()} {self.project}/{self.leaf_id or 'edit'} by {self.actor}"
-        if self.rejections:
-            more = f" (+{len(self.rejections) - 1} more)" if len(self.rejections) > 1 else ""
-            return f"{head}: {self.rejections[0].line()}{more}"
         detail = f": {self.summary}" if self.summary else ""
         where = f" -> queue/{','.join(self.holds)}" if self.holds else ""
         commit = f" commit {self.commit[:12]}" if self.commit else ""
-        return f"{head}{detail}{where}{commit}"
+        return verdict_line(self.outcome, f"{self.project}/{self.leaf_id or 'edit'} by {self.actor}", self.rejections,
+                            f"{detail}{where}{commit}")
 
     def lines(self) -> list[str]:
         """The verdict for people: the one line, then every further rejection (`  also ...`)."""
