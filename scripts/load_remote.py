@@ -30,12 +30,13 @@ from pathlib import Path
 
 import boto3
 
-from verifier.client.http import Client, Unreachable
+from verifier.client.http import Client
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.deploy.hosting import attach_remote
 from verifier.deploy.instances import resync
 from verifier.devservers import git_daemon, postgres_cluster, s3_server
+from verifier.errors import Unreachable
 from verifier.pipeline.ledger import read_chain
 from verifier.store.backends import Backends, CommonsBackend, TracesBackend
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo

@@ -8,7 +8,8 @@ import unicodedata
 
 from verifier.agentkit.objects import finding_file
 from verifier.checks.extract import check_finding_file
-from verifier.formats.project import MIN_EXCERPT_CHARS, parse_project
+from verifier.constants import MIN_EXCERPT_CHARS
+from verifier.formats.project import parse_project
 
 from .conftest import NOTE_ID, World
 from .support_hostile import assert_refused_cleanly

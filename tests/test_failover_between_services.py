@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from verifier.client.http import Client, Reply, Unreachable
+from verifier.client.http import Client, Reply
+from verifier.errors import Unreachable
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.verdict import Submission
 from verifier.store.gitrepo import ProjectRepo

@@ -3,6 +3,7 @@ and the project refuses every write, through every door, until a person repairs 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service
-from verifier.service.errors import ApiError
+from verifier.service.errors import error_response
 from verifier.writes.repair import repair
 
 from .conftest import NOW, SLUG, World
@@ -90,8 +91,9 @@ def test_the_service_refuses_a_submission_to_a_broken_project(world: World) -> N
     plant_commit(world.repo.path, "notes.md", "hello\n")
     service = Service(ServiceConfig(home=world.home.root))
     actor = world.home.identities.authenticate(world.agent.token)
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(HistoryBrokenError) as refused:
         service.submit(actor, world.agent.token, SLUG, "extract-9", submission.bundle, submission.patch, None)
-    assert (refused.value.status, refused.value.code) == (409, "history_broken")
-    assert "rw repair" in str(refused.value.message)
+    answer = error_response(refused.value)  # what the route answers
+    assert (answer.status_code, json.loads(bytes(answer.body))["error"]["code"]) == (409, "history_broken")
+    assert "rw repair" in str(refused.value)
     service.db.close()

@@ -41,7 +41,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the pure ground floors: every file a strict model, patches, text, the secret scanner
     ("ground", ("verifier.formats", "verifier.formats.*", "verifier.secrets", "verifier.secrets.*",
                 "verifier.patch", "verifier.patch.*", "verifier.text", "verifier.text.*", "verifier.errors",
-                "verifier.version", "verifier")),
+                "verifier.version", "verifier.constants", "verifier")),
 )
 # Checked before the floor list: modules of a room that sit on a lower floor than the room's pattern.
 _EXACT_FIRST = ("verifier.pipeline.writer", "verifier.pipeline.ledger", "verifier.pipeline.landing",

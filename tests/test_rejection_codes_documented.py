@@ -7,11 +7,16 @@ import ast
 import re
 from pathlib import Path
 
+from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = (ROOT / "skill" / "rejection-codes.md").read_text(encoding="utf-8")
 CODE = re.compile(r"^[a-z][a-z0-9_]+$")
 # The helpers that raise a rejection take the code first; ApiError takes the status first.
 FIRST_ARG = frozenset({"Rejection", "_reject", "reject", "_fail"})
+# Error classes a service raise may give a code of its own (`code=`).
+ERROR_CLASSES = frozenset(cls.__name__ for cls in (NotFound, ConflictError, FormatError, AuthError,
+                                                   LedgerIntegrityError))
 
 
 def codes_in(source: str) -> set[str]:
@@ -21,11 +26,14 @@ def codes_in(source: str) -> set[str]:
             continue
         name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
         position = 0 if name in FIRST_ARG else 1 if name == "ApiError" else None
-        if position is None or len(node.args) <= position:
-            continue
-        argument = node.args[position]
+        argument = node.args[position] if position is not None and len(node.args) > position else None
         if isinstance(argument, ast.Constant) and isinstance(argument.value, str) and CODE.match(argument.value):
             found.add(argument.value)
+        # An error class raised with a code of its own: NotFound(..., code="no_leaf").
+        for keyword in node.keywords if name in ERROR_CLASSES else []:
+            value = keyword.value
+            if keyword.arg == "code" and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                found.add(value.value)
     return found
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from verifier.audits.audit import verify_ledger
 from verifier.client.http import Client, Reply, encode_form
-from verifier.formats.trace import MAX_BUNDLE_BYTES
+from verifier.constants import MAX_BUNDLE_BYTES
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
 from verifier.service.openapi import openapi_document

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.client.http import check_server_url, encode_form
+from verifier.constants import MAX_BUNDLE_BYTES
 from verifier.errors import FormatError
-from verifier.formats.trace import MAX_BUNDLE_BYTES
 from verifier.messages.triggers import best_kinds, credit_delta, finding_use
 from verifier.service.auth import bearer_token, host_name, origin_allowed, token_in_url
 from verifier.service.errors import ApiError

@@ -14,14 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from verifier.constants import MAX_PDF_BYTES
 from verifier.text import extract as extract_module
-from verifier.text.extract import (
-    EXTRACTOR_VERSION,
-    MAX_PDF_BYTES,
-    SUPPORTED_MEDIA_TYPES,
-    TextExtractionError,
-    extract_text,
-)
+from verifier.text.extract import EXTRACTOR_VERSION, SUPPORTED_MEDIA_TYPES, TextExtractionError, extract_text
 from verifier.text.normalize import NORMALIZATION, normalize
 
 SOURCES = Path(__file__).resolve().parent.parent / "fixtures" / "sources-raw"

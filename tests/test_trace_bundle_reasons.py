@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
+from verifier.constants import MAX_BUNDLE_BYTES
 from verifier.errors import Rejected
-from verifier.formats.trace import MAX_BUNDLE_BYTES
 from verifier.pipeline.ledger import read_chain
 from verifier.store.traces import load_bundle
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 
 from verifier.agentkit.bundle import TraceRecorder
+from verifier.constants import MAX_BUNDLE_BYTES
 from verifier.errors import Rejected
-from verifier.formats.trace import MAX_BUNDLE_BYTES
 from verifier.pipeline.submit import Submission
 from verifier.pipeline.trace import inspect_bundle
 

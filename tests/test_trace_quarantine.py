@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from verifier.store.traces import QUARANTINE_PER_AGENT
+from verifier.constants import QUARANTINE_PER_AGENT
 
 from .conftest import World
 from .support_hostile import traced_submission

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from verifier.agentkit.tracing import KEYWORD_KIND, MAX_TOOL_EVENT_CHARS, TraceLog, marker, strip_secrets
+from verifier.agentkit.tracing import KEYWORD_KIND, TraceLog, marker, strip_secrets
 from verifier.agentkit.workspace import creation_patch
+from verifier.constants import MAX_BUNDLE_BYTES, MAX_TOOL_EVENT_CHARS
 from verifier.errors import Rejected
-from verifier.formats.trace import MAX_BUNDLE_BYTES
 from verifier.pipeline.trace import inspect_bundle
 from verifier.secrets import scan_bytes
 from verifier.secrets.keywords import KIND

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verifier.agentkit.safefiles import exists, open_read, read_bytes, write_bytes
-from verifier.formats.trace import MAX_BUNDLE_BYTES
+from verifier.constants import MAX_BUNDLE_BYTES, MAX_TOOL_EVENT_CHARS
 
 if TYPE_CHECKING:
     from verifier.secrets import SecretHit
@@ -33,7 +33,6 @@ KEYWORD_KIND = "Secret Keyword"
 LEVELS = ("L1", "L2", "L3")
 EVENT_TYPES = ("reasoning", "tool_call", "tool_result", "final")
 TRUNCATABLE = frozenset({"tool_call", "tool_result"})
-MAX_TOOL_EVENT_CHARS = 2 * 1024 * 1024  # one tool result is cut to this when recorded
 BUNDLE_BUDGET = MAX_BUNDLE_BYTES - 512 * 1024  # room for the manifest and the framing
 _TOKEN_END = frozenset(b" \t\r\n\"'<>,;()[]{}`|")
 _MAX_ROUNDS = 8

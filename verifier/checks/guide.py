@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 from verifier.checks.context import CheckContext, CheckResult
+from verifier.constants import MAX_GUIDE_LINES as MAX_LINES
 from verifier.errors import Rejection
 from verifier.formats.layout import FIELD_GUIDE
 
-MAX_LINES = 150
 ATTRIBUTION = re.compile(r"\((agent|human): ([a-z0-9][a-z0-9_.-]{0,62})\)\s*$")
 
 

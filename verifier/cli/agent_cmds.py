@@ -34,21 +34,16 @@ from verifier.agentkit.workdir import (
     remove_clone,
 )
 from verifier.checks.citation import ExcerptMissing, locate_excerpt
-from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
+from verifier.cli.app import EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option, untrusted
+from verifier.cli.verdicts import show_verdict
 from verifier.client.http import Client
-from verifier.errors import FormatError, Rejection
+from verifier.constants import CLAIM_TTL_S
+from verifier.errors import FormatError
 from verifier.formats.base import check_slug
 from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
-
-_OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
-
-
-def render(rejection: Rejection) -> str:
-    """A rejection as the verifier's one-line verdict shows it: `[code] where: message`."""
-    return f"[{rejection.code}] {rejection.render()}"
 
 
 def now_iso() -> str:
@@ -106,7 +101,7 @@ def _write_inputs(work: Work, payload: dict[str, Any]) -> None:
               help="Where to make the working folder (default: ./LEAF_ID).")
 @click.option("--level", type=click.Choice(LEVELS), default="L2", show_default=True,
               help="Trace level: L1 tool calls and results, L2 adds reasoning, L3 adds the starting context.")
-@click.option("--ttl", default="30m", show_default=True, help="How long to hold the claim.")
+@click.option("--ttl", default=f"{CLAIM_TTL_S // 60}m", show_default=True, help="How long to hold the claim.")
 def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Path | None, level: str,
              ttl: str) -> None:
     """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace."""
@@ -455,16 +450,7 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
     work.state.submitted.append(str(reply.body.get("submission_id")))
     with no_links():
         work.save()
-    if as_json:
-        click.echo(json.dumps({**verdict, "submission_id": reply.body.get("submission_id")}, indent=2,
-                              sort_keys=True))
-    else:
-        head = f"{str(verdict['outcome']).upper()} {work.state.project}/{work.state.leaf_id}"
-        rejections = verdict.get("rejections") or []
-        for number, rejection in enumerate(rejections):
-            click.echo(f"{head}: " if number == 0 else "  also ", nl=False)
-            click.echo(render(Rejection(rejection["code"], rejection["message"], rejection.get("where"))))
-        if not rejections:
-            click.echo(f"{head}: {verdict.get('summary', '')}".rstrip())
+    code = show_verdict(verdict, as_json, reply.body.get("submission_id"))
+    if not as_json:
         _print_messages(client, work)
-    raise SystemExit(_OUTCOME_EXIT.get(str(verdict["outcome"]), EXIT_CRASH))
+    raise SystemExit(code)

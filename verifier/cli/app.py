@@ -4,7 +4,9 @@ Exit codes (stable, documented in README): 0 accepted/held/ok, 1 rejected (or a 
 `ledger --verify` failed), 2 usage or input error, 3 authentication error, 4 verifier crash (any
 error nobody expected, one line, never a traceback), 5 service unreachable, 6 a fault of the
 machine (full disk, failed write: nothing kept, try again), 7 the project refuses writes until
-`rw repair`. `exit_code_of` is the one map from errors to codes; `rw` (cli.main) applies it.
+`rw repair`. Each error class carries its code (`verifier.errors`); `exit_code_of` is the one map
+from an error to a code, `exit_code_of_reply` from a service's error answer, and
+`exit_code_of_outcome` from a verdict's outcome. `rw` (cli.main) applies the first.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ import click
 
 from verifier import VERSION
 from verifier.errors import (
+    EXIT_AUTH,
+    EXIT_CRASH,
+    EXIT_HISTORY,
+    EXIT_OK,
+    EXIT_REJECTED,
+    EXIT_RETRY,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
     AuthError,
-    ConflictError,
     FormatError,
-    HistoryBrokenError,
-    LedgerIntegrityError,
-    NotFound,
     Rejected,
-    RetryableError,
     VerifierError,
 )
 
@@ -36,24 +41,36 @@ if TYPE_CHECKING:
     from verifier.store.fetcher import Fetcher
     from verifier.store.home import Home
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_AUTH, EXIT_CRASH = 0, 1, 2, 3, 4
-EXIT_RETRY, EXIT_HISTORY = 6, 7
-_EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
-    (AuthError, EXIT_AUTH), (HistoryBrokenError, EXIT_HISTORY), (RetryableError, EXIT_RETRY),
-    (Rejected, EXIT_REJECTED), (LedgerIntegrityError, EXIT_REJECTED),
-    (NotFound, EXIT_USAGE), (FormatError, EXIT_USAGE), (ConflictError, EXIT_USAGE),
-)
+__all__ = ["EXIT_AUTH", "EXIT_CRASH", "EXIT_HISTORY", "EXIT_OK", "EXIT_REJECTED", "EXIT_RETRY", "EXIT_UNREACHABLE",
+           "EXIT_USAGE"]
+
+# A verdict's outcome as the command's exit code: held waits only for a person, so it passed.
+_OUTCOME_EXIT = {"accepted": EXIT_OK, "held": EXIT_OK, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
+# A service's error answer as the error that would have said it in-process: 401 is an AuthError;
+# 403 and 409 refuse the request as a rejection does (another's claim, another agent named).
+_REPLY_ERRORS: Mapping[int, type[VerifierError]] = {401: AuthError, 403: Rejected, 409: Rejected}
 
 
 def exit_code_of(exc: BaseException) -> int:
-    """The exit code of an error that reached the top: ours by kind, a full disk or failed write
-    as retryable, anything else a crash."""
-    for kind, code in _EXIT_CODES:
-        if isinstance(exc, kind):
-            return code
+    """The exit code of an error that reached the top: ours by its class, a full disk or failed
+    write as retryable, another OSError as input, anything else a crash."""
+    if isinstance(exc, click.ClickException):
+        return exc.exit_code
+    if isinstance(exc, VerifierError):
+        return exc.exit_code
     if isinstance(exc, OSError):
         return EXIT_RETRY if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT) else EXIT_USAGE
     return EXIT_CRASH
+
+
+def exit_code_of_reply(status: int) -> int:
+    """The exit code of a service's error answer (any other status is the request's fault: usage)."""
+    return _REPLY_ERRORS.get(status, FormatError).exit_code
+
+
+def exit_code_of_outcome(outcome: str) -> int:
+    """The exit code of a verdict: 0 accepted or held, 1 rejected, 4 crash (or an outcome we do not know)."""
+    return _OUTCOME_EXIT.get(outcome, EXIT_CRASH)
 
 
 class RwError(click.ClickException):
@@ -143,10 +160,11 @@ def emit(data: Any, as_json: bool, text: str) -> None:
 
 
 def fail(exc: Exception) -> NoReturn:
+    """An expected error as the command's `Error: ...` line, with its class's exit code."""
     if isinstance(exc, AuthError):
-        raise RwError(f"authentication failed: {exc}", EXIT_AUTH) from exc
+        raise RwError(f"authentication failed: {exc}", exc.exit_code) from exc
     if isinstance(exc, VerifierError):
-        raise RwError(str(exc), exit_code_of(exc)) from exc
+        raise RwError(str(exc), exc.exit_code) from exc
     raise exc
 
 

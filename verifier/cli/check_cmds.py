@@ -15,11 +15,6 @@ from verifier.agentkit.skillref import current_skill_version
 from verifier.agentkit.workdir import find_work
 from verifier.cli.app import EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import untrusted
-from verifier.errors import Rejection
-
-
-def render(rejection: Rejection) -> str:
-    return f"[{rejection.code}] {rejection.render()}"
 
 
 @cli.command("check")
@@ -45,9 +40,9 @@ def check_cmd(as_json: bool) -> None:
     else:
         # In the verifier's order: the trace is checked before the patch.
         for problem in result.trace_problems:
-            click.echo(f"{render(problem)} (trace)")
+            click.echo(f"{problem.line()} (trace)")
         for rejection in result.rejections:
-            click.echo(render(rejection))
+            click.echo(rejection.line())
         if result.ok and not result.trace_problems:
             click.echo(f"OK {result.summary}".rstrip())
         for note in result.notes:

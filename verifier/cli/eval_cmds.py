@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env, parse_moment
+from verifier.constants import ARM_TIMEOUT_S
 from verifier.errors import FormatError, LedgerIntegrityError, NotFound
 
 
@@ -54,7 +55,7 @@ def eval_cmd(slug: str | None, all_projects: bool, as_json: bool, since: str | N
 @click.argument("slug")
 @click.option("--plan", "plan_ids", multiple=True, required=True,
               help="A held-out plan (plans/<id>.md whose hypotheses are decided); repeatable.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(1, 24 * 3600), default=3600.0, show_default=True,
+@click.option("--timeout", "timeout_s", type=click.FloatRange(1, 24 * 3600), default=ARM_TIMEOUT_S, show_default=True,
               help="Seconds one arm's worker command may run on one plan.")
 @click.option("--json", "as_json", is_flag=True)
 def eval_arm_cmd(slug: str, plan_ids: tuple[str, ...], timeout_s: float, as_json: bool) -> None:

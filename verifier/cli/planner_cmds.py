@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 
 from verifier.agentkit.workspace import clone, make_patch, write_files
-from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env, now_or
+from verifier.cli.app import cli, emit, fail, home_from_env, now_from_env, now_or
+from verifier.cli.verdicts import show_verdict
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
 from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
@@ -78,8 +79,7 @@ def import_cmd(slug: str, source: Path) -> None:
         verdict = _import_as_edit(home, slug, items, now)
     except (AuthError, NotFound, FormatError, ConflictError) as exc:
         fail(exc)
-    click.echo(verdict.line())
-    raise SystemExit(0 if verdict.outcome in ("accepted", "held") else EXIT_REJECTED)
+    raise SystemExit(show_verdict(verdict.to_json(), as_json=False))
 
 
 def _files_for(project_md: bytes, existing: list[str], items: list[Imported]) -> dict[str, bytes]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import timedelta
 from pathlib import Path
 
 import click
@@ -16,6 +15,7 @@ from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_
 from verifier.cli.remote import remote_payload, remote_source_text
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
+from verifier.formats.duration import parse_duration
 from verifier.formats.entries import (
     HoldEntry,
     InitEntry,
@@ -44,14 +44,6 @@ from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
 from verifier.writes.baseline import SealRecord
 from verifier.writes.project import add_leaf, init_project
-
-_DURATION_UNITS = {"m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    if len(text) < 2 or text[-1] not in _DURATION_UNITS or not text[:-1].isdigit():
-        raise RwError(f"duration {text!r}: expected a number and m, h or d, like 24h")
-    return timedelta(seconds=int(text[:-1]) * _DURATION_UNITS[text[-1]])
 
 
 @cli.command("init")
@@ -127,7 +119,7 @@ def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, h
         body = {
             "kind": kind, "title": title, "inputs": chosen,
             "base_revision": base_revision, "check": kind, "created_at": now, "created_by": person.handle,
-            "expires_at": now + parse_duration(expires_in),
+            "expires_at": now + parse_duration(expires_in, "--expires-in", positive=True),
             "may_write": [rule.model_dump() for rule in default_write_rules(kind)],  # type: ignore[arg-type]
         }
         digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()

@@ -11,58 +11,44 @@ from urllib.parse import quote
 
 import click
 
-from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, EXIT_USAGE, RwError
+from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, RwError, exit_code_of_reply
 from verifier.cli.warm import pick_warm
-from verifier.client.http import Client, Reply, Unreachable
-from verifier.errors import FormatError
+from verifier.client.http import Client, Reply
+from verifier.constants import READ_RETRY_S
+from verifier.errors import FormatError, Unreachable, UntrustedReply
+from verifier.formats.duration import parse_duration
 
-EXIT_UNREACHABLE = 5
-# The server's answer or the repository it served was refused (an id or path that breaks the
-# verifier's own rules, a link in the served tree): nothing was written outside the working folder.
-EXIT_UNTRUSTED = 8
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
 
 
-def seconds(text: str) -> float:
-    """A duration like 90s, 30m, 2h, 7d in seconds."""
-    if len(text) < 2 or text[-1] not in _UNITS or not text[:-1].isdigit():
-        raise RwError(f"duration {text!r}: expected a number and s, m, h or d, like 30m")
-    return float(int(text[:-1]) * _UNITS[text[-1]])
 
-
-# Reads (board, claim, leaf, source text, messages) give up sooner than a submission, which keeps
-# its verdict worth waiting for (`--retry-for`, 10 minutes by default).
-READ_RETRY = "30s"
-
-
-def client_for(server: str, retry_for: str = READ_RETRY, *, token_required: bool = True) -> Client:
+def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_required: bool = True) -> Client:
     token = os.environ.get("RW_TOKEN", "")
     if token_required and not token:
         raise RwError("no token: set RW_TOKEN", EXIT_AUTH)
     try:
-        return Client(server, token or None, retry_for_s=seconds(retry_for), on_retry=lambda problem, wait: click.echo(
+        window = parse_duration(retry_for, "--retry-for").total_seconds()
+        return Client(server, token or None, retry_for_s=window, on_retry=lambda problem, wait: click.echo(
             f"service unavailable ({problem}); retrying in {wait:.1f}s", err=True))
     except FormatError as exc:
         raise RwError(str(exc)) from exc
 
 
 def untrusted(message: str) -> RwError:
-    """The error of a served value or tree the client refuses (exit code 8)."""
-    return RwError(f"[untrusted_reply] {message}", EXIT_UNTRUSTED)
+    """The error of a served value or tree the client refuses (`UntrustedReply`'s exit code)."""
+    return RwError(f"[{UntrustedReply.code}] {message}", UntrustedReply.exit_code)
 
 
 def call(action: Callable[[], Reply]) -> Reply:
     try:
         return action()
     except Unreachable as exc:
-        raise RwError(str(exc), EXIT_UNREACHABLE) from exc
+        raise RwError(str(exc), exc.exit_code) from exc
 
 
 def fail_reply(reply: Reply) -> NoReturn:
-    code = EXIT_AUTH if reply.status == 401 else EXIT_REJECTED if reply.status in (403, 409) else EXIT_USAGE
-    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", code)
+    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", exit_code_of_reply(reply.status))
 
 
 def show(reply: Reply, as_json: bool, text: str) -> None:
@@ -105,4 +91,4 @@ def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tupl
             raise RwError(f"no open extract leaf in {slug}; see `rw board {slug}` for other kinds", EXIT_REJECTED)
     chosen = leaf_id
     return chosen, call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/claim",
-                                                 {"ttl_s": int(seconds(ttl))}))
+                                                 {"ttl_s": int(parse_duration(ttl, "--ttl").total_seconds())}))

@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import os
-import re
 import time
 
 import click
 
 from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.errors import AuthError
+from verifier.formats.duration import parse_duration
 from verifier.roles.planner import local_commons
-from verifier.roles.planning import cadence
 from verifier.roles.runner import WorkerConfig, tick
 
 TOKEN_ENV = "RW_WORKER_TOKEN"  # noqa: S105 - the name of a variable, not a token
-DURATION = re.compile(r"^[1-9][0-9]{0,5}[smhd]$")
 
 
-def parse_duration(text: str, option: str) -> float:
-    if not DURATION.match(text):
-        raise RwError(f"{option} {text!r}: expected a number and s, m, h or d, like 90s or 15m")
-    return cadence(text).total_seconds()
+def _seconds(text: str, option: str) -> float:
+    return parse_duration(text, option, positive=True).total_seconds()
 
 
 @cli.command("runner")
@@ -44,8 +40,8 @@ def runner_cmd(projects: tuple[str, ...], once: bool, every: str, worker_command
         token = os.environ.get(TOKEN_ENV, "")
         if not token:
             raise RwError(f"--worker-command needs the worker agent's token in ${TOKEN_ENV}")
-        config = WorkerConfig(worker_command, token, workers, parse_duration(limit_text, "--limit"), server)
-    pause = parse_duration(every, "--every")
+        config = WorkerConfig(worker_command, token, workers, _seconds(limit_text, "--limit"), server)
+    pause = _seconds(every, "--every")
     while True:
         slugs = list(projects) or home.projects()
         try:

@@ -3,28 +3,33 @@ thread, messages, outcome. The token comes from RW_TOKEN and travels only as a B
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import NoReturn
 from urllib.parse import quote
 
 import click
 
-from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli, home_from_env
+from verifier.cli.app import RwError, cli, home_from_env
 from verifier.cli.remote import call as _call
 from verifier.cli.remote import claim_leaf, server_option
 from verifier.cli.remote import client_for as _client
 from verifier.cli.remote import fail_reply as _fail
 from verifier.cli.remote import show as _show
+from verifier.cli.verdicts import show_verdict
 from verifier.client.loopback import is_loopback
+from verifier.constants import (
+    BODY_IDLE_TIMEOUT_S,
+    BODY_TIMEOUT_S,
+    CLAIM_TTL_S,
+    HEADER_TIMEOUT_S,
+    OUTAGE_MIN_S,
+    SUBMIT_RETRY_S,
+)
 from verifier.errors import ConflictError, Rejected
-
-_OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
 
 
 def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool,
-                  retry_for: str = "10m") -> NoReturn:
+                  retry_for: str = f"{SUBMIT_RETRY_S // 60}m") -> NoReturn:
     """`rw submit --server URL`: the same verdict and exit codes as in-process, over HTTP."""
     from verifier.store.traces import load_bundle  # noqa: PLC0415 - start-up cost: only a submit needs it
 
@@ -40,21 +45,10 @@ def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_
     verdict = reply.body.get("verdict")
     if not isinstance(verdict, dict):
         _fail(reply)
-    if as_json:
-        click.echo(json.dumps({**verdict, "submission_id": reply.body.get("submission_id")}, indent=2,
-                              sort_keys=True))
-    else:
-        rejections = verdict.get("rejections") or []
-        head = f"{str(verdict['outcome']).upper()} {slug}/{leaf_id} by {verdict.get('actor')}"
-        if rejections:
-            first = rejections[0]
-            where = f"{first['where']}: " if first.get("where") else ""
-            click.echo(f"{head}: [{first['code']}] {where}{first['message']}")
-        else:
-            commit = f" commit {verdict['commit'][:12]}" if verdict.get("commit") else ""
-            click.echo(f"{head}: {verdict.get('summary', '')}{commit}")
+    code = show_verdict(verdict, as_json, reply.body.get("submission_id"))
+    if not as_json:
         click.echo(f"submission {reply.body.get('submission_id')}", err=True)
-    sys.exit(_OUTCOME_EXIT.get(str(verdict["outcome"]), EXIT_CRASH))
+    raise SystemExit(code)
 
 
 @cli.command("serve")
@@ -64,13 +58,13 @@ def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64))
 @click.option("--allowed-host", "allowed_hosts", multiple=True,
               help="A Host header name to answer besides the loopback names (repeatable).")
-@click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
+@click.option("--header-timeout", default=HEADER_TIMEOUT_S, show_default=True, type=click.FloatRange(0.1, 600),
               help="Seconds a client has to send the request head.")
-@click.option("--body-idle-timeout", default=15.0, show_default=True, type=click.FloatRange(0.1, 600),
+@click.option("--body-idle-timeout", default=BODY_IDLE_TIMEOUT_S, show_default=True, type=click.FloatRange(0.1, 600),
               help="Longest pause (seconds) while a body streams in.")
-@click.option("--body-timeout", default=120.0, show_default=True, type=click.FloatRange(0.1, 3600),
+@click.option("--body-timeout", default=BODY_TIMEOUT_S, show_default=True, type=click.FloatRange(0.1, 3600),
               help="Seconds a client has to send a whole body.")
-@click.option("--outage-min", default=60.0, show_default=True, type=click.FloatRange(0, None),
+@click.option("--outage-min", default=OUTAGE_MIN_S, show_default=True, type=click.FloatRange(0, None),
               help="Outages shorter than this (seconds) do not extend leaf expiry.")
 @click.option("--openapi", "print_openapi", is_flag=True, help="Print the OpenAPI description and exit.")
 def serve_cmd(host: str, port: int, workers: int, allowed_hosts: tuple[str, ...], header_timeout: float,
@@ -119,7 +113,8 @@ def board_cmd(slug: str, server: str, state: str, as_json: bool) -> None:
 @click.argument("leaf_id", required=False)
 @server_option
 @click.option("--warm", is_flag=True, help="Claim a warm extract leaf from the board instead of naming one.")
-@click.option("--ttl", default="30m", show_default=True, help="How long to hold the claim (like 30m, 2h).")
+@click.option("--ttl", default=f"{CLAIM_TTL_S // 60}m", show_default=True,
+              help="How long to hold the claim (like 30m, 2h).")
 @click.option("--json", "as_json", is_flag=True)
 def claim_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, ttl: str, as_json: bool) -> None:
     """Claim LEAF_ID (or, with --warm, a warm extract leaf) until its claim expires."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -12,8 +11,6 @@ import click
 
 from verifier.cli.agent_cmds import submit_work
 from verifier.cli.app import (
-    EXIT_CRASH,
-    EXIT_REJECTED,
     RwError,
     cli,
     fail,
@@ -22,16 +19,13 @@ from verifier.cli.app import (
     now_from_env,
 )
 from verifier.cli.service_cmds import remote_submit
+from verifier.cli.verdicts import show_verdict
+from verifier.constants import MAX_PATCH_FILE, SUBMIT_RETRY_S
 from verifier.errors import AuthError, FormatError, NotFound, Rejected, Rejection
 
 if TYPE_CHECKING:
-    from verifier.pipeline.submit import Verdict
+    pass
 
-MAX_PATCH_FILE = 20 * 1024 * 1024
-
-
-def _exit_for(verdict: Verdict) -> int:
-    return {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}[verdict.outcome]
 
 
 def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
@@ -61,7 +55,8 @@ def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (for agents).")
 @click.option("--server", metavar="URL",
               help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down.")
-@click.option("--retry-for", default="10m", show_default=True, help="With --server: how long to keep retrying.")
+@click.option("--retry-for", default=f"{SUBMIT_RETRY_S // 60}m", show_default=True,
+              help="With --server: how long to keep retrying.")
 @click.option("--summary", help="A working folder's submit: the final summary, if the trace has none yet.")
 def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
                base: str | None, as_json: bool, server: str | None, retry_for: str, summary: str | None) -> None:
@@ -99,13 +94,7 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
             click.echo(f"sealed baseline for {', '.join(sealed)}", err=True)
         if note:
             click.echo(f"note: {note}", err=True)
-    if as_json:
-        click.echo(json.dumps(verdict.to_json(), indent=2, sort_keys=True))
-    else:
-        click.echo(verdict.line())
-        for rejection in verdict.rejections[1:]:
-            click.echo(f"  also [{rejection.code}] {rejection.render()}")
-    raise SystemExit(_exit_for(verdict))
+    raise SystemExit(show_verdict(verdict.to_json(), as_json))
 
 
 def _read_bundle(trace_path: Path | None) -> tuple[dict[str, bytes], Rejection | None]:

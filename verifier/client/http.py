@@ -22,15 +22,12 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from verifier.client.loopback import is_loopback
-from verifier.errors import FormatError
+from verifier.constants import REQUEST_TIMEOUT_S, SUBMIT_RETRY_S
+from verifier.errors import FormatError, Unreachable
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 TRANSIENT = (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine, socket.timeout,
              TimeoutError)
-
-
-class Unreachable(Exception):  # noqa: N818 - names the condition the caller reports
-    """The service did not answer within the retry window."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,8 @@ def encode_form(parts: dict[str, bytes]) -> tuple[bytes, str]:
 
 
 class Client:
-    def __init__(self, url: str, token: str | None = None, *, timeout_s: float = 120.0, retry_for_s: float = 600.0,
+    def __init__(self, url: str, token: str | None = None, *, timeout_s: float = REQUEST_TIMEOUT_S,
+                 retry_for_s: float = SUBMIT_RETRY_S,
                  on_retry: Callable[[str, float], None] | None = None, keep_alive: bool = False) -> None:
         self.scheme, self.host, self.port = check_server_url(url)
         self.keep_alive = keep_alive  # keep one connection open between requests (load generators)

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-BUSY_TIMEOUT_MS = 30_000
+from verifier.constants import BUSY_TIMEOUT_MS
 
 
 class CommonsDB(Protocol):

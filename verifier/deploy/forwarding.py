@@ -33,14 +33,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from verifier.constants import FORWARD_TIMEOUT_S, MAX_RECEIVE_REQUEST, RETRY_SOON_S
 from verifier.deploy.spreading import route
 from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
-from verifier.service.githttp import MAX_RECEIVE_REQUEST, spool_body
+from verifier.service.githttp import spool_body
 from verifier.service.limits import MAX_FORM_BYTES, chunks, declared_length, too_large
 from verifier.store.home import Home
 
 FORWARDED_BY = "x-rw-forwarded-by"
-FORWARD_TIMEOUT_S = 300.0  # a submission's whole verdict, on a loaded holder
 _SUBMISSION = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})/leaves/[^/]{1,64}/submissions$")
 _PUSH_DISCOVERY = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})\.git/info/refs$")
 _PUSH = re.compile(r"^/projects/(?P<slug>[a-z0-9][a-z0-9-]{0,63})\.git/git-receive-pack$")
@@ -96,7 +96,7 @@ class Forwarder:
             await error_response(ApiError(
                 503, "retry_later", f"project {slug} is written by instance {target.instance} ({where}), which did "
                                     "not answer; nothing was kept: try again (its lease runs out if it is gone)",
-                headers={"retry-after": "1"}))(scope, receive, send)
+                headers={"retry-after": str(RETRY_SOON_S)}))(scope, receive, send)
             return
         finally:
             if body is not None:

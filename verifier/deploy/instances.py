@@ -23,6 +23,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
+from verifier.constants import LEASE_IDLE_S as IDLE_S
 from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.pipeline.ledger import ledger_head
 from verifier.store.backends import commons_dsn
@@ -39,7 +40,6 @@ log = logging.getLogger("rw.service")
 # A lease renewed less than this share of its length ago is not renewed again: the writer's lock
 # is held while the lease is checked, and a round trip per landing would be paid under it.
 RENEW_AFTER = 1 / 3
-IDLE_S = 30.0  # a project not written here for this long is let go (its lease runs out)
 READ_FRESH_S = 1.0  # how stale a non-holder's cache may be when it answers a read
 HOLDER_FRESH_S = 0.5  # how long a read of who holds a lease is trusted (routing, reads)
 _renewed: dict[tuple[str, str, str], tuple[int, float]] = {}  # (home, slug, instance) -> fence, when

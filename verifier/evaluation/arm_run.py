@@ -32,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from verifier.constants import ARM_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from verifier.errors import FormatError, NotFound
 from verifier.evaluation.arm import ARMS, Arm, ArmRun, compare_arms
 from verifier.evaluation.history import read_use
@@ -45,8 +46,6 @@ from verifier.scoring.resolution import Outcome, link_credit
 from verifier.state.view import TreeView
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
 from verifier.store.home import Anchor, Home, Settings
-
-DEFAULT_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from verifier.constants import KILL_MIN_RESOLVED
 from verifier.evaluation.intervals import Estimate, bootstrap_mean, bootstrap_ratio, wilson
 from verifier.evaluation.metrics import cost_pairs
 from verifier.evaluation.rows import Attempt, ResolvedHypothesis, ValidationResult
 from verifier.scoring.resolution import lift_term, platform_lift
 
-KILL_MIN_RESOLVED = 20
 TWELVE_MONTH_TARGET = 10
 DEFAULT_WEEKS = 12
 WEEK = timedelta(days=7)

@@ -7,11 +7,11 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, model_validator
 
+from verifier.constants import MAX_EXCERPT_CHARS
 from verifier.formats.base import Strict, Text, parse_yaml_model
 from verifier.formats.source import SourceId
 
 FindingId = Annotated[str, StringConstraints(pattern=r"^fnd_[0-9a-f]{16}$")]
-MAX_EXCERPT_CHARS = 2000
 
 
 class Location(Strict):

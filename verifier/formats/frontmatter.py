@@ -22,9 +22,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent, DocumentStartEvent, NodeEvent, ScalarEvent
 
+from verifier.constants import MAX_DOCUMENT_BYTES
 from verifier.errors import FormatError
 
-MAX_DOCUMENT_BYTES = 1024 * 1024
 MAX_DEPTH = 32
 FENCE = "---"
 

@@ -9,11 +9,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from verifier.constants import MIN_EXCERPT_CHARS
 from verifier.formats.base import HANDLE_RE, Day, Strict, parse_front_matter_model
 
 HoldType = Literal["sources", "plans", "links", "verdicts"]
 # A few letters occur in any source: an excerpt this short could pin any claim to it.
-MIN_EXCERPT_CHARS = 20
 HOLD_TYPES: tuple[HoldType, ...] = ("sources", "plans", "links", "verdicts")
 HypothesisId = Annotated[str, StringConstraints(pattern=r"^H[1-9][0-9]{0,5}$")]
 _DOMAIN_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9-]{1,63}$")

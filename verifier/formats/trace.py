@@ -19,7 +19,6 @@ TraceLevel = Literal["L1", "L2", "L3"]
 EventType = Literal["reasoning", "tool_call", "tool_result", "final"]
 BUNDLE_ORDER = ("manifest.json", "events.jsonl", "patch.diff", "context.md")
 REQUIRED_FILES = ("manifest.json", "events.jsonl", "patch.diff")
-MAX_BUNDLE_BYTES = 20 * 1024 * 1024
 
 
 class TraceManifest(Strict):

@@ -31,6 +31,7 @@ import pygit2
 
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.db import CommonsDB
+from verifier.constants import DIGEST_TTL_S
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
 from verifier.formats.layout import classify, leaf_path
@@ -65,7 +66,6 @@ CREATE TABLE IF NOT EXISTS notify_agents (agent TEXT PRIMARY KEY, operator TEXT 
 
 _LEDGER_SUBJECT = re.compile(r"^ledger: #(\d+)\b")
 MAX_ROWS_PER_PASS = 2000
-DIGEST_TTL_S = 10.0
 LEAF_CACHE_LIMIT = 50_000  # a long backlog is caught up in several passes, each one transaction
 AUTHORED_ACTIONS = ("submit", "human")
 

@@ -36,6 +36,7 @@ from typing import IO, Annotated, Generic, Literal, Protocol, overload
 
 from pydantic import Field, StringConstraints, model_validator
 
+from verifier.constants import MODEL_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from verifier.errors import VerifierError
 from verifier.formats.base import Strict
 from verifier.model.schema import (
@@ -51,7 +52,6 @@ from verifier.model.schema import (
 )
 
 BackendName = Literal["command", "recorded"]
-DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MAX_OUTPUT = 1 << 20
 STDERR_TAIL = 2000  # kept on the error
 MESSAGE_TAIL = 400  # shown in its message

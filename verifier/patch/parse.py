@@ -18,11 +18,11 @@ import zlib
 from dataclasses import dataclass
 from typing import Literal
 
+from verifier.constants import MAX_PATCH_BYTES
+from verifier.constants import MAX_PATCH_FILES as MAX_FILES
 from verifier.errors import Rejected, Rejection
 from verifier.patch.paths import path_problem
 
-MAX_PATCH_BYTES = 8 * 1024 * 1024
-MAX_FILES = 64
 REGULAR = "100644"
 _MODE_NAMES = {
     "120000": ("symlink", "a symbolic link"),

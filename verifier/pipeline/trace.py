@@ -8,22 +8,15 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from verifier.constants import MAX_BUNDLE_BYTES
+from verifier.constants import MAX_TRACE_EVENTS as MAX_EVENTS
 from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.base import validate
 from verifier.formats.ids import trace_id_for
 from verifier.formats.strictjson import loads as strict_loads
-from verifier.formats.trace import (
-    BUNDLE_ORDER,
-    MAX_BUNDLE_BYTES,
-    REQUIRED_FILES,
-    TraceEvent,
-    TraceManifest,
-    TraceRecord,
-    bundle_digest,
-)
+from verifier.formats.trace import BUNDLE_ORDER, REQUIRED_FILES, TraceEvent, TraceManifest, TraceRecord, bundle_digest
 from verifier.secrets import scan_bytes
 
-MAX_EVENTS = 200_000
 _LEVEL_RANK = {"L1": 1, "L2": 2, "L3": 3}
 
 

@@ -3,12 +3,23 @@ command line and the service."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, cast
 
 from verifier.errors import Rejection
 
 Outcome = Literal["accepted", "held", "rejected", "crash"]
+
+
+def verdict_line(outcome: str, subject: str, rejections: Sequence[Rejection] = (), detail: str = "") -> str:
+    """The one-line verdict every face prints (`rw submit` in every form, a push's `remote:` lines):
+    `OUTCOME subject: [code] where: why (+N more)` when refused, else `OUTCOME subject<detail>`."""
+    head = f"{outcome.upper()} {subject}"
+    if rejections:
+        more = f" (+{len(rejections) - 1} more)" if len(rejections) > 1 else ""
+        return f"{head}: {rejections[0].line()}{more}"
+    return head + detail
 
 
 @dataclass(frozen=True)
@@ -46,15 +57,37 @@ class Verdict:
 
     def line(self) -> str:
         """The one-line verdict for people."""
-        head = f"{self.outcome.upper()} {self.project}/{self.leaf_id or 'edit'} by {self.actor}"
-        if self.rejections:
-            first = self.rejections[0]
-            more = f" (+{len(self.rejections) - 1} more)" if len(self.rejections) > 1 else ""
-            return f"{head}: [{first.code}] {first.render()}{more}"
         detail = f": {self.summary}" if self.summary else ""
         where = f" -> queue/{','.join(self.holds)}" if self.holds else ""
         commit = f" commit {self.commit[:12]}" if self.commit else ""
-        return f"{head}{detail}{where}{commit}"
+        return verdict_line(self.outcome, f"{self.project}/{self.leaf_id or 'edit'} by {self.actor}", self.rejections,
+                            f"{detail}{where}{commit}")
+
+    def lines(self) -> list[str]:
+        """The verdict for people: the one line, then every further rejection (`  also ...`)."""
+        return [self.line(), *(f"  also {rejection.line()}" for rejection in self.rejections[1:])]
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, object]) -> Verdict:
+        """The verdict a service answered (`to_json`), back as the value, for the same rendering."""
+        def text(key: str) -> str | None:
+            value = body.get(key)
+            return None if value is None else str(value)
+
+        def items(key: str) -> list[object]:
+            value = body.get(key)
+            return list(value) if isinstance(value, list) else []
+
+        seq = body.get("ledger_seq")
+        # An outcome this version does not know keeps its name; its exit code is a crash's.
+        return cls(outcome=cast(Outcome, str(body.get("outcome"))), ledger_seq=seq if isinstance(seq, int) else None,
+                   project=str(body.get("project", "")), leaf_id=text("leaf_id"), actor=str(body.get("actor", "")),
+                   summary=str(body.get("summary") or ""),
+                   rejections=[Rejection(str(r.get("code")), str(r.get("message")),
+                                         None if r.get("where") is None else str(r.get("where")))
+                               for r in items("rejections") if isinstance(r, dict)],
+                   commit=text("commit"), tip=text("tip"), trace_id=text("trace_id"),
+                   holds=[str(h) for h in items("holds")], notes=[str(n) for n in items("notes")])
 
     def to_json(self) -> VerdictJson:
         return {

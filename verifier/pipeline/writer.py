@@ -40,6 +40,7 @@ from pathlib import Path
 
 import pygit2
 
+from verifier.constants import QUARANTINE_MAX_AGE_S
 from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
 from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, row_hash
@@ -54,7 +55,6 @@ CrashPoint = Callable[[str], None]
 CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable steps of a landing, in order
 # Git's own lock files a killed writer can leave; only ever removed under the project's lock.
 _GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock", "refs/rw/staged.lock")
-QUARANTINE_MAX_AGE_S = 6 * 3600  # far longer than any push's hook may take
 
 
 def no_crash(_step: str) -> None:

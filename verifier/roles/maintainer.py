@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from verifier.constants import MAX_DIAGNOSES
 from verifier.formats.base import iso
 from verifier.formats.skill import SKILL_KINDS
 from verifier.model.adapter import Backend, ModelError, backend_from_config
@@ -40,8 +41,6 @@ from verifier.roles.patterns import (
 from verifier.roles.traceindex import TraceIndex
 from verifier.store.files import exclusive_lock, write_atomic
 from verifier.store.home import Home
-
-MAX_DIAGNOSES = 5  # model calls per pass: the biggest failure groups first
 
 
 @dataclass(frozen=True)

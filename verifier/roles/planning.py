@@ -27,16 +27,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from verifier.constants import LEAF_TTL, WARM_MAX_BYTES, WARM_POOL, WARM_TTL
 from verifier.formats.base import iso
+from verifier.formats.duration import parse_duration
 from verifier.formats.leaf import LeafContract, LeafKind, default_write_rules
 
 PLANNER = "planner"
 LINK_BATCH = 10  # findings per link leaf: enough to see a pattern, small enough to finish
 MAX_EXTRACT_FAILURES = 3  # rejected extract attempts on one source before the Planner stops trying
 GUIDE_REPEATS = 3  # rejections of one kind with one reason before a guide leaf is asked for
-WARM_POOL = 3
-WARM_MAX_BYTES = 20_000  # a warm leaf must finish in under a minute: small sources only
-_CADENCE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True)
@@ -71,8 +70,8 @@ class OpenLeaf:
 @dataclass(frozen=True)
 class Settings:
     warm_pool: int = WARM_POOL
-    leaf_ttl: timedelta = timedelta(days=7)
-    warm_ttl: timedelta = timedelta(hours=24)
+    leaf_ttl: timedelta = LEAF_TTL
+    warm_ttl: timedelta = WARM_TTL
     link_batch: int = LINK_BATCH
 
 
@@ -167,7 +166,7 @@ def leaf_keys(contract: LeafContract) -> frozenset[str]:
 
 def cadence(text: str) -> timedelta:
     """PROJECT.md's loop_cadence (20m, 1h, 1d, 90s) as a duration."""
-    return timedelta(seconds=int(text[:-1]) * _CADENCE_UNITS[text[-1]])
+    return parse_duration(text, "loop_cadence")
 
 
 def due(last_wake: datetime | None, loop_cadence: str, now: datetime) -> bool:

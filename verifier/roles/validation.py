@@ -32,6 +32,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from verifier.constants import WORKER_TIMEOUT_S
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Strict, iso
 from verifier.formats.frontmatter import load_front_matter
@@ -47,7 +48,6 @@ from verifier.writes.project import add_leaf, init_project
 
 DEFAULT_SET = Path(__file__).resolve().parents[2] / "fixtures" / "validation"
 WORKER = ("validation-worker", "platform")
-WORKER_TIMEOUT_S = 600.0
 
 
 class ServedSource(Strict):

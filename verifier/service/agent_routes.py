@@ -16,12 +16,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from verifier.errors import FormatError
+from verifier.errors import FormatError, NotFound
 from verifier.formats.layout import FIELD_GUIDE, leaf_path, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.payload import leaf_payload
 from verifier.service.core import Service, clock
-from verifier.service.errors import ApiError
 from verifier.service.githttp import git_http
 from verifier.service.routes import actor_of, path, reply, service
 
@@ -34,14 +33,14 @@ def payload_of(svc: Service, slug: str, leaf_id: str) -> dict[str, Any]:
     repo = svc.project(slug)
     tip = repo.tip()
     if tip is None:
-        raise ApiError(404, "no_project", "the project has no commits yet")
+        raise NotFound("the project has no commits yet", code="no_project")
     view = repo.view(tip)
     if view.read(leaf_path(leaf_id)) is None:
-        raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+        raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
     try:
         payload = leaf_payload(view, leaf_id)
     except FormatError as exc:
-        raise ApiError(409, "leaf_unreadable", f"the leaf contract cannot be read: {exc}") from exc
+        raise FormatError(f"the leaf contract cannot be read: {exc}", code="leaf_unreadable") from exc
     summary = svc.leaf(slug, leaf_id)
     guide = view.read(FIELD_GUIDE)
     return {"project": slug, "tip": tip, "state": summary["state"], **payload,
@@ -51,25 +50,25 @@ def payload_of(svc: Service, slug: str, leaf_id: str) -> dict[str, Any]:
 def source_text_of(svc: Service, slug: str, source_id: str) -> dict[str, Any]:
     """The derived text excerpts are matched against (offsets count code points into it)."""
     if not SOURCE_ID_RE.match(source_id):
-        raise ApiError(404, "no_source", f"{source_id[:70]!r} is not a source id (src_ and 16 hex digits)")
+        raise NotFound(f"{source_id[:70]!r} is not a source id (src_ and 16 hex digits)", code="no_source")
     repo = svc.project(slug)
     tip = repo.tip()
     view = repo.view(tip) if tip is not None else None
     record_data = view.read(source_record_path(source_id)) if view is not None else None
     if view is None or record_data is None:
-        raise ApiError(404, "no_source", f"there is no source {source_id} in {slug}")
+        raise NotFound(f"there is no source {source_id} in {slug}", code="no_source")
     try:
         record = parse_source(record_data, source_record_path(source_id))
     except FormatError as exc:
-        raise ApiError(409, "source_unreadable", str(exc)) from exc
+        raise FormatError(str(exc), code="source_unreadable") from exc
     where = source_bytes_path(source_id, EXTENSION_BY_MEDIA_TYPE[record.media_type])
     raw, blob = view.read(where), view.blob_id(where)
     if raw is None or blob is None:
-        raise ApiError(404, "no_source", f"source {source_id} has no retained bytes at {where}")
+        raise NotFound(f"source {source_id} has no retained bytes at {where}", code="no_source")
     try:
         text = svc.home.source_text(blob, raw, record.media_type)
     except ValueError as exc:
-        raise ApiError(409, "source_unreadable", f"{source_id}: {exc}") from exc
+        raise FormatError(f"{source_id}: {exc}", code="source_unreadable") from exc
     return {"project": slug, "source_id": source_id, "media_type": record.media_type, "revision": tip,
             "text": text}
 

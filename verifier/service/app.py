@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from verifier.deploy.forwarding import Forwarder
 from verifier.deploy.spreading import keep_instance
+from verifier.errors import VerifierError
 from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.agent_routes import AGENT_ROUTES
 from verifier.service.auth import host_name, origin_allowed, token_in_url
@@ -47,7 +48,6 @@ from verifier.service.warm import WARM_ROUTES
 access_log = logging.getLogger("rw.access")
 log = logging.getLogger("rw.service")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 
 class Guard:
@@ -98,20 +98,8 @@ class Guard:
                         (time.perf_counter() - started) * 1000, actor)
 
 
-async def api_error(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return error_response(exc)
-
-
-async def http_error(_request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(ApiError(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})))
-
-
-async def internal_error(_request: Request, exc: Exception) -> Response:
-    log.error("internal error: %s", type(exc).__name__, exc_info=exc)
-    return error_response(ApiError(500, "internal", "the service failed on this request; it was logged"))
+async def error_answer(_request: Request, exc: Exception) -> Response:
+    return error_response(exc)  # the one map from errors to answers (verifier.service.errors)
 
 
 def _beat(heartbeat: Heartbeat, every_s: float, stop: threading.Event) -> None:
@@ -149,7 +137,7 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
                 heartbeat.beat(clock(), stopped=True)
 
     app = Starlette(routes=[*AGENT_ROUTES, *WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
-        ApiError: api_error, HTTPException: http_error, Exception: internal_error})
+        VerifierError: error_answer, HTTPException: error_answer, Exception: error_answer})
     forwarder = Forwarder(app, lambda: the_service().home, idle_s=config.body_idle_timeout_s,
                           total_s=config.body_timeout_s)
     return Guard(forwarder, config)

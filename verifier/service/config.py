@@ -12,6 +12,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifier.constants import (
+    BODY_IDLE_TIMEOUT_S,
+    BODY_TIMEOUT_S,
+    CLAIM_TTL_MAX_S,
+    CLAIM_TTL_S,
+    HEADER_TIMEOUT_S,
+    HEARTBEAT_S,
+    MAX_JSON_BODY_BYTES,
+    OUTAGE_MIN_S,
+)
 from verifier.errors import FormatError
 from verifier.store.fetcher import Fetcher, HttpFetcher, OfflineFetcher
 from verifier.store.home import Home
@@ -28,14 +38,14 @@ class ServiceConfig:
     port: int = 8765
     allowed_hosts: tuple[str, ...] = ()  # Host header names besides the loopback ones
     workers: int = 2
-    header_timeout_s: float = 10.0  # the whole request head must arrive within this
-    body_idle_timeout_s: float = 15.0  # the longest pause allowed while a body streams in
-    body_timeout_s: float = 120.0  # the whole body must arrive within this
-    max_json_bytes: int = 64 * 1024
-    claim_ttl_s: int = 1800  # a claim's default lifetime
-    claim_ttl_max_s: int = 7 * 86400
-    outage_min_s: float = 60.0  # shorter outages do not extend leaves
-    heartbeat_s: float = 5.0
+    header_timeout_s: float = HEADER_TIMEOUT_S
+    body_idle_timeout_s: float = BODY_IDLE_TIMEOUT_S
+    body_timeout_s: float = BODY_TIMEOUT_S
+    max_json_bytes: int = MAX_JSON_BODY_BYTES
+    claim_ttl_s: int = CLAIM_TTL_S
+    claim_ttl_max_s: int = CLAIM_TTL_MAX_S
+    outage_min_s: float = OUTAGE_MIN_S
+    heartbeat_s: float = HEARTBEAT_S
 
     def host_names(self) -> frozenset[str]:
         names = {*LOOPBACK_NAMES, *(name.lower() for name in self.allowed_hosts)}

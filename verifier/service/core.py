@@ -20,9 +20,11 @@ from pydantic import ValidationError
 from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
+from verifier.constants import RETRY_SOON_S
 from verifier.deploy.instances import fresh_for_reading
 from verifier.errors import (
     AuthError,
+    ConflictError,
     FormatError,
     HistoryBrokenError,
     LedgerIntegrityError,
@@ -105,31 +107,27 @@ class Service:
     # who and what ---------------------------------------------------------------------------------
 
     def authenticate(self, token: str) -> Actor:
-        try:
-            return self.commons.authenticate(token)
-        except AuthError as exc:
-            raise ApiError(401, "bad_token", str(exc), headers={"www-authenticate": 'Bearer error="invalid_token"'}) \
-                from exc
+        return self.commons.authenticate(token)  # an AuthError answers 401 `bad_token` (verifier.errors)
 
     def project(self, slug: str) -> ProjectRepo:
         if not SLUG_RE.match(slug):
-            raise ApiError(404, "no_project", f"there is no project {slug[:70]!r}")
+            raise NotFound(f"there is no project {slug[:70]!r}", code="no_project")
         try:
             fresh_for_reading(self.home, slug)  # several instances: a cache this instance does not write
             return self.home.project(slug)
         except NotFound as exc:
-            raise ApiError(404, "no_project", f"there is no project {slug!r}") from exc
+            raise NotFound(f"there is no project {slug!r}", code="no_project") from exc
 
     def _tip_view(self, repo: ProjectRepo) -> GitTree:
         tip = repo.tip()
         if tip is None:
-            raise ApiError(404, "no_project", "the project has no commits yet")
+            raise NotFound("the project has no commits yet", code="no_project")
         return repo.view(tip)
 
     @staticmethod
     def check_leaf_id(leaf_id: str) -> None:
         if not LEAF_ID_RE.match(leaf_id):
-            raise ApiError(404, "no_leaf", f"{leaf_id[:70]!r} is not a leaf id ([a-z0-9][a-z0-9-]{{2,63}})")
+            raise NotFound(f"{leaf_id[:70]!r} is not a leaf id ([a-z0-9][a-z0-9-]{{2,63}})", code="no_leaf")
 
     # reading ----------------------------------------------------------------------------------------
 
@@ -166,7 +164,7 @@ class Service:
         view = self._tip_view(repo)
         contract = self.contracts.contract(view, leaf_id)
         if contract is None:
-            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+            raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
         claim = self.commons.claims(slug, now=now).get(leaf_id)
         state = leaf_state(view, contract, claim, now)
@@ -179,7 +177,7 @@ class Service:
         try:
             rows = rows_from(view, after + 1, limit)
         except (FormatError, LedgerIntegrityError) as exc:
-            raise ApiError(409, "ledger_unreadable", f"the ledger cannot be read: {exc}") from exc
+            raise LedgerIntegrityError(f"the ledger cannot be read: {exc}") from exc
         return {"project": slug, "rows": [json.loads(row_line(row)) for row in rows]}
 
     def digest(self, slug: str) -> Digest:
@@ -200,7 +198,7 @@ class Service:
         record = self.journal.get(submission_id) if SUBMISSION_ID_RE.match(submission_id) else None
         # Another agent's submission is "not found": ids are not for probing.
         if record is None or record.agent != actor.handle:
-            raise ApiError(404, "no_submission", f"you have no submission {submission_id[:40]!r}")
+            raise NotFound(f"you have no submission {submission_id[:40]!r}", code="no_submission")
         return record.to_json()
 
     # side effects -------------------------------------------------------------------------------------
@@ -211,13 +209,13 @@ class Service:
         view = self._tip_view(self.project(slug))
         contract = self.contracts.contract(view, leaf_id)
         if contract is None:
-            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+            raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
         state = leaf_state(view, contract, None, now)
         if state in ("accepted", "held", "rejected", "reverted"):
-            raise ApiError(409, "leaf_closed", f"leaf {leaf_id} is closed ({state})")
+            raise ConflictError(f"leaf {leaf_id} is closed ({state})", code="leaf_closed")
         if state == "expired":
-            raise ApiError(409, "leaf_expired", f"leaf {leaf_id} expired at {iso(contract.expires_at)}")
+            raise ConflictError(f"leaf {leaf_id} expired at {iso(contract.expires_at)}", code="leaf_expired")
         ttl = request.ttl_s or self.config.claim_ttl_s
         if ttl > self.config.claim_ttl_max_s:
             raise ApiError(422, "invalid_body", f"field ttl_s: at most {self.config.claim_ttl_max_s} seconds")
@@ -233,7 +231,7 @@ class Service:
         self.check_leaf_id(leaf_id)
         self.project(slug)
         if not self.commons.release(slug, leaf_id, actor.handle, now=clock()):
-            raise ApiError(404, "no_claim", f"you hold no live claim on {leaf_id}")
+            raise NotFound(f"you hold no live claim on {leaf_id}", code="no_claim")
         return Answer(200, {"project": slug, "leaf_id": leaf_id, "released": True}, {})
 
     def post(self, actor: Actor, slug: str, leaf_id: str, body: dict[str, Any]) -> Answer:
@@ -241,7 +239,7 @@ class Service:
         self.check_leaf_id(leaf_id)
         view = self._tip_view(self.project(slug))
         if self.contracts.contract(view, leaf_id) is None:
-            raise ApiError(404, "no_leaf", f"there is no leaf {leaf_id} in {slug}")
+            raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
 
         def tell(handles: list[str]) -> None:
@@ -289,18 +287,14 @@ class Service:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
                                                    files.get("patch.diff", b""), files, token),
                              now=now, fetcher=self.runtime.fetcher)
-        except AuthError as exc:
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
-            raise ApiError(401, "bad_token", str(exc)) from exc
-        except NotFound as exc:
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
-            raise ApiError(404, "no_project", str(exc)) from exc
-        except HistoryBrokenError as exc:
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
-            raise write_refusal(exc) from exc
-        except RetryableError as exc:  # nothing kept: the same Idempotency-Key runs again on the retry
-            self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="interrupted")
-            raise write_refusal(exc) from exc
+        except (AuthError, NotFound, HistoryBrokenError, RetryableError) as exc:
+            # Retryable: nothing kept, the same Idempotency-Key runs again on the retry. The answer is
+            # the error's own (verifier.service.errors); a project that vanished is `no_project`.
+            self.journal.finish(record.id, {"error": str(exc)}, now=clock(),
+                                state="interrupted" if isinstance(exc, RetryableError) else "failed")
+            if isinstance(exc, NotFound):
+                raise NotFound(str(exc), code="no_project") from exc
+            raise
         body = verdict.to_json()
         self.journal.finish(record.id, dict(body), now=clock())
         self.crash_point("respond")
@@ -321,10 +315,8 @@ class Service:
         lease = timedelta(seconds=self.home.settings.backends.lease_s)
         if not self.journal.abandoned(record.id, started_before=clock() - lease):
             return False
-        try:
-            settle(self.home, self.journal, record, self.contracts, clock())
-        except RetryableError as exc:  # another live instance took the project first: retry there
-            raise write_refusal(exc) from exc
+        # A RetryableError here: another live instance took the project first, so retry there (503).
+        settle(self.home, self.journal, record, self.contracts, clock())
         return True
 
     def _replay(self, record: Record, digest_hex: str) -> Answer:
@@ -333,9 +325,9 @@ class Service:
                                                           "use a new key for a new submission")
         if record.state == "running":
             raise ApiError(409, "in_progress", f"submission {record.id} with this Idempotency-Key is still running",
-                           headers={"retry-after": "1"})
+                           headers={"retry-after": str(RETRY_SOON_S)})
         if record.verdict is None or record.state == "failed":
-            raise ApiError(409, "failed_attempt", f"submission {record.id} did not reach a verdict; use a new key")
+            raise ConflictError(f"submission {record.id} did not reach a verdict; use a new key", code="failed_attempt")
         status = 200 if _status_of(record.verdict) == 201 else _status_of(record.verdict)  # 200: nothing new
         return Answer(status, {"submission_id": record.id, "verdict": record.verdict},
                       {"location": f"/submissions/{record.id}", "idempotent-replayed": "true", **self._ran_here()})
@@ -352,20 +344,10 @@ class Service:
             log.exception("telling Commons about a verdict in %s failed", slug)
 
 
-def write_refusal(exc: HistoryBrokenError | RetryableError) -> ApiError:
-    """A write the project refuses: its history is broken (409 until `rw repair`), or the machine
-    failed (503, try again)."""
-    if isinstance(exc, HistoryBrokenError):
-        return ApiError(409, "history_broken", str(exc))
-    return ApiError(503, "retry_later", str(exc), headers={"retry-after": "5"})
-
-
 def writable(home: Home, slug: str) -> None:
-    """Refuse, before anything is recorded, a write to a project whose history is broken."""
-    try:
-        ProjectWriter.refuse_if_broken(home, slug)
-    except HistoryBrokenError as exc:
-        raise write_refusal(exc) from exc
+    """Refuse, before anything is recorded, a write to a project whose history is broken (409
+    `history_broken` until `rw repair`, the error's own answer)."""
+    ProjectWriter.refuse_if_broken(home, slug)
 
 
 def _status_of(verdict: dict[str, Any]) -> int:

@@ -28,6 +28,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from verifier.constants import MAX_RECEIVE_REQUEST, MAX_UPLOAD_REQUEST
+from verifier.errors import NotFound
 from verifier.formats.base import SLUG_RE
 from verifier.service.auth import bearer_token
 from verifier.service.core import Service
@@ -37,8 +39,6 @@ from verifier.store.backends import backend_environment
 log = logging.getLogger("rw.service")
 UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
 SMART_PATHS = frozenset({"info/refs", UPLOAD, RECEIVE})
-MAX_UPLOAD_REQUEST = 16 * 1024 * 1024  # negotiation lines ("want"/"have"): generous for any project
-MAX_RECEIVE_REQUEST = 256 * 1024 * 1024  # a pushed pack
 RECEIVE_TIME_FACTOR = 10  # a push may take this many times the service's body timeout
 CHUNK = 64 * 1024
 # Headers git's CGI may set that we pass on; anything else it prints stays on the server.
@@ -70,11 +70,11 @@ def _backend() -> str:
 def service_of(rest: str, query: str) -> str:
     """Which git service a request runs; 404 for anything but the smart protocol's paths."""
     if rest not in SMART_PATHS:
-        raise ApiError(404, "not_found", "only git's smart HTTP protocol is served here")
+        raise NotFound("only git's smart HTTP protocol is served here", code="not_found")
     if rest == "info/refs":
         wanted = dict(part.partition("=")[::2] for part in query.split("&") if part).get("service")
         if wanted not in (UPLOAD, RECEIVE):
-            raise ApiError(404, "not_found", "the dumb HTTP protocol is not served; use a git that speaks smart HTTP")
+            raise NotFound("the dumb HTTP protocol is not served; use a git that speaks smart HTTP", code="not_found")
         return wanted
     return rest
 
@@ -223,7 +223,7 @@ async def git_http(request: Request) -> Response:
     svc: Service = request.app.state.service
     slug, rest = request.path_params["slug"], request.path_params["rest"]
     if not SLUG_RE.match(slug):
-        raise ApiError(404, "no_project", f"there is no project {slug[:70]!r}")
+        raise NotFound(f"there is no project {slug[:70]!r}", code="no_project")
     service = service_of(rest, request.url.query)
     if (request.method == "POST") != (rest != "info/refs"):
         raise ApiError(405, "method_not_allowed", "info/refs is read with GET; the services are POSTed to")

@@ -22,9 +22,9 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 from starlette.requests import ClientDisconnect
 
+from verifier.constants import MAX_BUNDLE_BYTES, MAX_PATCH_BYTES
 from verifier.formats.strictjson import loads as strict_loads
-from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES
-from verifier.patch.parse import MAX_PATCH_BYTES
+from verifier.formats.trace import BUNDLE_ORDER
 from verifier.service.errors import ApiError
 
 if TYPE_CHECKING:

@@ -6,17 +6,17 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from verifier.constants import CLAIM_TTL_MAX_S, CLAIM_TTL_S, MAX_MESSAGE_CHARS
 from verifier.formats.base import Handle, Strict
-
-MAX_MESSAGE_CHARS = 4000
 
 
 class ClaimRequest(Strict):
     """POST /projects/{slug}/leaves/{leaf_id}/claim. `agent`, when given, must be the token's agent."""
 
     agent: Handle | None = None
-    ttl_s: int | None = Field(default=None, ge=1, le=7 * 86400,
-                              description="how long to hold the claim (default 1800 s; never past the leaf's expiry)")
+    ttl_s: int | None = Field(default=None, ge=1, le=CLAIM_TTL_MAX_S,
+                              description=f"how long to hold the claim (default {CLAIM_TTL_S} s; never past the leaf's "
+                                          "expiry)")
 
 
 class ThreadPost(Strict):

@@ -21,9 +21,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from verifier.errors import NotFound, VerifierError
 from verifier.roles.planner import wake
 from verifier.service.core import Answer, Service, _asserted_body, claim_json, clock
-from verifier.service.errors import ApiError
 from verifier.service.limits import read_json
 from verifier.service.routes import actor_of, answer, path, service
 from verifier.service.schemas import ClaimRequest
@@ -52,14 +52,14 @@ def claim_warm(svc: Service, actor: Actor, slug: str, body: dict[str, Any]) -> A
             continue
         try:
             claimed = svc.claim(actor, slug, leaf.contract.leaf_id, body)
-        except ApiError as exc:
+        except VerifierError as exc:
             if exc.code in ("leaf_claimed", "leaf_closed", "leaf_expired"):
                 continue  # another agent got there first: try the next warm leaf
             raise
         _top_up(svc, slug)
         return _answer(slug, leaf, claimed.body, 200)
-    raise ApiError(404, "no_warm_leaf", f"{slug} has no open warm leaf right now; try the board "
-                                        f"(GET /projects/{slug}/leaves) or come back after the Planner's next wake")
+    raise NotFound(f"{slug} has no open warm leaf right now; try the board (GET /projects/{slug}/leaves) or come "
+                   "back after the Planner's next wake", code="no_warm_leaf")
 
 
 def _answer(slug: str, leaf: BoardLeaf, claim: dict[str, Any], status: int) -> Answer:

@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
+from verifier.constants import LEASE_S
 from verifier.errors import FormatError
 from verifier.formats.base import Strict
 from verifier.formats.trace import TraceRecord
@@ -44,7 +45,7 @@ class Backends(Strict):
     # holds the project's lease in the PostgreSQL Commons (verifier.deploy.instances).
     instance: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,64}$")
     instance_address: str = ""
-    lease_s: float = Field(default=8.0, gt=0, le=600)  # the failover time: a dead holder's lease runs out
+    lease_s: float = Field(default=LEASE_S, gt=0, le=600)  # the failover time: a dead holder's lease runs out
 
 
 class TraceBackend(Protocol):

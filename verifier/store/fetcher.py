@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from verifier.constants import FETCH_MAX_REDIRECTS, FETCH_TIMEOUT_S, MAX_SOURCE_BYTES
 from verifier.formats.fetch import FetchHop, FetchOutcome, FetchStatus
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -332,9 +333,9 @@ class HttpFetcher:
         self,
         *,
         user_agent: str,
-        timeout_s: float = 10.0,
-        max_bytes: int = 20 * 1024 * 1024,
-        max_redirects: int = 5,
+        timeout_s: float = FETCH_TIMEOUT_S,
+        max_bytes: int = MAX_SOURCE_BYTES,
+        max_redirects: int = FETCH_MAX_REDIRECTS,
         allow_private_addresses: bool = False,
     ) -> None:
         if not user_agent.strip() or not user_agent.isascii() or not user_agent.isprintable():

@@ -32,6 +32,7 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
+from verifier.constants import WARM_POOL
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
@@ -83,7 +84,7 @@ class Settings(Strict):
     # leaves of a kind (kinds not named: 20; 0 never), and the platform-run validation worker.
     maintainer_every: dict[str, int] = Field(default_factory=dict)
     validation_worker: list[str] | None = None
-    warm_pool: int = Field(default=3, ge=0, le=50)  # warm extract leaves the Planner keeps open (§9.1)
+    warm_pool: int = Field(default=WARM_POOL, ge=0, le=50)  # warm extract leaves the Planner keeps open (§9.1)
     # Operators the steward recruited personally: left out of the 12-month signal (docs/eval.md).
     recruited_by_steward: list[str] = Field(default_factory=list)
     # The controlled arm's worker commands (argument lists), by arm: "single" and "swarm".

@@ -21,10 +21,11 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from verifier.constants import QUARANTINE_PER_AGENT
 from verifier.errors import ConflictError
 from verifier.formats.ids import TRACE_ID_RE
 from verifier.formats.trace import BUNDLE_ORDER, TraceRecord
-from verifier.store.traces import QUARANTINE_DIR, QUARANTINE_PER_AGENT
+from verifier.store.traces import QUARANTINE_DIR
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _TAKEN = {"412", "PreconditionFailed", "409", "ConditionalRequestConflict"}

@@ -14,10 +14,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from verifier.constants import GIT_TIMEOUT_S
 from verifier.errors import HistoryBrokenError, RetryableError
 
 BRANCH_REF = "refs/heads/main"
-GIT_TIMEOUT_S = 120
 # Lines of a refused ref update in `git push --porcelain` output: the host's branch is elsewhere.
 _MOVED = ("[rejected]", "stale info", "fetch first", "non-fast-forward")
 

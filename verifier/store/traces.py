@@ -18,13 +18,13 @@ import tempfile
 import zlib
 from pathlib import Path
 
+from verifier.constants import MAX_BUNDLE_BYTES, QUARANTINE_PER_AGENT
 from verifier.errors import ConflictError, Rejected, Rejection
 from verifier.formats.ids import TRACE_ID_RE
-from verifier.formats.trace import BUNDLE_ORDER, MAX_BUNDLE_BYTES, TraceRecord
+from verifier.formats.trace import BUNDLE_ORDER, TraceRecord
 from verifier.store.files import fsync_dir, private_dir, write_atomic
 
 # Refused attempts' bundles kept per agent (traces/.quarantine/<agent>/), newest first.
-QUARANTINE_PER_AGENT = 8
 QUARANTINE_DIR = ".quarantine"
 
 

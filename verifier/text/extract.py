@@ -29,6 +29,7 @@ from bs4.element import (
     TemplateString,
 )
 
+from verifier.constants import MAX_PDF_BYTES, MAX_PDF_PAGES
 from verifier.text.normalize import normalize
 
 # The derived text depends on the exact versions of the libraries that produce it and on the
@@ -40,11 +41,6 @@ EXTRACTOR_VERSION: Final[str] = (
 )
 
 SUPPORTED_MEDIA_TYPES: Final = ("text/plain", "text/html", "application/pdf")
-
-# Resource guards: PDF parsing cost grows with size and page count, and a verifier that any
-# agent can call must not be made to chew on an arbitrarily large document.
-MAX_PDF_BYTES: Final[int] = 20 * 1024 * 1024
-MAX_PDF_PAGES: Final[int] = 500
 
 # The HTML standard's encoding prescan looks at the first 1024 bytes for a meta charset; using
 # the same window means a page decodes here the way a browser would decode it.

@@ -21,7 +21,7 @@ from verifier.errors import ConflictError, FormatError, NotFound, Rejected, Reje
 from verifier.patch.parse import parse_patch
 from verifier.pipeline.secrets_gate import gate_patch
 from verifier.pipeline.submit import Attempt, Submission, accept, land_refusal
-from verifier.pipeline.verdict import Verdict
+from verifier.pipeline.verdict import Verdict, verdict_line
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -39,9 +39,10 @@ class PushVerdict:
     commit: str
     outcome: str  # ACCEPTED, REJECTED, or NOT LANDED (another commit of the push was refused)
     text: str
+    rejection: Rejection | None = None  # why REJECTED
 
     def line(self) -> str:
-        return f"{self.outcome} {self.commit[:12]} {self.text}"
+        return verdict_line(self.outcome, f"{self.commit[:12]} {self.text}", [self.rejection] if self.rejection else [])
 
 
 def pushed_commits(repo: pygit2.Repository, new: str, tip: str) -> list[pygit2.Commit]:
@@ -134,11 +135,8 @@ def land_push(home: Home, writer: ProjectWriter, actor: Actor, token: str, commi
 
 def _refused(commits: list[pygit2.Commit], judged: list[PushVerdict], attempt: Attempt,
              exc: Rejected) -> list[PushVerdict]:
-    first = exc.headline
-    where = f"{first.where}: " if first.where else ""
     lines = [PushVerdict(v.commit, "NOT LANDED", "(the push is all or nothing)") for v in judged]
-    lines.append(PushVerdict(str(commits[len(judged)].id), "REJECTED",
-                             f"{attempt.subject}: [{first.code}] {where}{first.message}"))
+    lines.append(PushVerdict(str(commits[len(judged)].id), "REJECTED", attempt.subject, exc.headline))
     lines += [PushVerdict(str(c.id), "NOT LANDED", "(not judged: an earlier commit was refused)")
               for c in commits[len(judged) + 1:]]
     return lines

@@ -1,0 +1,134 @@
+"""The verifier's frozen numbers: every size, cap, floor, TTL, timeout, retry window and budget
+that is policy, each with the reason it has the value it has, auditable in one read.
+
+Modules import these and keep no copy (`tests/test_constants.py` greps `verifier/` for the
+literals). A number that only shapes an algorithm (a scanner's window, a page size of the UI) stays
+beside its code; a number someone could argue about belongs here. Changing one changes what the
+verifier accepts, so it is a decision: say why in the commit, and in `docs/` where the number is
+documented.
+
+Named `constants`, not `policy`: "policy" is already a project's own, editable rules in PROJECT.md
+(`source_policy`, `holds`, `verifier.checks.policy`), and these are the opposite, fixed in code.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Final
+
+# Units of size, so a cap reads as what it is (20 * MIB, not 20971520).
+KIB: Final = 1024
+MIB: Final = 1024 * KIB
+
+# What an agent sends -------------------------------------------------------------------------------
+# A trace bundle: the design's cap per bundle; past it the skill truncates tool results, never reasoning.
+MAX_BUNDLE_BYTES: Final = 20 * MIB
+# `rw submit` reads no patch file larger than a bundle may be: past that it can never be sent.
+MAX_PATCH_FILE: Final = MAX_BUNDLE_BYTES
+# A patch: far past any leaf's honest change (a few findings), small enough to apply in memory.
+MAX_PATCH_BYTES: Final = 8 * MIB
+# Files one patch may touch: a leaf writes a handful; more is a sign of something else.
+MAX_PATCH_FILES: Final = 64
+# Events in one trace: a day of tool calls, and a bound on the reader's work.
+MAX_TRACE_EVENTS: Final = 200_000
+# One tool result, as the recorder keeps it: longer output is cut so the bundle keeps its room.
+MAX_TOOL_EVENT_CHARS: Final = 2 * MIB
+# A JSON request body (a claim, a thread post): these bodies are a few hundred bytes.
+MAX_JSON_BODY_BYTES: Final = 64 * KIB
+# A message or question on a leaf's thread: a paragraph, not a document.
+MAX_MESSAGE_CHARS: Final = 4000
+# git over HTTP: negotiation lines ("want"/"have") are generous for any project at 16 MB...
+MAX_UPLOAD_REQUEST: Final = 16 * MIB
+# ...and a person's pushed pack may be large (a report with figures), but not unbounded.
+MAX_RECEIVE_REQUEST: Final = 256 * MIB
+
+# What the verifier reads from the world and the repository -----------------------------------------
+# A fetched source: a long paper or web page fits; the fetcher stops reading past this.
+MAX_SOURCE_BYTES: Final = 20 * MIB
+# PDF parsing cost grows with size and page count, and a verifier any agent can call must not be
+# made to chew on an arbitrarily large document: no larger than a fetch may be, no more pages.
+MAX_PDF_BYTES: Final = MAX_SOURCE_BYTES
+MAX_PDF_PAGES: Final = 500
+# Seconds a fetch may take, and the redirects it may follow, before the source is `failed`.
+FETCH_TIMEOUT_S: Final = 10.0
+FETCH_MAX_REDIRECTS: Final = 5
+# A Markdown document with front matter in the repository: no report is near a megabyte.
+MAX_DOCUMENT_BYTES: Final = MIB
+# A finding's excerpt: a quote, not a copy of the source (docs/format.md).
+MAX_EXCERPT_CHARS: Final = 2000
+# The default floor on an excerpt (after normalization): shorter quotes match by accident.
+MIN_EXCERPT_CHARS: Final = 20
+
+# What a leaf kind asks for (docs/format.md, the design's leaf kinds) ----------------------------------
+# An extract leaf lands 3 to 15 findings (the design's extract kind): fewer is not worth a leaf.
+MIN_FINDINGS: Final = 3
+MAX_FINDINGS: Final = 15
+# A scout leaf stages 1 to 5 sources with their bytes (the design's scout kind).
+MIN_SOURCES: Final = 1
+MAX_SOURCES: Final = 5
+# FIELD-GUIDE.md stays short enough that every worker reads all of it (design §3.9).
+MAX_GUIDE_LINES: Final = 150
+# A warm leaf's source: it must finish in under a minute, so small sources only (design §9.1).
+WARM_MAX_BYTES: Final = 20_000
+# Warm extract leaves the Planner keeps open by default (settings `warm_pool`).
+WARM_POOL: Final = 3
+# A leaf the Planner makes lives a week; a warm one a day (it is for the next newcomer).
+LEAF_TTL: Final = timedelta(days=7)
+WARM_TTL: Final = timedelta(hours=24)
+
+# Claims and the service's clocks -------------------------------------------------------------------
+# A claim lasts half an hour unless asked otherwise: one leaf's work, with room.
+CLAIM_TTL_S: Final = 1800
+# No claim outlives a week: a forgotten claim must not hold a leaf for good.
+CLAIM_TTL_MAX_S: Final = 7 * 86400
+# The request head must arrive within this (a slow-loris client holds no worker longer).
+HEADER_TIMEOUT_S: Final = 10.0
+# The longest pause while a body streams in, and the time a whole body may take.
+BODY_IDLE_TIMEOUT_S: Final = 15.0
+BODY_TIMEOUT_S: Final = 120.0
+# Outages shorter than this do not extend leaves' expiry: a restart is not an outage.
+OUTAGE_MIN_S: Final = 60.0
+# How often a worker notes it is alive, so an outage is measured to within this.
+HEARTBEAT_S: Final = 5.0
+# A project's write lease: a dead holder's projects are taken over after this (the failover time).
+LEASE_S: Final = 8.0
+# A project not written by this instance for this long is let go (its lease runs out).
+LEASE_IDLE_S: Final = 30.0
+# A forwarded write waits this long for the holder: a whole verdict on a loaded machine.
+FORWARD_TIMEOUT_S: Final = 300.0
+# A push's quarantined objects older than this are swept: far longer than any hook may take.
+QUARANTINE_MAX_AGE_S: Final = 6 * 3600
+# Rejected bundles kept per agent in the trace quarantine, newest first: enough to debug, bounded.
+QUARANTINE_PER_AGENT: Final = 8
+# SQLite waits this long for a lock before failing: longer than any one transaction of ours.
+BUSY_TIMEOUT_MS: Final = 30_000
+# A project's digest is reused this long: an onboarding burst computes it once, not per message.
+DIGEST_TTL_S: Final = 10.0
+# A git command against a project's host may take this long (a clone of a large project).
+GIT_TIMEOUT_S: Final = 120
+
+# Retry windows ----------------------------------------------------------------------------------
+# Client reads (board, claim, leaf, source text, messages) give up after this; a submission keeps
+# trying for longer (`--retry-for`), its verdict is worth waiting for.
+READ_RETRY_S: Final = 30
+SUBMIT_RETRY_S: Final = 600
+# One request's answer may take this long: a whole verdict on a loaded service.
+REQUEST_TIMEOUT_S: Final = 120.0
+# Retry-After of a fault of the machine (503 `retry_later`): a full disk is not cleared in a second.
+RETRY_AFTER_S: Final = 5
+# Retry-After of a request whose answer is coming (the same key still running, a holder moving).
+RETRY_SOON_S: Final = 1
+
+# Models and workers -------------------------------------------------------------------------------
+# A frontier-model call (the baseline seal, the Resolver) gets ten minutes, then counts as failed.
+MODEL_TIMEOUT_S: Final = 600.0
+# A validation worker runs one leaf; past ten minutes it is stuck.
+WORKER_TIMEOUT_S: Final = 600.0
+# The controlled arm's agent gets an hour for its plan.
+ARM_TIMEOUT_S: Final = 3600.0
+# Model calls per maintainer pass: the biggest failure groups first, and a bounded bill.
+MAX_DIAGNOSES: Final = 5
+
+# Evaluation -------------------------------------------------------------------------------------
+# The kill signal speaks only after this many resolved hypotheses: fewer is noise.
+KILL_MIN_RESOLVED: Final = 20
