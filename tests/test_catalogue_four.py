@@ -1,0 +1,125 @@
+"""The older catalogue's four (issue 21, point 8): the scanner decodes escapes before it removes
+invisible characters; front matter that any YAML reader could see differently is refused; a
+write that fails for lack of space leaves no object behind; a writer waits on a project lock held
+by a live process only up to a bound, then answers busy."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import pytest
+
+from verifier.secrets import scan_bytes
+from verifier.secrets.layers import disguising
+from verifier.secrets.scan import _HIDING_ESCAPE
+from verifier.secrets.tokens import KIND as TOKEN_KIND
+from verifier.secrets.views import token_candidates
+
+from .conftest import NOW, SLUG, World
+from .support_edits import edit
+from .support_hostile import FAKE_AWS_KEY, assert_refused_cleanly, traced_submission
+
+AWS = "AWS Access Key"
+
+
+def _escaped_json(text: str) -> bytes:
+    """text as a JSON writer with ensure_ascii escapes it: every non-ASCII character as \\uXXXX."""
+    return json.dumps({"content": text}).encode()
+
+
+def _disguised(mark: str) -> str:
+    return f"id {FAKE_AWS_KEY[:9]}{mark}{FAKE_AWS_KEY[9:]} ok"
+
+
+# --- (a) escapes are decoded before invisible characters are removed ---------------------------
+
+
+@pytest.mark.parametrize("mark", ["\u200b", "\u00ad", "\u2060", "\ufeff", "\u200d", "\ufe0f", "\U000e0020"],
+                         ids=["zwsp", "soft-hyphen", "word-joiner", "bom", "zwj", "variation-selector", "tag"])
+def test_an_escaped_invisible_character_inside_a_key_is_seen_through(mark: str) -> None:
+    data = _escaped_json(_disguised(mark))
+    assert b"\\u" in data and mark.encode() not in data  # the character is there only as an escape
+    hits = [hit for hit in scan_bytes(data, name="events.jsonl") if hit.kind == AWS]
+    assert [(hit.encoding, data[hit.offset:hit.offset + 4]) for hit in hits] == [("json-escape", b"AKIA")]
+
+
+def test_an_upper_case_escape_and_an_escaped_full_width_letter_are_seen_through() -> None:
+    upper = _escaped_json(_disguised("\u200b")).replace(b"\\u200b", b"\\u200B")
+    full_width = _escaped_json(_disguised("").replace("Z", "\uff3a", 1))
+    assert AWS in {hit.kind for hit in scan_bytes(upper, name="e")}
+    assert AWS in {hit.kind for hit in scan_bytes(full_width, name="e")}
+
+
+@pytest.mark.parametrize("wrap", [
+    pytest.param(base64.b64encode, id="base64"),
+    pytest.param(lambda raw: base64.b64encode(gzip.compress(raw, mtime=0)), id="gzip-then-base64"),
+    pytest.param(lambda raw: raw.hex().encode(), id="hex"),
+    pytest.param(lambda raw: base64.b64encode(_escaped_json(raw.decode())), id="base64-of-escaped-json"),
+    pytest.param(lambda raw: json.dumps({"out": _escaped_json(raw.decode()).decode()}).encode(),
+                 id="escape-inside-escaped-json"),
+])
+def test_an_invisible_character_under_another_encoding_is_seen_through(wrap: object) -> None:
+    assert callable(wrap)
+    blob = wrap((_disguised("\u200b") + "\n").encode())
+    assert AWS in {hit.kind for hit in scan_bytes(b"$ cat blob\n" + blob + b"\n", name="e")}
+
+
+def test_our_token_with_an_escaped_zero_width_space_is_found_for_revocation(world: World) -> None:
+    victim = world.home.identities.add("agent-b", "op-b", "agent", NOW)
+    data = _escaped_json(f"export RW_TOKEN={victim[:10]}\u200b{victim[10:]}")
+    assert TOKEN_KIND in {hit.kind for hit in scan_bytes(data, name="e")}
+    assert victim in token_candidates(data)
+    # Three decodings but two layers: removing invisible characters is not a layer of its own.
+    assert victim in token_candidates(base64.b64encode(data))
+
+
+def test_honest_escapes_stay_quiet() -> None:
+    text = ("caf\u00e9 \u2026 \u2019quoted\u2019 \U0001f389 done \u00a0 \u2014 a\u200bb "
+            "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+    data = _escaped_json(text)
+    assert scan_bytes(data, name="e") == []
+    assert scan_bytes(base64.b64encode(text.encode()), name="e") == []
+
+
+def test_the_frozen_table_of_escaped_disguises_covers_every_disguising_character() -> None:
+    missed = []
+    for code in [*range(0x80, 0x30000), *range(0xE0000, 0xE1000)]:
+        char = chr(code)
+        if not disguising(char):
+            continue
+        escape = json.dumps(char).strip('"').encode()  # \uXXXX, or a surrogate pair beyond the BMP
+        if _HIDING_ESCAPE.match(escape) is None:
+            missed.append(f"U+{code:04X}")
+    assert missed == [], "add these to verifier/secrets/layers.py ESCAPED_DISGUISES_*"
+
+
+def test_a_person_edit_holding_a_key_with_an_escaped_zero_width_space_is_refused(world: World) -> None:
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
+    old = world.repo.view(world.tip()).read("README.md")
+    assert old is not None
+    config = b'\n```json\n' + _escaped_json(_disguised("\u200b")) + b'\n```\n'
+    verdict = assert_refused_cleanly(world, edit(world, token, {"README.md": old + config}), "secret_in_patch",
+                                     purged=True)
+    assert FAKE_AWS_KEY[9:] not in verdict.line()
+
+
+def test_a_person_edit_with_honest_escapes_lands(world: World) -> None:
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
+    old = world.repo.view(world.tip()).read("README.md")
+    assert old is not None
+    honest = b'\n```json\n' + _escaped_json("caf\u00e9 \u2026 \U0001f389 a\u200bb") + b'\n```\n'
+    verdict = world.submit(edit(world, token, {"README.md": old + honest}))
+    assert verdict.outcome == "accepted", verdict.line()
+
+
+def test_a_trace_printing_escaped_json_with_a_disguised_key_is_refused(world: World) -> None:
+    world.leaf("hostile-1")
+    printed = _escaped_json(_disguised("\u200b")).decode()  # a tool printed JSON written with ensure_ascii
+    patch = (b"diff --git a/findings/ab/x.md b/findings/ab/x.md\nnew file mode 100644\n--- /dev/null\n"
+             b"+++ b/findings/ab/x.md\n@@ -0,0 +1 @@\n+hello\n")
+    submission = traced_submission(world, "hostile-1", patch, events=[("tool_result", printed)])
+    assert b"\\\\u200b" in submission.bundle["events.jsonl"]
+    assert_refused_cleanly(world, submission, "secret_in_trace", purged=True)
+    assert SLUG in world.home.projects()
