@@ -11,6 +11,8 @@ import json
 
 import pytest
 
+from verifier.formats.layout import PROJECT_FILE
+from verifier.formats.project import parse_project
 from verifier.secrets import scan_bytes
 from verifier.secrets.layers import disguising
 from verifier.secrets.scan import _HIDING_ESCAPE
@@ -123,3 +125,39 @@ def test_a_trace_printing_escaped_json_with_a_disguised_key_is_refused(world: Wo
     assert b"\\\\u200b" in submission.bundle["events.jsonl"]
     assert_refused_cleanly(world, submission, "secret_in_trace", purged=True)
     assert SLUG in world.home.projects()
+
+
+# --- (b) front matter any reader could read differently is refused ---------------------------
+
+
+def _project_edit(world: World, rule_line: str) -> tuple[bytes, bytes]:
+    """PROJECT.md with its question as a block scalar holding `rule_line`, then `holds: [sources]`."""
+    old = world.repo.view(world.tip()).read(PROJECT_FILE)
+    assert old is not None
+    text = old.decode()
+    question = next(line for line in text.splitlines() if line.startswith("question: "))
+    new = text.replace(question, f"question: |\n  Will verification layers ship first?\n{rule_line}\n  (asked in 2026)")
+    new = new.replace("holds: []", "holds: [sources]")
+    assert new != text and "holds: [sources]" in new
+    return old, new.encode()
+
+
+@pytest.mark.parametrize("rule_line", ["  ---", "  --- ", "  -----", "  ..."],
+                         ids=["indented", "trailing", "dashes", "dots"])
+def test_a_fence_some_reader_sees_inside_project_front_matter_is_refused(world: World, rule_line: str) -> None:
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
+    _, new = _project_edit(world, rule_line)
+    tip = world.tip()
+    verdict = world.submit(edit(world, token, {PROJECT_FILE: new}))
+    assert verdict.outcome == "rejected" and verdict.rejections[0].code == "bad_project", verdict.line()
+    assert "trim lines" in verdict.line() and "line 5" in verdict.line()
+    assert world.repo.changed_paths(tip, world.tip()) == ["ledger/000000.jsonl"]  # the refusal's row only
+    assert parse_project(world.repo.view(world.tip()).read(PROJECT_FILE) or b"")[0].holds == []
+
+
+def test_project_front_matter_with_dashes_inside_a_line_lands(world: World) -> None:
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
+    _, new = _project_edit(world, "  --- as the 2025 survey put it ---")
+    verdict = world.submit(edit(world, token, {PROJECT_FILE: new}))
+    assert verdict.outcome == "accepted", verdict.line()
+    assert parse_project(world.repo.view(world.tip()).read(PROJECT_FILE) or b"")[0].holds == ["sources"]
