@@ -169,9 +169,9 @@ def _refuse_other_readings(yaml_text: str, body: str, where: str) -> None:
         line = yaml_text.count("\n", 0, odd.start()) + 2
         raise FormatError(f"line {line}: front matter holds a line break some readers do not see "
                           f"(U+{ord(odd.group()):04X}); use LF or CRLF", where)
-    for number, line in enumerate(yaml_text.split("\n"), start=2):
-        if _FENCE_TO_SOME.fullmatch(line.strip().lstrip("\ufeff")):
-            raise FormatError(f"line {number}: {line.strip()[:12]!r} is content to this reader (it is not exactly "
+    for number, text in enumerate(yaml_text.split("\n"), start=2):
+        if _FENCE_TO_SOME.fullmatch(text.strip().lstrip("\ufeff")):
+            raise FormatError(f"line {number}: {text.strip()[:12]!r} is content to this reader (it is not exactly "
                               "'---' at column 0) but ends the front matter for readers that trim lines or accept "
                               "other fences, so they would read different fields; reword the line (a block scalar "
                               "cannot hold a line of only dashes or dots)", where)
