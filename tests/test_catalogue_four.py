@@ -6,11 +6,17 @@ by a live process only up to a bound, then answers busy."""
 from __future__ import annotations
 
 import base64
+import errno
 import gzip
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
+from verifier.cli.app import EXIT_RETRY
+from verifier.errors import RetryableError
 from verifier.formats.layout import PROJECT_FILE
 from verifier.formats.project import parse_project
 from verifier.secrets import scan_bytes
@@ -19,8 +25,10 @@ from verifier.secrets.scan import _HIDING_ESCAPE
 from verifier.secrets.tokens import KIND as TOKEN_KIND
 from verifier.secrets.views import token_candidates
 
-from .conftest import NOW, SLUG, World
+from .conftest import NOTE_ID, NOW, SLUG, World
+from .service_harness import RW, live_leaf, start
 from .support_edits import edit
+from .support_full_disk import loose_objects, small_disk_under, submit_once
 from .support_hostile import FAKE_AWS_KEY, assert_refused_cleanly, traced_submission
 
 AWS = "AWS Access Key"
@@ -161,3 +169,66 @@ def test_project_front_matter_with_dashes_inside_a_line_lands(world: World) -> N
     verdict = world.submit(edit(world, token, {PROJECT_FILE: new}))
     assert verdict.outcome == "accepted", verdict.line()
     assert parse_project(world.repo.view(world.tip()).read(PROJECT_FILE) or b"")[0].holds == ["sources"]
+
+
+# --- (c) a write that fails for lack of space leaves no object behind -------------------------
+
+
+def test_a_full_disk_during_a_landing_leaves_no_object_behind(world: World) -> None:
+    world.leaf("extract-1")
+    submission = world.extract("extract-1")
+    tip, objects = world.tip(), world.objects()
+
+    def full(step: str) -> None:
+        if step == "ledger":  # the contribution commit and its trees are written by now
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    world.home.crash_point = full
+    with pytest.raises(RetryableError, match="disk is full"):
+        world.submit(submission)
+    assert world.tip() == tip and world.objects() == objects
+    world.home.crash_point = lambda _step: None
+    assert world.submit(submission).outcome == "accepted"  # control: the same request, with space
+
+
+def _rw(home: Path, *args: str, token: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([RW, *args], env={**os.environ, "RW_HOME": str(home), "RW_TOKEN": token},
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_real_full_disk_in_the_cli_leaves_no_object_behind(world: World, tmp_path: Path) -> None:
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
+    repo, tip = world.repo.path, world.tip()
+    add = ("leaf", "add", SLUG, "--kind", "extract", "--source", NOTE_ID)
+    with small_disk_under(repo, tmp_path / "disk") as disk:
+        disk.fill()
+        before, free = loose_objects(repo), disk.free()
+        done = _rw(world.home.root, *add, token=token)
+        assert done.returncode == EXIT_RETRY, done.stderr
+        assert "nothing was kept" in done.stderr, done.stderr
+        assert loose_objects(repo) == before and disk.free() == free  # and the space came back
+        assert world.home.project(SLUG).tip() == tip
+        disk.empty()
+        done = _rw(world.home.root, *add, token=token)  # control: with space, the same command lands
+        assert done.returncode == 0, done.stderr
+    assert world.home.project(SLUG).tip() != tip
+
+
+def test_a_real_full_disk_in_the_service_leaves_no_object_behind(world: World, tmp_path: Path) -> None:
+    live_leaf(world.home, "extract-1")
+    submission = world.extract("extract-1")
+    repo, tip = world.repo.path, world.tip()
+    with small_disk_under(repo, tmp_path / "disk") as disk:
+        server = start(world.home.root)
+        try:
+            disk.fill()  # after start-up, whose recovery may use some of the room
+            before, free = loose_objects(repo), disk.free()
+            reply = submit_once(server.client(world.agent.token), submission, key="full-disk-1")
+            assert (reply.status, reply.error_code) == (503, "retry_later"), reply.body
+            assert loose_objects(repo) == before and disk.free() == free
+            assert world.home.project(SLUG).tip() == tip
+            disk.empty()
+            reply = submit_once(server.client(world.agent.token), submission, key="full-disk-1")
+            assert reply.status == 201 and reply.body["verdict"]["outcome"] == "accepted", reply.body  # control
+        finally:
+            server.stop()

@@ -14,6 +14,10 @@ it waits until a compare-and-swap push has put them on the host and moved main a
 (verifier.pipeline.publishing, which pushes whatever is staged, many landings at once). The block
 returning means published; a block that raises leaves nothing it staged.
 
+A write that fails (a full disk, a failed object write) answers RetryableError, and before the
+lock is let go the loose objects it left are pruned (verifier.store.prune.prune_loose), so a
+full disk keeps no half of a landing, in the CLI as in the service.
+
 Crash injection is a `crash_point` callable given to the writer (tests pass one that raises or
 kills); production passes nothing.
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -48,7 +53,10 @@ from verifier.pipeline.publishing import publish
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
+from verifier.store.prune import prune_loose
 from verifier.version import verifier_version
+
+log = logging.getLogger(__name__)
 
 CrashPoint = Callable[[str], None]
 CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable steps of a landing, in order
@@ -130,6 +138,7 @@ class ProjectWriter:
         self._published: str | None = self.tip
         self._batch: _Batch | None = None
         self.cleaned: list[str] = []  # what this writer removed that a killed one had left
+        self.write_failed = False  # an object or ref write failed (a full disk): prune before unlocking
         # On a git host: landings are staged, and published when the writer's block ends.
         self.hosted = slug in home.settings.backends.remotes
         self._staged_head: str | None = self.tip  # where refs/rw/staged points
@@ -161,6 +170,7 @@ class ProjectWriter:
                 writer._unstage(opened_at)
                 raise
             finally:
+                writer._prune_if_failed()
                 marker.unlink(missing_ok=True)
         if writer._staged_by_me is not None:  # the lock is let go: others stage while this one waits
             publish(home, slug, writer._staged_by_me, crash_point=writer.crash_point)
@@ -266,6 +276,7 @@ class ProjectWriter:
         try:
             landed = self._stage(entry, contribution, bookkeeping, bookkeeping_of)
         except (OSError, pygit2.GitError) as exc:
+            self.write_failed = True
             raise _retryable(exc) from exc
         if self._batch is not None:
             self._batch.landed.append(landed)
@@ -308,6 +319,7 @@ class ProjectWriter:
             try:
                 self.repo.move_staged(tip, self._staged_head)
             except (OSError, pygit2.GitError) as exc:
+                self.write_failed = True
                 raise _retryable(exc) from exc
             self._staged_head = self._staged_by_me = tip
             return
@@ -317,12 +329,19 @@ class ProjectWriter:
         try:
             self.repo.move_branch(tip, self._published)
         except (OSError, pygit2.GitError) as exc:
+            self.write_failed = True
             raise _retryable(exc) from exc
         self._published = tip
         self.crash_point("anchor")
         self.home.write_anchor(self.slug, anchor)
         if several:
             self.home.write_next_anchor(self.slug, None)
+
+    def _prune_if_failed(self) -> None:
+        """A failed write (a full disk) left loose objects no ref reaches: remove them while the
+        lock is still held, so no copy of the folder carries them and the space comes back."""
+        if self.write_failed and (problem := prune_loose(self.repo.path)) is not None:
+            log.warning("project %s: after a failed write, %s", self.slug, problem)
 
     def _adopt_staged(self) -> None:
         """Land on top of what is staged for the host's next push (when it builds on main);
