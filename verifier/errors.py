@@ -79,3 +79,14 @@ class HistoryBrokenError(VerifierError):
 class RetryableError(VerifierError):
     """A fault of the machine, not of the request (full disk, failed object write): nothing was
     kept, and the same request may simply be tried again."""
+
+
+class BusyError(RetryableError):
+    """Another live process held the lock this write needs for longer than the bound
+    (verifier.store.files.LOCK_WAIT_S): nothing was done, and the same request may be tried again
+    once the holder lets go. Its own exit code and HTTP answer, so a caller tells a hung writer
+    from a full disk."""
+
+    exit_code = 8
+    http_status = 503
+    code = "busy"

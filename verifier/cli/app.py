@@ -22,6 +22,7 @@ import click
 from verifier import VERSION
 from verifier.errors import (
     AuthError,
+    BusyError,
     ConflictError,
     FormatError,
     HistoryBrokenError,
@@ -37,9 +38,9 @@ if TYPE_CHECKING:
     from verifier.store.home import Home
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_AUTH, EXIT_CRASH = 0, 1, 2, 3, 4
-EXIT_RETRY, EXIT_HISTORY = 6, 7
+EXIT_RETRY, EXIT_HISTORY, EXIT_BUSY = 6, 7, BusyError.exit_code
 _EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
-    (AuthError, EXIT_AUTH), (HistoryBrokenError, EXIT_HISTORY), (RetryableError, EXIT_RETRY),
+    (AuthError, EXIT_AUTH), (HistoryBrokenError, EXIT_HISTORY), (BusyError, EXIT_BUSY), (RetryableError, EXIT_RETRY),
     (Rejected, EXIT_REJECTED), (LedgerIntegrityError, EXIT_REJECTED),
     (NotFound, EXIT_USAGE), (FormatError, EXIT_USAGE), (ConflictError, EXIT_USAGE),
 )

@@ -1,12 +1,14 @@
 """The one writer of a project: every change to a project repository goes through `ProjectWriter`.
 
-Opening a writer takes the project's lock, cleans what a killed writer left behind, reads the tip
-and refuses (HistoryBrokenError) unless the tip is exactly what the anchor and the ledger say it
-is. Under it a caller reads the tip (`view`) and lands typed ledger entries: the contribution
-commit (authored by whoever made it, committed by the verifier, with the trailers), then the
-verifier's ledger commit holding the row and any bookkeeping files, then the branch move and the
-anchor, all or nothing. Inside `batch()` several landings are staged on one another and published
-by one branch move at the end, or not at all (a push of many commits is all-or-nothing).
+Opening a writer takes the project's lock (waiting at most settings.lock_wait_s for another live
+process to let it go, then BusyError: retry later, never a wait without end), cleans what a
+killed writer left behind, reads the tip and refuses (HistoryBrokenError) unless the tip is
+exactly what the anchor and the ledger say it is. Under it a caller reads the tip (`view`) and
+lands typed ledger entries: the contribution commit (authored by whoever made it, committed by
+the verifier, with the trailers), then the verifier's ledger commit holding the row and any
+bookkeeping files, then the branch move and the anchor, all or nothing. Inside `batch()` several
+landings are staged on one another and published by one branch move at the end, or not at all (a
+push of many commits is all-or-nothing).
 
 A project on a git host (config.json backends.remotes) publishes differently: under the lock the
 writer only stages its landings (refs/rw/staged), and when the block ends, with the lock let go,
@@ -63,6 +65,12 @@ CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable step
 # Git's own lock files a killed writer can leave; only ever removed under the project's lock.
 _GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock", "refs/rw/staged.lock")
 QUARANTINE_MAX_AGE_S = 6 * 3600  # far longer than any push's hook may take
+
+
+def _project_lock(home: Home, slug: str) -> contextlib.AbstractContextManager[None]:
+    """The project's writer lock, waited on for at most settings.lock_wait_s (BusyError after)."""
+    return exclusive_lock(home.lock_path(slug), wait_s=home.settings.lock_wait_s,
+                          what=f"project {slug}'s writer lock")
 
 
 def no_crash(_step: str) -> None:
@@ -150,7 +158,7 @@ class ProjectWriter:
     @contextlib.contextmanager
     def open(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
         """Lock the project, check its history, and hand out its writer for the block."""
-        with exclusive_lock(home.lock_path(slug)):
+        with _project_lock(home, slug):
             # Several instances: this one writes the project (a no-op by default). Taken under the
             # local lock, so the lease is fresh when the writing starts, not when the wait began.
             hold_lease(home, slug)
@@ -181,7 +189,7 @@ class ProjectWriter:
         """Lock the name, make the bare repository, and hand out its writer; the repository is
         removed again if the block fails before its first landing is published."""
         path = home.repo_path(slug)
-        with exclusive_lock(home.lock_path(slug)):
+        with _project_lock(home, slug):
             if path.exists():
                 raise ConflictError(f"project {slug} already exists at {path}")
             repo = ProjectRepo.create(path)
@@ -205,7 +213,7 @@ class ProjectWriter:
             # Without the lock, the tip and the anchor can be read either side of another writer's
             # landing (tip before, anchor after: the tip looks behind its anchor). Only a history
             # that is still broken under the lock is refused.
-            with exclusive_lock(home.lock_path(slug)):
+            with _project_lock(home, slug):
                 cls(home, slug, home.project(slug), crash_point=no_crash)._check_history(catch_up=False)
 
     def _check_history(self, *, catch_up: bool = True) -> None:

@@ -32,12 +32,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.pipeline.spreading import keep_instance
 from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.agent_routes import AGENT_ROUTES
 from verifier.service.auth import host_name, origin_allowed, token_in_url
 from verifier.service.config import ServiceConfig
-from verifier.service.core import Service, clock
+from verifier.service.core import Service, clock, write_refusal
 from verifier.service.errors import ApiError, error_response
 from verifier.service.forwarding import Forwarder
 from verifier.service.outage import Heartbeat
@@ -109,6 +110,13 @@ async def http_error(_request: Request, exc: Exception) -> Response:
     return error_response(ApiError(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {})))
 
 
+async def write_refused(_request: Request, exc: Exception) -> Response:
+    """A write that reached the writer from any route: busy or a failed machine (503), a broken
+    history (409), as the submission route answers them."""
+    assert isinstance(exc, HistoryBrokenError | RetryableError)
+    return error_response(write_refusal(exc))
+
+
 async def internal_error(_request: Request, exc: Exception) -> Response:
     log.error("internal error: %s", type(exc).__name__, exc_info=exc)
     return error_response(ApiError(500, "internal", "the service failed on this request; it was logged"))
@@ -149,7 +157,8 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
                 heartbeat.beat(clock(), stopped=True)
 
     app = Starlette(routes=[*AGENT_ROUTES, *WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
-        ApiError: api_error, HTTPException: http_error, Exception: internal_error})
+        ApiError: api_error, HTTPException: http_error, HistoryBrokenError: write_refused,
+        RetryableError: write_refused, Exception: internal_error})
     forwarder = Forwarder(app, lambda: the_service().home, idle_s=config.body_idle_timeout_s,
                           total_s=config.body_timeout_s)
     return Guard(forwarder, config)

@@ -23,6 +23,7 @@ from verifier.commons.local import LocalCommons
 from verifier.commons.notifier import Notifier, rows_from
 from verifier.errors import (
     AuthError,
+    BusyError,
     FormatError,
     HistoryBrokenError,
     LedgerIntegrityError,
@@ -352,10 +353,12 @@ class Service:
 
 
 def write_refusal(exc: HistoryBrokenError | RetryableError) -> ApiError:
-    """A write the project refuses: its history is broken (409 until `rw repair`), or the machine
-    failed (503, try again)."""
+    """A write the project refuses: its history is broken (409 until `rw repair`), another live
+    process holds its lock past the bound (503 `busy`, try again), or the machine failed (503)."""
     if isinstance(exc, HistoryBrokenError):
         return ApiError(409, "history_broken", str(exc))
+    if isinstance(exc, BusyError):
+        return ApiError(exc.http_status, exc.code, str(exc), headers={"retry-after": "5"})
     return ApiError(503, "retry_later", str(exc), headers={"retry-after": "5"})
 
 

@@ -28,7 +28,7 @@ from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
 from verifier.store.backends import Backends, TraceBackend, commons_dsn, trace_store
-from verifier.store.files import write_atomic
+from verifier.store.files import LOCK_WAIT_S, write_atomic
 from verifier.store.gitrepo import ProjectRepo, set_durable
 from verifier.store.identities import FileIdentities, Identities
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
@@ -53,6 +53,9 @@ class Settings(Strict):
     recruited_by_steward: list[str] = Field(default_factory=list)
     # The controlled arm's worker commands (argument lists), by arm: "single" and "swarm".
     eval_arm: dict[Literal["single", "swarm"], list[str]] = Field(default_factory=dict)
+    # How long a write waits for a project's lock held by another live process before it answers
+    # busy (exit 8, HTTP 503 `busy`); the default and its reason: verifier.store.files.LOCK_WAIT_S.
+    lock_wait_s: float = Field(default=LOCK_WAIT_S, gt=0, le=3600)
     # Where traces, the Commons and project branches live (docs/deploy.md); defaults: this folder.
     backends: Backends = Field(default_factory=Backends)
 
