@@ -11,25 +11,32 @@ import gzip
 import json
 import os
 import subprocess
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from verifier.cli.app import EXIT_RETRY
-from verifier.errors import RetryableError
+from verifier.cli.app import EXIT_BUSY, EXIT_RETRY, exit_code_of
+from verifier.errors import BusyError, RetryableError
 from verifier.formats.layout import PROJECT_FILE
+from verifier.formats.leaf import LeafContract, default_write_rules
 from verifier.formats.project import parse_project
+from verifier.pipeline.project import add_leaf
 from verifier.secrets import scan_bytes
 from verifier.secrets.layers import disguising
 from verifier.secrets.scan import _HIDING_ESCAPE
 from verifier.secrets.tokens import KIND as TOKEN_KIND
 from verifier.secrets.views import token_candidates
+from verifier.store.files import LOCK_WAIT_S
+from verifier.store.home import Home, Settings
 
-from .conftest import NOTE_ID, NOW, SLUG, World
+from .conftest import NOTE_ID, NOW, ROOT, SLUG, World
 from .service_harness import RW, live_leaf, start
 from .support_edits import edit
 from .support_full_disk import loose_objects, small_disk_under, submit_once
 from .support_hostile import FAKE_AWS_KEY, assert_refused_cleanly, traced_submission
+from .support_locks import lock_held
 
 AWS = "AWS Access Key"
 
@@ -232,3 +239,73 @@ def test_a_real_full_disk_in_the_service_leaves_no_object_behind(world: World, t
             assert reply.status == 201 and reply.body["verdict"]["outcome"] == "accepted", reply.body  # control
         finally:
             server.stop()
+
+
+# --- (d) a lock held by a live process is waited on up to a bound, then answered busy -----------
+
+
+def _short_wait(home: Home, seconds: float = 1.0) -> Home:
+    """The same home with config.json `lock_wait_s` set, re-read (as every command reads it)."""
+    home.save_settings(home.settings.model_copy(update={"lock_wait_s": seconds}))
+    return Home(home.root)
+
+
+def _contract(world: World, leaf_id: str) -> LeafContract:
+    return LeafContract.model_validate({
+        "leaf_id": leaf_id, "kind": "extract", "inputs": {"source_id": NOTE_ID}, "base_revision": world.tip(),
+        "may_write": [rule.model_dump() for rule in default_write_rules("extract")], "check": "extract",
+        "created_at": NOW, "created_by": "planner", "expires_at": NOW + timedelta(days=1)})
+
+
+def test_a_writer_waits_for_a_live_holder_only_up_to_the_bound_then_answers_busy(world: World) -> None:
+    home = _short_wait(world.home)
+    tip = world.tip()
+    with lock_held(home.lock_path(SLUG)):
+        started = time.monotonic()
+        with pytest.raises(BusyError, match="writer lock is held by another live process"):
+            add_leaf(home, SLUG, _contract(world, "extract-1"), now=NOW, actor="planner")
+        waited = time.monotonic() - started
+        assert waited >= 1.0  # it did wait the bound: a short hold is not answered busy
+        assert home.project(SLUG).tip() == tip and not home.lock_path(SLUG).with_name(f"{SLUG}.writing").exists()
+    add_leaf(home, SLUG, _contract(world, "extract-1"), now=NOW, actor="planner")  # control: the holder let go
+    assert home.project(SLUG).tip() != tip
+
+
+def test_the_default_bound_is_a_documented_constant_and_busy_has_its_own_answers() -> None:
+    assert Settings().lock_wait_s == LOCK_WAIT_S == 60.0
+    assert exit_code_of(BusyError("held")) == EXIT_BUSY == 8 != EXIT_RETRY
+    assert isinstance(BusyError("held"), RetryableError)  # retryable: nothing was done
+    readme = (ROOT / "README.md").read_text()
+    assert "| 8 | busy:" in readme and "`lock_wait_s`" in readme
+
+
+def test_rw_answers_busy_with_its_own_exit_code_while_a_live_process_holds_the_project(world: World) -> None:
+    home = _short_wait(world.home)
+    token = home.identities.add("ericxtang", "ericxtang", "human", NOW)
+    add = ("leaf", "add", SLUG, "--kind", "extract", "--source", NOTE_ID)
+    tip = world.tip()
+    with lock_held(home.lock_path(SLUG)):
+        done = _rw(home.root, *add, token=token)
+        assert done.returncode == EXIT_BUSY, done.stderr
+        assert "held by another live process" in done.stderr and "Traceback" not in done.stderr
+        assert home.project(SLUG).tip() == tip
+    done = _rw(home.root, *add, token=token)  # control
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_service_answers_busy_503_while_a_live_process_holds_the_project(world: World) -> None:
+    home = _short_wait(world.home)
+    live_leaf(home, "extract-1")
+    submission = world.extract("extract-1")
+    tip = world.tip()
+    server = start(home.root)
+    try:
+        with lock_held(home.lock_path(SLUG)):
+            reply = submit_once(server.client(world.agent.token), submission, key="busy-attempt-1")
+            assert (reply.status, reply.error_code) == (503, "busy"), reply.body
+            assert reply.headers.get("retry-after") == "5"
+            assert home.project(SLUG).tip() == tip
+        reply = submit_once(server.client(world.agent.token), submission, key="busy-attempt-1")  # control: the same key
+        assert reply.status == 201 and reply.body["verdict"]["outcome"] == "accepted", reply.body
+    finally:
+        server.stop()
