@@ -8,8 +8,11 @@ including a crashed attempt's blobs that never landed. Agents clone through git'
 prunes the rest so that nothing is left to copy. A write that fails for lack of space (or any
 failed object write) prunes the loose objects it left at once, before its writer lets the lock
 go (prune_loose: no repack, which would need the space the disk lacks), in the CLI as in the
-service. Safe under the lock because only a writer holding it adds objects to the store: a
-push's objects stay in git's quarantine (objects/incoming-*), which prune never reads.
+service. Safe under the lock because only a writer holding it adds objects the branch needs: a
+push's objects stay in git's quarantine (objects/incoming-*, never pruned) while its hook lands
+them under the lock. What git moves into the store after the hook accepted is reached by the
+landing, or is the pushed commits refs/for/main names for a moment before post-receive drops
+it; a prune in that moment can at worst fail that throwaway ref's update, never the landing.
 """
 
 from __future__ import annotations
