@@ -160,46 +160,108 @@ def test_one_instance_holds_a_project_lease_until_it_expires(dsn: str) -> None:
         db.close()
 
 
-def test_scoped_writes_run_beside_each_other_but_never_beside_an_unscoped_one(dsn: str) -> None:
-    holding, done = threading.Event(), threading.Event()
-    finished: dict[str, float] = {}
+def _advisory_waiters(dsn: str) -> int:
+    """How many advisory-lock requests are queued, not granted (what the writers wait on)."""
+    db = PgDatabase(dsn)
+    try:
+        rows = db.read("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+        return int(rows[0][0])
+    finally:
+        db.close()
 
-    def hold(scope: str | None) -> None:
-        db = PgDatabase(dsn)
-        try:
-            with db.write(scope):
-                holding.set()
-                done.wait(60)  # until the test has seen who waits
-        finally:
-            db.close()
 
-    def write(name: str, scope: str | None) -> None:
-        db = PgDatabase(dsn)
-        try:
-            with db.write(scope):
-                finished[name] = time.monotonic()
-        finally:
-            db.close()
+def _until(condition: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
+    """Wait for a state (not for a time): polls until `condition` holds; fails naming `what`."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"never saw: {what}"
+        time.sleep(0.02)
 
-    holder = threading.Thread(target=hold, args=("claim:p/leaf-1",))
-    holder.start()
-    assert holding.wait(5)
-    writers = [threading.Thread(target=write, args=(name, scope)) for name, scope in
-               (("other scope", "claim:p/leaf-2"), ("same scope", "claim:p/leaf-1"), ("unscoped", None))]
-    for thread in writers:
+
+class _Writers:
+    """A scoped writer holding its lock until released, and writers started one by one beside it;
+    `finished` records when each got through. close() releases and joins all, always."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.release = threading.Event()
+        self.finished: dict[str, float] = {}
+        self.threads: list[threading.Thread] = []
+
+    def hold(self, scope: str) -> None:
+        holding = threading.Event()
+
+        def run() -> None:
+            db = PgDatabase(self.dsn)
+            try:
+                with db.write(scope):
+                    holding.set()
+                    self.release.wait()
+            finally:
+                db.close()
+
+        self._start(run)
+        _until(holding.is_set, f"the holder of {scope} holding")
+
+    def write(self, name: str, scope: str | None) -> None:
+        def run() -> None:
+            db = PgDatabase(self.dsn)
+            try:
+                with db.write(scope):
+                    self.finished[name] = time.monotonic()
+            finally:
+                db.close()
+
+        self._start(run)
+
+    def _start(self, run: Callable[[], None]) -> None:
+        thread = threading.Thread(target=run, daemon=True)
         thread.start()
-    deadline = time.monotonic() + 20
-    while "other scope" not in finished and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # time enough for the others to finish, were they not waiting
-    assert set(finished) == {"other scope"}  # the same scope and the unscoped writer wait
+        self.threads.append(thread)
+
+    def close(self) -> None:
+        self.release.set()
+        for thread in self.threads:
+            thread.join(30)
+
+
+@pytest.fixture
+def writers(dsn: str) -> Iterator[_Writers]:
+    group = _Writers(dsn)
+    try:
+        yield group
+    finally:
+        group.close()  # released even when an assertion failed: no lock outlives its test
+
+
+def test_scoped_writes_run_beside_each_other_but_never_beside_an_unscoped_one(dsn: str, writers: _Writers) -> None:
+    writers.hold("claim:p/leaf-1")
+    writers.write("other scope", "claim:p/leaf-2")
+    _until(lambda: "other scope" in writers.finished, "the other scope's writer finishing beside the holder")
+    writers.write("same scope", "claim:p/leaf-1")
+    writers.write("unscoped", None)
+    _until(lambda: _advisory_waiters(dsn) == 2, "the same-scope and the unscoped writer both waiting")
+    assert set(writers.finished) == {"other scope"}
     released = time.monotonic()
-    done.set()
-    holder.join(5)
-    for thread in writers:
-        thread.join(5)
-    assert set(finished) == {"other scope", "same scope", "unscoped"}
-    assert finished["same scope"] >= released and finished["unscoped"] >= released
+    writers.release.set()
+    _until(lambda: len(writers.finished) == 3, "every writer finishing once the holder let go")
+    assert writers.finished["same scope"] >= released and writers.finished["unscoped"] >= released
+
+
+def test_a_scoped_writer_queues_behind_a_waiting_unscoped_one(dsn: str, writers: _Writers) -> None:
+    # PostgreSQL grants a lock only when it conflicts neither with its holders nor with the
+    # requests queued before it, so an unscoped writer is never starved by a stream of scoped
+    # ones: a scoped writer of another scope that arrives while an unscoped one waits waits too.
+    # This is the order the scoped test above could reveal when its threads started out of order.
+    writers.hold("claim:p/leaf-1")
+    writers.write("unscoped", None)
+    _until(lambda: _advisory_waiters(dsn) == 1, "the unscoped writer waiting on the holder")
+    writers.write("other scope", "claim:p/leaf-2")
+    _until(lambda: _advisory_waiters(dsn) == 2, "the later scoped writer queued behind the unscoped one")
+    assert writers.finished == {}
+    writers.release.set()
+    _until(lambda: len(writers.finished) == 2, "both writers finishing once the holder let go")
+    assert writers.finished["unscoped"] <= writers.finished["other scope"]
 
 
 def test_a_token_made_or_revoked_on_one_instance_holds_on_every_other(dsn: str, tmp_path: Path) -> None:

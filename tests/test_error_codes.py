@@ -17,6 +17,7 @@ import verifier
 from verifier.cli.app import RwError, exit_code_of, exit_code_of_outcome, exit_code_of_reply
 from verifier.errors import (
     EXIT_AUTH,
+    EXIT_BUSY,
     EXIT_CRASH,
     EXIT_HISTORY,
     EXIT_OK,
@@ -102,8 +103,8 @@ def test_the_readme_exit_table_and_the_classes_agree() -> None:
     for cls, words in MEANING.items():
         assert words in table[cls.exit_code], (cls, cls.exit_code, table[cls.exit_code])
     constants = (EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_AUTH, EXIT_CRASH, EXIT_UNREACHABLE, EXIT_RETRY, EXIT_HISTORY,
-                 EXIT_UNTRUSTED)
-    assert constants == tuple(range(9)) == tuple(sorted(table))
+                 EXIT_UNTRUSTED, EXIT_BUSY)
+    assert constants == tuple(range(10)) == tuple(sorted(table))
 
 
 def test_rw_exits_with_the_code_its_error_class_carries() -> None:

@@ -148,10 +148,14 @@ def test_yaml_controls_still_read() -> None:
 
 # -- front matter ------------------------------------------------------------------------------
 
-def test_indented_fence_inside_a_block_scalar_does_not_end_front_matter() -> None:
+def test_indented_fence_inside_a_block_scalar_is_refused_as_a_second_reading() -> None:
+    # YAML reads `  ---` as the block scalar's content; a reader that trims lines ends the front
+    # matter there and sees no `holds` (issue 21): two readings of one file, refused.
     text = "---\nproject: demo-x\nquestion: |\n  line one\n  ---\n  line two\nholds: [sources]\n---\nbody\n"
-    value, body = load_front_matter(text, "PROJECT.md")
-    assert value["holds"] == ["sources"] and "---" in value["question"] and body == "body\n"
+    with pytest.raises(FormatError, match=r"line 5: .*trim lines"):
+        load_front_matter(text, "PROJECT.md")
+    value, _ = load_front_matter(text.replace("  ---\n", "  --- a rule\n"), "PROJECT.md")
+    assert value["holds"] == ["sources"] and "--- a rule" in value["question"]
 
 
 @pytest.mark.parametrize(("text", "why"), [

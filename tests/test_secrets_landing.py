@@ -109,7 +109,13 @@ def test_honest_thread_post_passes(world: World) -> None:
     body = ("Commit 3f786850e387550fdab836ed7e6dc881de23001b, sha256 "
             "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, "
             "run 123e4567-e89b-12d3-a456-426614174000")
-    refuse_secret_message(world.home.identities, body, NOW, lambda handles: None)
+    told: list[list[str]] = []
+    try:
+        refuse_secret_message(world.home.identities, body, NOW, told.append)
+    except ApiError as exc:
+        pytest.fail(f"an honest post was refused: {exc.code}: {exc.message}")
+    assert told == []  # and nobody's token was revoked
+    assert world.home.identities.authenticate(world.agent.token).handle == "agent-a"
 
 
 def test_composed_commons_message_with_a_secret_is_stored_withheld(world: World) -> None:

@@ -21,5 +21,10 @@ def test_a_tip_read_before_another_landing_looks_behind_its_anchor(world: World)
 
 def test_the_early_check_confirms_under_the_lock_before_it_refuses(world: World) -> None:
     world.leaf("extract-race-2")
-    ProjectWriter.refuse_if_broken(world.home, SLUG)  # sound: no refusal
+    try:
+        ProjectWriter.refuse_if_broken(world.home, SLUG)
+    except HistoryBrokenError as exc:
+        pytest.fail(f"a sound project was refused: {exc}")
+    tip = world.tip()
     world.leaf("extract-race-3")  # and writes go on
+    assert world.tip() != tip

@@ -132,3 +132,15 @@ MAX_DIAGNOSES: Final = 5
 # Evaluation -------------------------------------------------------------------------------------
 # The kill signal speaks only after this many resolved hypotheses: fewer is noise.
 KILL_MIN_RESOLVED: Final = 20
+
+# Locks -------------------------------------------------------------------------------------------
+# How long a writer waits for a lock another live process holds before it answers busy: far
+# longer than any honest hold (a landing takes well under a second; a 100-commit push, a Planner
+# wake on 10,000 findings or start-up recovery's repack of a large project, seconds to tens of
+# seconds), so only a hung or runaway holder is answered busy; and half the service client's
+# 120 s read timeout, so the busy answer reaches an agent before its request gives up. A dead
+# holder never counts: the kernel drops its lock at once. config.json `lock_wait_s` overrides it.
+LOCK_WAIT_S: Final = 60.0
+# How long a new `rw serve` waits for the home's service lock: a killed server's workers notice
+# within a second that their parent is gone and let it go.
+SERVICE_LOCK_WAIT_S: Final = 15.0

@@ -28,6 +28,7 @@ EXIT_CRASH = 4  # the verifier crashed (any error nobody expected)
 EXIT_UNREACHABLE = 5  # the service could not be reached, after retrying
 EXIT_RETRY = 6  # a fault of the machine: nothing kept, try again
 EXIT_HISTORY = 7  # the project refuses writes until `rw repair`
+EXIT_BUSY = 9  # another live process held the project's lock past the bound: try again later
 EXIT_UNTRUSTED = 8  # the agent's client refused what the server sent (nothing written outside its folder)
 
 _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
@@ -204,3 +205,13 @@ class RequestError(VerifierError):
     def status(self) -> int:
         """The HTTP status (the routes' and their tests' name for `http_status`)."""
         return self.http_status
+
+class BusyError(RetryableError):
+    """Another live process held the lock this write needs for longer than the bound
+    (verifier.constants.LOCK_WAIT_S): nothing was done, and the same request may be tried again
+    once the holder lets go. Its own exit code and HTTP answer, so a caller tells a hung writer
+    from a full disk."""
+
+    exit_code = EXIT_BUSY
+    http_status = 503
+    code = "busy"

@@ -24,6 +24,7 @@ import click
 from verifier import VERSION
 from verifier.errors import (
     EXIT_AUTH,
+    EXIT_BUSY,
     EXIT_CRASH,
     EXIT_HISTORY,
     EXIT_OK,
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
     from verifier.store.fetcher import Fetcher
     from verifier.store.home import Home
 
-__all__ = ["EXIT_AUTH", "EXIT_CRASH", "EXIT_HISTORY", "EXIT_OK", "EXIT_REJECTED", "EXIT_RETRY", "EXIT_UNREACHABLE",
-           "EXIT_USAGE"]
+__all__ = ["EXIT_AUTH", "EXIT_BUSY", "EXIT_CRASH", "EXIT_HISTORY", "EXIT_OK", "EXIT_REJECTED", "EXIT_RETRY",
+           "EXIT_UNREACHABLE", "EXIT_USAGE"]
 
 # A verdict's outcome as the command's exit code: held waits only for a person, so it passed.
 _OUTCOME_EXIT = {"accepted": EXIT_OK, "held": EXIT_OK, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}

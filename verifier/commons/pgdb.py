@@ -104,7 +104,9 @@ class PgDatabase:
     def write(self, scope: str | None = None) -> Iterator[Transaction]:
         """A write transaction, committed when the block ends, rolled back if it raises. Unscoped:
         serial with every other writer. Scoped: serial with the writers of the same scope and with
-        every unscoped one (the write lock is taken shared), beside those of other scopes."""
+        every unscoped one (the write lock is taken shared), beside those of other scopes, except
+        behind an unscoped writer already waiting: PostgreSQL's lock queue is fair, so a stream of
+        scoped writers never starves an unscoped one (tests/test_commons_on_postgres.py)."""
         conn = self.connection()
         with conn.transaction():
             if scope is None:

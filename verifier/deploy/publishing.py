@@ -51,7 +51,9 @@ def publish(home: Home, slug: str, target: str, *, crash_point: Callable[[str], 
         return
     crash = crash_point
     repo = home.project(slug)
-    with exclusive_lock(home.publish_lock_path(slug)):
+    # Unbounded: every holder is bounded by its push's own timeout, and a writer giving up here
+    # would leave a staged landing's fate unknown to its caller.
+    with exclusive_lock(home.publish_lock_path(slug), wait_s=None):
         finish_unfinished(home, slug, repo, url)
         main = repo.tip()
         if main is not None and repo.is_ancestor(target, main):

@@ -6,9 +6,11 @@ outright, before loading: anchors and aliases (the lever of expansion bombs; our
 need them), explicit tags (`!!str`, `!foo`), %YAML and %TAG directives, the `<<` merge key, and
 plain scalars that YAML 1.1 and YAML 1.2 readers resolve differently (yes/no/on/off, numbers
 with a leading zero or colons, 0b/0o prefixes, an exponent without a dot). Front matter is
-delimited by lines that are exactly `---` at column 0, and holds no line break but LF and CRLF
-(NEL, U+2028/9 and a lone CR are breaks to some readers only); a second front-matter block
-after the first is refused. Size is bounded before parsing and nesting after. Errors name the file and the line.
+delimited by lines that are exactly `---` at column 0, holds no other line that some reader takes
+for a fence (`  ---` inside a block scalar, `-----`, `...`: a reader that trims lines would end
+the front matter there and see other fields), and holds no line break but LF and CRLF (NEL,
+U+2028/9 and a lone CR are breaks to some readers only); a second front-matter block after the
+first is refused. Size is bounded before parsing and nesting after. Errors name the file and the line.
 """
 
 from __future__ import annotations
@@ -155,6 +157,9 @@ def split_front_matter(data: bytes | str, where: str) -> tuple[str, str, int]:
 
 
 _OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+# A line some front-matter reader takes for a fence: readers that trim lines (`  ---`, `--- `),
+# that accept more dashes (`-----`: python-frontmatter), or that close on YAML's `...` (Pandoc).
+_FENCE_TO_SOME = re.compile(r"-{3,}|\.{3}")
 
 
 def _refuse_other_readings(yaml_text: str, body: str, where: str) -> None:
@@ -164,6 +169,12 @@ def _refuse_other_readings(yaml_text: str, body: str, where: str) -> None:
         line = yaml_text.count("\n", 0, odd.start()) + 2
         raise FormatError(f"line {line}: front matter holds a line break some readers do not see "
                           f"(U+{ord(odd.group()):04X}); use LF or CRLF", where)
+    for number, text in enumerate(yaml_text.split("\n"), start=2):
+        if _FENCE_TO_SOME.fullmatch(text.strip().lstrip("\ufeff")):
+            raise FormatError(f"line {number}: {text.strip()[:12]!r} is content to this reader (it is not exactly "
+                              "'---' at column 0) but ends the front matter for readers that trim lines or accept "
+                              "other fences, so they would read different fields; reword the line (a block scalar "
+                              "cannot hold a line of only dashes or dots)", where)
     if body.lstrip("\n").startswith(FENCE + "\n") or body.lstrip("\n") == FENCE:
         raise FormatError("a second front-matter block follows the first; keep one", where)
 

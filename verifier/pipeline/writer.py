@@ -1,12 +1,14 @@
 """The one writer of a project: every change to a project repository goes through `ProjectWriter`.
 
-Opening a writer takes the project's lock, cleans what a killed writer left behind, reads the tip
-and refuses (HistoryBrokenError) unless the tip is exactly what the anchor and the ledger say it
-is. Under it a caller reads the tip (`view`) and lands typed ledger entries: the contribution
-commit (authored by whoever made it, committed by the verifier, with the trailers), then the
-verifier's ledger commit holding the row and any bookkeeping files, then the branch move and the
-anchor, all or nothing. Inside `batch()` several landings are staged on one another and published
-by one branch move at the end, or not at all (a push of many commits is all-or-nothing).
+Opening a writer takes the project's lock (waiting at most settings.lock_wait_s for another live
+process to let it go, then BusyError: retry later, never a wait without end), cleans what a
+killed writer left behind, reads the tip and refuses (HistoryBrokenError) unless the tip is
+exactly what the anchor and the ledger say it is. Under it a caller reads the tip (`view`) and
+lands typed ledger entries: the contribution commit (authored by whoever made it, committed by
+the verifier, with the trailers), then the verifier's ledger commit holding the row and any
+bookkeeping files, then the branch move and the anchor, all or nothing. Inside `batch()` several
+landings are staged on one another and published by one branch move at the end, or not at all (a
+push of many commits is all-or-nothing).
 
 A project on a git host (config.json backends.remotes) publishes differently: under the lock the
 writer only stages its landings (refs/rw/staged), and when the block ends, with the lock let go,
@@ -15,6 +17,10 @@ it waits until a compare-and-swap push has put them on the host and moved main a
 verifier.wiring). The block returning means published; a block that raises leaves nothing it
 staged. With several instances the deployment's lease guard runs under the lock, before anything
 is read. The embedded default has neither seam.
+
+A write that fails (a full disk, a failed object write) answers RetryableError, and before the
+lock is let go the loose objects it left are pruned (verifier.store.prune.prune_loose), so a
+full disk keeps no half of a landing, in the CLI as in the service.
 
 Crash injection is a `crash_point` callable given to the writer (tests pass one that raises or
 kills); production passes nothing.
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -49,12 +56,21 @@ from verifier.pipeline.ledger import append_row, ledger_head
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
+from verifier.store.prune import prune_loose
 from verifier.version import verifier_version
+
+log = logging.getLogger(__name__)
 
 CrashPoint = Callable[[str], None]
 CRASH_STEPS = ("contribution", "ledger", "branch", "anchor")  # the durable steps of a landing, in order
 # Git's own lock files a killed writer can leave; only ever removed under the project's lock.
 _GIT_LOCKS = ("HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/main.lock", "refs/rw/staged.lock")
+
+
+def _project_lock(home: Home, slug: str) -> contextlib.AbstractContextManager[None]:
+    """The project's writer lock, waited on for at most settings.lock_wait_s (BusyError after)."""
+    return exclusive_lock(home.lock_path(slug), wait_s=home.settings.lock_wait_s,
+                          what=f"project {slug}'s writer lock")
 
 
 def no_crash(_step: str) -> None:
@@ -130,6 +146,7 @@ class ProjectWriter:
         self._published: str | None = self.tip
         self._batch: _Batch | None = None
         self.cleaned: list[str] = []  # what this writer removed that a killed one had left
+        self.write_failed = False  # an object or ref write failed (a full disk): prune before unlocking
         # On a git host: landings are staged, and published when the writer's block ends.
         self.hosted = slug in home.deployment.hosted and home.deployment.publish_staged is not None
         self._staged_head: str | None = self.tip  # where refs/rw/staged points
@@ -141,7 +158,7 @@ class ProjectWriter:
     @contextlib.contextmanager
     def open(cls, home: Home, slug: str, *, crash_point: CrashPoint | None = None) -> Iterator[ProjectWriter]:
         """Lock the project, check its history, and hand out its writer for the block."""
-        with exclusive_lock(home.lock_path(slug)):
+        with _project_lock(home, slug):
             # Several instances: this one writes the project. Taken under the local lock, so the
             # lease is fresh when the writing starts, not when the wait began.
             if home.deployment.lease_guard is not None:
@@ -162,6 +179,7 @@ class ProjectWriter:
                 writer._unstage(opened_at)
                 raise
             finally:
+                writer._prune_if_failed()
                 marker.unlink(missing_ok=True)
         publish = home.deployment.publish_staged
         if writer._staged_by_me is not None and publish is not None:  # the lock is let go: others stage meanwhile
@@ -173,7 +191,7 @@ class ProjectWriter:
         """Lock the name, make the bare repository, and hand out its writer; the repository is
         removed again if the block fails before its first landing is published."""
         path = home.repo_path(slug)
-        with exclusive_lock(home.lock_path(slug)):
+        with _project_lock(home, slug):
             if path.exists():
                 raise ConflictError(f"project {slug} already exists at {path}")
             repo = ProjectRepo.create(path)
@@ -197,7 +215,7 @@ class ProjectWriter:
             # Without the lock, the tip and the anchor can be read either side of another writer's
             # landing (tip before, anchor after: the tip looks behind its anchor). Only a history
             # that is still broken under the lock is refused.
-            with exclusive_lock(home.lock_path(slug)):
+            with _project_lock(home, slug):
                 cls(home, slug, home.project(slug), crash_point=no_crash)._check_history(catch_up=False)
 
     def _check_history(self, *, catch_up: bool = True) -> None:
@@ -268,6 +286,7 @@ class ProjectWriter:
         try:
             landed = self._stage(entry, contribution, bookkeeping, bookkeeping_of)
         except (OSError, pygit2.GitError) as exc:
+            self.write_failed = True
             raise _retryable(exc) from exc
         if self._batch is not None:
             self._batch.landed.append(landed)
@@ -310,6 +329,7 @@ class ProjectWriter:
             try:
                 self.repo.move_staged(tip, self._staged_head)
             except (OSError, pygit2.GitError) as exc:
+                self.write_failed = True
                 raise _retryable(exc) from exc
             self._staged_head = self._staged_by_me = tip
             return
@@ -319,12 +339,19 @@ class ProjectWriter:
         try:
             self.repo.move_branch(tip, self._published)
         except (OSError, pygit2.GitError) as exc:
+            self.write_failed = True
             raise _retryable(exc) from exc
         self._published = tip
         self.crash_point("anchor")
         self.home.write_anchor(self.slug, anchor)
         if several:
             self.home.write_next_anchor(self.slug, None)
+
+    def _prune_if_failed(self) -> None:
+        """A failed write (a full disk) left loose objects no ref reaches: remove them while the
+        lock is still held, so no copy of the folder carries them and the space comes back."""
+        if self.write_failed and (problem := prune_loose(self.repo.path)) is not None:
+            log.warning("project %s: after a failed write, %s", self.slug, problem)
 
     def _adopt_staged(self) -> None:
         """Land on top of what is staged for the host's next push (when it builds on main);

@@ -6,7 +6,12 @@ in the layer is reported where its disguise starts in the original bytes:
   ligatures, other compatibility forms: NFKC) or hide nothing but break a token (zero-width
   spaces and joiners, soft hyphen, direction marks: Unicode category Cf, removed);
 - hex_layer: runs of hex digits decoded to bytes;
-- gzip_members: gzip streams (inside decoded base64) inflated, within a byte budget.
+- gzip_members: gzip streams (inside decoded base64) inflated, within a byte budget;
+- utf8_text_layer: the UTF-8 text runs of decoded bytes (base64, hex) read as unicode_layer
+  reads text, so a zero-width space base64 or hex carries inside a key is seen through too.
+ESCAPED_DISGUISES names the JSON escapes (`\\u200b`, `\\uff21`, a surrogate pair's first half)
+that write a disguising character; the scanner unescapes the text around them before the
+Unicode layer reads it, so an escaped invisible character hides no more than a raw one.
 All are linear in their input: one mask-and-find pass, Python work per run, not per byte.
 """
 
@@ -64,6 +69,52 @@ def normalise(run: str) -> str:
     return unicodedata.normalize("NFKC", _FORMAT.sub("", run))
 
 
+# The JSON escapes of disguising characters (those normalise() turns into nothing or into text
+# with an ASCII letter or digit): in the BMP, first three hex digits then the possible last
+# ones; beyond it, the high surrogate of the UTF-16 pair then the low's first two digits.
+# Frozen here because computing it walks every code point (a third of a second at each start);
+# tests/test_catalogue_four.py recomputes it from unicodedata, so a new Unicode version that
+# adds a disguise fails there rather than going unseen.
+ESCAPED_DISGUISES_BMP = (
+    "00a:ad 00b:239acde 013:23f 014:09 017:f 01c:456789abc 01f:123 02b:02378 02e:123 060:012345 "
+    "061:c 06d:d 070:f 089:01 08e:2 180:e 1d2:ce 1d3:013456789acef 1d4:0123789df 1d5:02678b "
+    "1d6:2345 1d9:c 1da:0 1db:b 1e9:a 200:bcdef 202:abcde 206:012346789abcdef 207:01456789f "
+    "208:0123456789 209:012356789abc 20a:8 210:0123569abcde 211:0123569abcd 212:01248acdf "
+    "213:01349b 214:56789 215:0123456789abcdef 216:0123456789abcdef 217:0123456789abcdef 218:9 "
+    "246:0123456789abcdef 247:0123456789abcdef 248:0123456789abcdef 249:0123456789abcdef "
+    "24a:0123456789abcdef 24b:0123456789abcdef 24c:0123456789abcdef 24d:0123456789abcdef "
+    "24e:0123456789a 2c7:cd 325:0123456789abcdef 32b:123456789abcdef 32c:0123456789abcdef "
+    "335:89abcdef 336:0123456789abcdef 337:0123456789a 338:0123456789abcdef 339:0123456789abcdef "
+    "33a:0123456789abcdef 33b:0123456789abcdef 33c:0123456789abcdef 33d:0123456789abcdef "
+    "33e:0123456789abcdef 33f:0123456789abcdef a7f:234 fb0:0123456 fe0:0123456789abcdef fef:f "
+    "ff1:0123456789 ff2:123456789abcdef ff3:0123456789a ff4:123456789abcdef ff5:0123456789a fff:9ab"
+)
+ESCAPED_DISGUISES_PAIRS = "d801:df d804:dc d80d:dc d82f:dc d834:dd d835:dc,dd,de,df d83c:dd d83e:df db40:dc,dd"
+
+
+def disguise_escapes() -> bytes:
+    """A regex (bytes, after the backslash) matching the \\u escape of a disguising character,
+    or the first half of a surrogate pair that escapes one, from the tables above."""
+    bmp = "|".join(f"{head}[{tails}]" for head, tails in (item.split(":") for item in ESCAPED_DISGUISES_BMP.split()))
+    pairs = "|".join(f"{high}\\\\u(?:{'|'.join(lows.split(','))})"
+                     for high, lows in (item.split(":") for item in ESCAPED_DISGUISES_PAIRS.split()))
+    return f"u(?i:{bmp}|{pairs})".encode()
+
+
+def escaped_char(code: bytes) -> str:
+    """The character of a \\u escape's hex digits, or of a surrogate pair's (`d83d\\ude00`)."""
+    if len(code) == 4:
+        return chr(int(code, 16))
+    high, low = int(code[:4], 16), int(code[6:], 16)
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
+def disguising(char: str) -> bool:
+    """Whether normalise() turns `char` into nothing, or into text holding an ASCII letter or digit."""
+    seen = normalise(char)
+    return seen != char and (not seen or bool(seen.encode("utf-8", "replace").translate(None, _NOT_ALNUM)))
+
+
 _NOT_ALNUM = bytes(byte for byte in range(256) if not chr(byte).isascii() or not chr(byte).isalnum())
 # Lines longer than this are read in pieces that overlap by UNICODE_REACH.
 CHUNK = 1 << 16
@@ -92,12 +143,7 @@ def _disguising_chars(data: bytes) -> set[str]:
     Found from the non-ASCII bytes alone (all ASCII deleted at C speed),
     so an honest trace of prose and typography costs one pass and a set of a few characters."""
     distinct = set(data.translate(None, _ASCII).decode("utf-8", "ignore"))
-    found = set()
-    for char in distinct:
-        seen = normalise(char)
-        if seen != char and (not seen or seen.encode("utf-8", "replace").translate(None, _NOT_ALNUM)):
-            found.add(char)
-    return found
+    return {char for char in distinct if disguising(char)}
 
 
 def _chunks(data: bytes, chars: set[str]) -> list[tuple[int, int]]:
@@ -153,11 +199,20 @@ def unicode_layer(data: bytes) -> tuple[bytes, PieceMap] | None:
     return (b"".join(out), mapping) if out else None
 
 
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def hex_layer(data: bytes, runs: list[tuple[int, int]]) -> tuple[bytes, PieceMap] | None:
     """The hex runs of data (found by the base64 pass) decoded and joined, or None.
 
-    A run that decodes to anything but ASCII text is a digest (a sha256, a commit id), not an
-    encoded secret, and is left out: 20 random bytes are all ASCII one time in a million.
+    A run that decodes to anything but text (ASCII, or UTF-8 that may hold a disguising
+    character) is a digest (a sha256, a commit id), not an encoded secret, and is left out: 20
+    random bytes are all ASCII one time in a million, and valid UTF-8 hardly more often.
     """
     out: list[bytes] = []
     mapping = PieceMap()
@@ -167,7 +222,7 @@ def hex_layer(data: bytes, runs: list[tuple[int, int]]) -> tuple[bytes, PieceMap
         if stop - start < MIN_HEX_RUN or data[start] > 0x37 or data[start + 2] > 0x37:
             continue
         decoded = binascii.unhexlify(data[start : stop - (stop - start) % 2])
-        if not decoded.isascii():
+        if not decoded.isascii() and not _utf8(decoded):
             continue
         mapping.add(size, start, 2)
         out.append(decoded + _SEPARATOR)
@@ -212,3 +267,33 @@ def gzip_members(data: bytes, budget: int) -> list[tuple[int, bytes]]:
         budget -= len(inflated)
         members.append((at, inflated))
     return members
+
+
+# Printable ASCII, tab and line breaks, and every byte of a multi-byte UTF-8 sequence.
+_UTF8_TEXT_MASK = bytes(0x74 if 0x20 <= byte < 0x7F or byte in b"\t\n\r" or byte >= 0x80 else 0x20
+                        for byte in range(256))
+
+
+def utf8_text_layer(data: bytes) -> tuple[bytes, PieceMap] | None:
+    """The Unicode layer of the runs of UTF-8 text in (decoded, maybe binary) data, or None.
+
+    text_layer keeps printable ASCII only, so a disguising character splits a key into two runs;
+    this reads the runs that hold non-ASCII characters and are valid UTF-8 as a whole (the bytes
+    of an image almost never are), through unicode_layer. Python work per long run, not per byte.
+    """
+    out: list[bytes] = []
+    mapping = PieceMap()
+    size = 0
+    for start, stop in _runs(data, _UTF8_TEXT_MASK, b"t", MIN_TEXT_RUN):
+        run = data[start:stop]
+        if run.isascii():
+            continue  # text_layer reads it
+        layer = unicode_layer(run) if _utf8(run) else None
+        if layer is None:
+            continue
+        text, inner = layer
+        for decoded_at, original_at, stride in zip(inner.decoded_at, inner.original_at, inner.stride, strict=True):
+            mapping.add(size + decoded_at, start + original_at, stride)
+        out.append(text)
+        size += len(text)
+    return (b"".join(out), mapping) if out else None

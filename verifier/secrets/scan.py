@@ -8,10 +8,14 @@ The same detectors (verifier.secrets.patterns) read three views of the bytes:
 - plain: the bytes as they are. Detectors that look at the bytes around a secret (a quote, a
   line start) also read their window with JSON's \\n, \\t and \\" unescaped in place, since a
   trace logs `KEY=value` inside a JSON string as `\\nKEY=value`;
-- json-escape: text near an escape that can hide a secret's characters (\\u0020..\\u007f, \\/)
-  is JSON-unescaped and rescanned, so "\\u0041KIA..." reads as "AKIA...";
+- json-escape: text near an escape that can hide a secret's characters (\\u0020..\\u007f, \\/,
+  and the escapes of invisible or look-alike characters: \\u200b, \\uff21, a surrogate pair)
+  is JSON-unescaped and rescanned, then read through the Unicode layer, so "\\u0041KIA..."
+  reads as "AKIA..." and "AKIA\\u200b..." as "AKIA...";
 - base64: runs of base64 long enough to carry a secret are decoded (all in one call) and
   rescanned, also inside the unescaped text.
+Removing invisible characters comes after every decoding, never before: the Unicode layer also
+reads the UTF-8 text that base64 and hex decode to.
 A hit names the detector, the file and the byte offset in the ORIGINAL bytes where the secret
 starts, or where the escape or base64 quad encoding its first byte starts. It never carries the
 secret: hits end up in ledgers and error messages. The same (kind, offset) seen through several
@@ -31,7 +35,16 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from verifier.secrets.keywords import find_assignments
-from verifier.secrets.layers import PieceMap, gzip_members, hex_layer, text_layer, unicode_layer
+from verifier.secrets.layers import (
+    PieceMap,
+    disguise_escapes,
+    escaped_char,
+    gzip_members,
+    hex_layer,
+    text_layer,
+    unicode_layer,
+    utf8_text_layer,
+)
 from verifier.secrets.patterns import TRIGGERS, Detector, Trigger
 from verifier.secrets.tokens import KIND as TOKEN_KIND
 from verifier.secrets.tokens import token_offsets
@@ -333,22 +346,30 @@ def _scan_text(decoded: bytes, depth: int) -> set[tuple[str, int]]:
     Every secret is text, so only runs of printable text are read: the bytes of images and
     archives (most of what base64 carries) cost one mask-and-find pass and nothing more.
     """
+    # Decoded first, then the Unicode layer: base64 of text holding a zero-width space.
+    found = _scan_layer(utf8_text_layer(decoded))
     layer = text_layer(decoded)
     if layer is None:
-        return set()
+        return found
     text, mapping = layer
-    found = _scan_plain(text) if depth <= 0 else _deep(text, depth - 1)
-    return {(kind, mapping.origin(offset)) for kind, offset in found}
+    inner = _scan_plain(text) if depth <= 0 else _deep(text, depth - 1)
+    return found | {(kind, mapping.origin(offset)) for kind, offset in inner}
 
 
 # --------------------------------------------------------------------------------------------
 # JSON escapes
 # --------------------------------------------------------------------------------------------
 
-# Escapes that can stand for a character of a secret: printable ASCII written as \u00XX, and
-# "\/". Plain \n, \" and \u2019-style escapes are what every JSON writer emits and hide nothing.
-_HIDING_ESCAPE = re.compile(rb"\\(?:u00[2-7][0-9a-fA-F]|/)")
-_ESCAPE = re.compile(rb'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+# Escapes that can stand for a character of a secret, or hide one: printable ASCII written as
+# \u00XX, "\/", and the escapes of disguising characters (a zero-width space as \u200b, a
+# full-width letter as \uff21, a tag character as a surrogate pair; layers.disguise_escapes):
+# the text around them is unescaped first, then read through the Unicode layer. Plain \n, \"
+# and \u2019-style escapes are what every JSON writer emits and hide nothing.
+_HIDING_ESCAPE = re.compile(rb"\\(?:u00[2-7][0-9a-fA-F]|/|" + disguise_escapes() + rb")")
+# A surrogate pair is one character (group 1 holds both halves), so a tag character or a
+# mathematical letter escaped as two halves decodes to its UTF-8, not to two lone surrogates.
+_ESCAPE = re.compile(rb'\\(?:u([dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})'
+                     rb'|(["\\/bfnrt]))')
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"/": b"/", b"b": b"\b", b"f": b"\f", b"n": b"\n",
            b"r": b"\r", b"t": b"\t"}
 # How much text around a hiding escape is unescaped and rescanned: more than any realistic
@@ -382,7 +403,7 @@ def _hiding_regions(data: bytes) -> list[tuple[int, int]]:
 
 def _escape_text(code: bytes | None, simple: bytes | None) -> bytes:
     if code is not None:
-        return chr(int(code, 16)).encode("utf-8", "surrogatepass")
+        return escaped_char(code).encode("utf-8", "surrogatepass")
     return _SIMPLE[simple or b"\\"]
 
 
@@ -407,7 +428,7 @@ def _unescape(data: bytes, regions: list[tuple[int, int]]) -> tuple[bytes, list[
         pieces[0::2], pieces[1::2] = texts, chars
         lengths: list[int] = [0] * len(pieces)
         lengths[0::2] = map(len, texts)
-        lengths[1::2] = [6 if code is not None else 2 for code in codes]
+        lengths[1::2] = [2 + len(code) if code is not None else 2 for code in codes]
         base = decoded_at[-1] + len(out[-1]) if out else 0
         decoded_at.extend(accumulate(map(len, pieces[:-1]), initial=base))
         original_at.extend(accumulate(lengths[:-1], initial=start))
@@ -432,7 +453,9 @@ def _scan_json_escapes(data: bytes, depth: int = 0) -> tuple[set[tuple[str, int]
         return original_at[piece] + (0 if piece % 2 else offset - decoded_at[piece])
 
     if depth <= 0:
-        plain = {(kind, origin(offset)) for kind, offset in _scan_plain(decoded)}
+        # Unescaped first, then the Unicode layer: an escaped zero-width space is removed too.
+        seen = _scan_plain(decoded) | _scan_layer(unicode_layer(decoded))
+        plain = {(kind, origin(offset)) for kind, offset in seen}
         hidden = {(kind, origin(offset)) for kind, offset in _scan_base64(decoded)}
         return plain, hidden
     views = _views(decoded, depth - 1)
@@ -444,11 +467,16 @@ def _scan_json_escapes(data: bytes, depth: int = 0) -> tuple[set[tuple[str, int]
 # --------------------------------------------------------------------------------------------
 
 
-def _scan_layer(layer: tuple[bytes, PieceMap] | None) -> set[tuple[str, int]]:
+def _scan_layer(layer: tuple[bytes, PieceMap] | None, *, unicode: bool = False) -> set[tuple[str, int]]:
+    """(kind, offset in the layer's input) of secrets in a decoded layer; with `unicode`, also
+    in the decoded text's own Unicode layer (hex of text holding a zero-width space)."""
     if layer is None:
         return set()
     decoded, mapping = layer
-    return {(kind, mapping.origin(offset)) for kind, offset in _scan_plain(decoded)}
+    found = _scan_plain(decoded)
+    if unicode:
+        found |= _scan_layer(unicode_layer(decoded))
+    return {(kind, mapping.origin(offset)) for kind, offset in found}
 
 
 def _views(data: bytes, depth: int) -> dict[str, set[tuple[str, int]]]:
@@ -459,7 +487,7 @@ def _views(data: bytes, depth: int) -> dict[str, set[tuple[str, int]]]:
         "base64": _scan_base64(data, depth, hex_runs),
         "unicode": _scan_layer(unicode_layer(data)),
     }
-    views["hex"] = _scan_layer(hex_layer(data, hex_runs))
+    views["hex"] = _scan_layer(hex_layer(data, hex_runs), unicode=True)
     escaped, escaped_base64 = _scan_json_escapes(data, depth)
     views["json-escape"] = escaped
     views["base64"] |= escaped_base64

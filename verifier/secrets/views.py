@@ -6,7 +6,9 @@ ligatures and other compatibility forms become their plain letters) after removi
 characters (zero-width spaces and joiners, the soft hyphen, direction marks: category Cf).
 token_candidates() finds this verifier's bearer tokens through every view, nested two layers
 deep; it runs only on bytes the scanner has already flagged, so it may be thorough rather
-than fast.
+than fast. Removing invisible characters is not a layer: every decoded view (JSON escapes,
+base64, hex, gzip) is also read through the Unicode view, so a zero-width space written as
+`\\u200b` inside a token, or carried in base64, hides it no more than a raw one does.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 import zlib
 from collections.abc import Iterator
 
-from verifier.secrets.layers import normalise
+from verifier.secrets.layers import escaped_char, normalise
 from verifier.secrets.tokens import find_tokens
 
 # Layers of encoding undone when hunting tokens: a token in base64 of escaped JSON is two.
@@ -31,13 +33,15 @@ def unicode_view(text: str) -> str:
     return normalise(text)
 
 
-_JSON_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})|\\([\"\\/bfnrt])")
+# A surrogate pair (`\ud83d\ude00`) is one character: group 1 holds both halves.
+_JSON_ESCAPE = re.compile(rb"\\u([dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|[0-9a-fA-F]{4})"
+                          rb"|\\([\"\\/bfnrt])")
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"/": b"/", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t"}
 
 
 def _unescape_match(match: re.Match[bytes]) -> bytes:
     if match.group(1) is not None:
-        return chr(int(match.group(1), 16)).encode("utf-8", "surrogatepass")
+        return escaped_char(match.group(1)).encode("utf-8", "surrogatepass")
     return _SIMPLE[match.group(2)]
 
 
@@ -82,14 +86,26 @@ def hex_decoded(data: bytes) -> Iterator[bytes]:
         yield binascii.unhexlify(match.group())
 
 
-def decoded_views(data: bytes) -> Iterator[bytes]:
-    """One layer of decoding: the Unicode view, JSON-unescaped text, base64 and hex runs."""
-    if not data.isascii():
-        yield unicode_view(data.decode("utf-8", "replace")).encode("utf-8", "replace")
+def _unicode_bytes(data: bytes) -> bytes:
+    return unicode_view(data.decode("utf-8", "replace")).encode("utf-8", "replace")
+
+
+def _decodings(data: bytes) -> Iterator[bytes]:
     if b"\\" in data:
         yield json_unescaped(data)
     yield from base64_decoded(data)
     yield from hex_decoded(data)
+
+
+def decoded_views(data: bytes) -> Iterator[bytes]:
+    """One layer of decoding: the Unicode view, JSON-unescaped text, base64 and hex runs, each
+    decoded view also with its invisible characters removed (decoded first, then cleaned)."""
+    if not data.isascii():
+        yield _unicode_bytes(data)
+    for view in _decodings(data):
+        yield view
+        if not view.isascii():
+            yield _unicode_bytes(view)
 
 
 def token_candidates(data: bytes, layers: int = MAX_LAYERS) -> set[str]:

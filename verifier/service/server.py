@@ -24,6 +24,7 @@ from granian.server import Server
 
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
+from verifier.constants import SERVICE_LOCK_WAIT_S
 from verifier.errors import ConflictError
 from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import digest
@@ -35,11 +36,9 @@ from verifier.service.recovery import RecoveryReport, recover
 from verifier.store.home import Home
 from verifier.wiring import open_home
 
-LOCK_WAIT_S = 15.0  # a killed server's workers notice within a second that their parent is gone
-
 
 @contextlib.contextmanager
-def service_lock(home: Home, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+def service_lock(home: Home, wait_s: float = SERVICE_LOCK_WAIT_S) -> Iterator[None]:
     path = home.root / "locks" / "service.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)

@@ -1,5 +1,5 @@
 """Small disk primitives: atomic file replacement (with an exact mode when asked), a private
-folder, and an exclusive per-name lock."""
+folder, and an exclusive per-name lock, waited on for a bounded time."""
 
 from __future__ import annotations
 
@@ -8,8 +8,17 @@ import fcntl
 import os
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from verifier.constants import LOCK_WAIT_S
+from verifier.errors import BusyError
+
+# Polling the lock: the first retries come fast (most holds are short), then every 50 ms, which
+# costs a waiter one system call per poll and a landing at most 50 ms of latency.
+_POLL_FIRST_S = 0.002
+_POLL_MAX_S = 0.05
 
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int | None = None) -> None:
@@ -53,16 +62,43 @@ def fsync_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: Path) -> Iterator[None]:
+def exclusive_lock(path: Path, *, wait_s: float | None = LOCK_WAIT_S, what: str | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on `path` (created if missing) for the block.
 
-    The kernel drops the lock when the process dies, so a killed writer never wedges a project.
+    The kernel drops the lock when the process dies, so a killed writer never wedges a project;
+    a live holder that keeps it past `wait_s` seconds is answered with BusyError (nothing done,
+    retry later) rather than waited on without end; `what` names the lock in that answer.
+    `wait_s=None` waits as long as it takes: only for locks whose every holder is itself bounded
+    (a publish, bounded by its push's timeout).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _acquire(fd, what or path.name, wait_s)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _acquire(fd: int, what: str, wait_s: float | None) -> None:
+    if wait_s is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    deadline = time.monotonic() + wait_s
+    pause = _POLL_FIRST_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BusyError(f"{what} is held by another live process for more than {wait_s:g} s "
+                                "(a long or hung write); nothing was done: try again later") from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, _POLL_MAX_S)

@@ -32,7 +32,7 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
-from verifier.constants import WARM_POOL
+from verifier.constants import LOCK_WAIT_S, WARM_POOL
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
@@ -89,6 +89,9 @@ class Settings(Strict):
     recruited_by_steward: list[str] = Field(default_factory=list)
     # The controlled arm's worker commands (argument lists), by arm: "single" and "swarm".
     eval_arm: dict[Literal["single", "swarm"], list[str]] = Field(default_factory=dict)
+    # How long a write waits for a project's lock held by another live process before it answers
+    # busy (exit 9, HTTP 503 `busy`); the default and its reason: verifier.constants.LOCK_WAIT_S.
+    lock_wait_s: float = Field(default=LOCK_WAIT_S, gt=0, le=3600)
     # Where traces, the Commons and project branches live (docs/deploy.md); defaults: this folder.
     backends: Backends = Field(default_factory=Backends)
 
