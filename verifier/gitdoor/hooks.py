@@ -1,9 +1,13 @@
 """Install the hooks of a project's bare repository (by `rw init`, and again by `rw` when missing).
 
 `pre-receive` runs `<python> -m verifier.gitdoor.receive` with RW_HOME baked in: it refuses every
-ref update but refs/for/main and lands those through the writer. `post-receive` deletes
-refs/for/main, so the ref a person pushed to is never left behind (the landed commits are on
-main). Push options are advertised so a local push can carry the person's token (`-o token=...`).
+ref update but refs/for/main and lands those through the writer. `proc-receive` (configured for
+refs/for with receive.procReceiveRefs; git 2.29 or later) then takes git's own update of
+refs/for/main and reports it done without creating the ref, so concurrent pushes never collide on
+it (verifier.gitdoor.procreceive). `post-receive` deletes refs/for/main should a git without
+proc-receive have created it: the ref a person pushed to is never left behind (the landed commits
+are on main). Push options are advertised so a local push can carry the person's token
+(`-o token=...`).
 """
 
 from __future__ import annotations
@@ -25,13 +29,21 @@ def pre_receive(home: Path, python: str = sys.executable) -> str:
             f"RW_HOME={shlex.quote(str(home))} exec {shlex.quote(python)} -m verifier.gitdoor.receive\n")
 
 
+PROC_RECEIVE_REFS = "refs/for"
+
+
+def proc_receive(python: str = sys.executable) -> str:
+    return (f"#!/bin/sh\n{MARK}: git's update of refs/for/main is reported done; the push landed in pre-receive\n"
+            f"exec {shlex.quote(python)} -m verifier.gitdoor.procreceive\n")
+
+
 POST_RECEIVE = (f"#!/bin/sh\n{MARK}: the pushed-to ref is never kept; what landed is on main\n"
                 "git update-ref -d refs/for/main >/dev/null 2>&1\nexit 0\n")
 
 
 def install_hooks(home: Path, repo_path: Path) -> bool:
     """Write the hooks and the config they need when they are missing or differ; True if written."""
-    wanted = {"pre-receive": pre_receive(home), "post-receive": POST_RECEIVE}
+    wanted = {"pre-receive": pre_receive(home), "proc-receive": proc_receive(), "post-receive": POST_RECEIVE}
     written = False
     for name, text in wanted.items():
         path = repo_path / "hooks" / name
@@ -43,6 +55,9 @@ def install_hooks(home: Path, repo_path: Path) -> bool:
     config = pygit2.Repository(str(repo_path)).config
     if not _config_true(config, "receive.advertisePushOptions"):
         config["receive.advertisePushOptions"] = True
+        written = True
+    if PROC_RECEIVE_REFS not in list(config.get_multivar("receive.procReceiveRefs")):
+        config.set_multivar("receive.procReceiveRefs", "^$", PROC_RECEIVE_REFS)
         written = True
     return written
 

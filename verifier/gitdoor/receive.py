@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from verifier.errors import AuthError, VerifierError
-from verifier.pipeline.push import PUSH_REF, land_push, pushed_commits
+from verifier.pipeline.push import PUSH_REF, PushedObjects, land_push
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 
@@ -70,16 +70,16 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
         print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
         return 1
     slug = repo_path.name[:-4] if repo_path.name.endswith(".git") else repo_path.name
+    # The pushed objects wait in git's quarantine until this hook says yes: they are read through a
+    # repository of their own, never the writer's, so what lands is written to the main store.
+    pushed = PushedObjects(repo_path, env.get("GIT_QUARANTINE_PATH"))
     with ProjectWriter.open(home, slug) as writer:
-        quarantine = env.get("GIT_QUARANTINE_PATH")
-        if quarantine:  # the pushed objects wait there until git accepts the push
-            writer.repo.repo.odb.add_disk_alternate(quarantine)
         assert writer.tip is not None
-        commits = pushed_commits(writer.repo.repo, new, writer.tip)
+        commits = pushed.commits(new, writer.tip)
         if not commits:
             print("REFUSED: nothing new to land: the branch already has these commits", file=out)
             return 1
-        ok, verdicts = land_push(home, writer, actor, push_token(env), commits, now)
+        ok, verdicts = land_push(home, writer, pushed, actor, push_token(env), commits, now)
     for verdict in verdicts:
         print(verdict.line(), file=out)
     if ok:
