@@ -150,14 +150,14 @@ def push_texts(pushed: PushedObjects, commits: list[pygit2.Commit]) -> dict[str,
             if change.blob is not None:
                 paths.setdefault(change.blob, change.path)
     seen = {str(commit.id) for commit in commits}
-            texts[f"tree {key[:12]}"] = b"\n".join(entry.raw_name or b"" for entry in obj)
+    received = list(pushed.received()) if pushed.quarantine is not None else [pygit2.Oid(hex=b) for b in paths]
     for oid in received:
         key = str(oid)
         obj = pushed.repo[oid]
         if isinstance(obj, pygit2.Blob):
             texts[f"{paths[key]} (blob {key[:12]})" if key in paths else f"blob {key[:12]}"] = obj.data
         elif isinstance(obj, pygit2.Tree):
-            texts[f"tree {key[:12]}"] = b"\n".join(entry.raw_name for entry in obj)
+            texts[f"tree {key[:12]}"] = b"\n".join(entry.raw_name or b"" for entry in obj)
         elif isinstance(obj, pygit2.Commit) and key not in seen:
             texts.update(_commit_texts(obj))
         elif isinstance(obj, pygit2.Tag):
