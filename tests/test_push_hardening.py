@@ -7,6 +7,7 @@ every door that takes a reason."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,18 +39,21 @@ def person(world: World) -> tuple[str, str]:
     return "stew", token
 
 
-def state(world: World) -> tuple[list[tuple[int, str, str, str | None]], list[str], dict[str, str | None]]:
+Rows = list[tuple[int, str, str, str | None]]
+State = tuple[Rows, list[str], dict[str, str | None]]
+
+
+def state(world: World) -> State:
     """(ledger rows, refs, the blob of every scores file): what a refused push must leave alone
     but for its one rejected row."""
     view = world.repo.view(world.tip())
-    rows = [(row.seq, row.action, row.outcome, row.reason_code) for _, row in read_chain(view)]
+    rows: Rows = [(row.seq, row.action, row.outcome, row.reason_code) for _, row in read_chain(view)]
     refs = git(world.repo.path, "for-each-ref", "--format=%(refname)").stdout.split()
     scores = {path: view.blob_id(path) for path in view.walk("scores")}
     return rows, refs, scores
 
 
-def assert_refused_alone(world: World, before: tuple[list[tuple[int, str, str, str | None]], list[str],
-                         dict[str, str | None]], tip: str, code: str) -> None:
+def assert_refused_alone(world: World, before: State, tip: str, code: str) -> None:
     rows, refs, scores = state(world)
     assert rows[:len(before[0])] == before[0]
     assert [(action, outcome, reason) for _, action, outcome, reason in rows[len(before[0]):]] == [
@@ -195,7 +199,7 @@ def test_every_reason_field_refuses_an_invisible_reason(world: World) -> None:
     assert actor is not None
     tip = world.tip()
     rows = state(world)[0]
-    calls = {
+    calls: dict[str, Callable[[], object]] = {
         "rw revert": lambda: revert(world.home, SLUG, actor, tip, reason="\u200b\u2060", now=NOW),
         "rw hold approve": lambda: decide(world.home, SLUG, actor, "f_0000000000000000", approve=True,
                                           reason="\ufeff", now=NOW),
@@ -208,8 +212,8 @@ def test_every_reason_field_refuses_an_invisible_reason(world: World) -> None:
         with pytest.raises(FormatError, match="visible character"):
             call()
         assert world.tip() == tip and state(world)[0] == rows, name
-    review = ("review_id: rev_0123456789abcdef\nobject_path: findings/ab/f.yaml\nobject_id: f_1\n"
-              "decision: reject\nreason: \"\\u200b\\u2060\"\nleaf_id: review-1\n").encode()
+    review = (b"review_id: rev_0123456789abcdef\nobject_path: findings/ab/f.yaml\nobject_id: f_1\n"
+              b"decision: reject\nreason: \"\\u200b\\u2060\"\nleaf_id: review-1\n")
     with pytest.raises(FormatError, match="visible character"):
         parse_review(review, "reviews/ab/rev_0123456789abcdef.yaml")
 
