@@ -102,7 +102,7 @@ def race_round(home: Home, slug: str, token: str, works: list[Path], scratch: Pa
         patch.write_bytes(_new_file_patch(path, data))
         patches.append(patch)
         racers.append(Racer(f"submit-{index}", path, data))
-    before = {path for path in home.project(slug).view(home.project(slug).tip()).walk("notes")}
+    before = set(home.project(slug).view(home.project(slug).tip()).walk("notes"))
     cloner = Cloner(bare, scratch)
     thread = threading.Thread(target=cloner.run)
     thread.start()
