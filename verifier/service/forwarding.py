@@ -86,7 +86,8 @@ class Forwarder:
         where = target.address.rstrip("/")
         body: IO[bytes] | None = None
         try:
-            body = await (spool_body(request, MAX_RECEIVE_REQUEST) if is_push else self._form(request))
+            body = await (spool_body(request, MAX_RECEIVE_REQUEST, idle_s=self.idle_s, total_s=self.total_s,
+                                     what="a git-receive-pack request body") if is_push else self._form(request))
             relayed = await run_in_threadpool(relay, where, request, body, self.home().settings.backends.instance)
         except ApiError as exc:
             await error_response(exc)(scope, receive, send)
