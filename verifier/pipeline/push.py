@@ -54,7 +54,6 @@ from verifier.text.visible import require_reason
 PUSH_REF = "refs/for/main"
 _REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40})\.?\s*$", re.MULTILINE)
 _REASON = re.compile(r"^Reason:(.*)$", re.MULTILINE)
-SECRET_CODE = "secret_in_push"  # noqa: S105 - a rejection code, not a password
 
 
 @dataclass(frozen=True)
@@ -173,7 +172,7 @@ def gate_push(identities: Revoker, texts: dict[str, bytes], now: datetime) -> No
     revoked = []
     if any(hit.kind.startswith(TOKEN_KIND) for hit in hits):
         revoked = revoke_found_tokens(identities, texts.values(), now, "a push")
-    raise Rejected(Rejection(SECRET_CODE, f"{describe(hits)}; nothing was landed. Strip secrets from the commits "
+    raise Rejected(Rejection("secret_in_push", f"{describe(hits)}; nothing was landed. Strip secrets from the commits "
                              f"(messages, author names, files) and push again{revocation_note(revoked)}",
                              hits[0].file))
 

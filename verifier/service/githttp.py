@@ -177,7 +177,7 @@ def wanted_ids(body: bytes, encoding: str | None, cap: int = MAX_UPLOAD_REQUEST)
         try:
             body = inflater.decompress(body, cap + 1)
         except zlib.error as exc:
-            raise ApiError(400, "bad_request", "the gzip-encoded git request does not inflate") from exc
+            raise ApiError(400, "invalid_body", "the gzip-encoded git request does not inflate") from exc
         if len(body) > cap:
             raise too_large(cap, "the inflated git request")
     wants, at = [], 0
