@@ -5,8 +5,10 @@ ref updates on stdin (`<old> <new> <ref>` per line). Every update of another ref
 message saying how people contribute. For refs/for/main the pusher must be a person, named by the
 push option `token=<bearer>` (a local push: `git push -o token=... origin HEAD:refs/for/main`) or
 by RW_PUSH_TOKEN (set by the service for pushes over HTTP); their commits then go through
-pipeline.push, and every verdict is printed on their terminal (git prefixes it `remote:`).
-Exit 0 lets git take the push (post-receive then drops refs/for/main); exit 1 refuses it.
+pipeline.push (the pushed objects read apart from the writer, so what lands is written to the
+main object store before the branch moves), and every verdict is printed on their terminal (git
+prefixes it `remote:`). Exit 0 lets git take the push (its update of refs/for/main then goes to
+the proc-receive hook, which creates no ref); exit 1 refuses it, and git discards the quarantine.
 """
 
 from __future__ import annotations
