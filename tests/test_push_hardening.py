@@ -93,12 +93,15 @@ def test_a_secret_anywhere_in_a_push_is_refused_and_lands_nothing(world: World, 
     assert secret not in everything_on_main(world)
 
 
-def test_a_bearer_token_in_a_pushed_message_is_revoked(world: World, tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["message", "author", "file"])
+def test_a_bearer_token_anywhere_in_a_push_is_revoked(world: World, tmp_path: Path, where: str) -> None:
     _, token = person(world)
     leaked = world.agent.token
     tip, before = world.tip(), state(world)
     work = clone(world.repo.path, tmp_path / "work")
-    commit_file(work, "notes/a.md", "# a\n", f"a note\n\nI used RW_TOKEN={leaked} to test.")
+    message = f"a note\n\nI used RW_TOKEN={leaked} to test." if where == "message" else "a note"
+    data = f"# a\n\nexport RW_TOKEN={leaked}\n" if where == "file" else "# a\n"
+    commit_file(work, "notes/a.md", data, message, env={"GIT_AUTHOR_NAME": leaked} if where == "author" else None)
     result = push_for_review(work, token)
     assert result.returncode != 0 and "[secret_in_push]" in result.stderr
     assert "revoked the bearer token of: agent-a" in result.stderr
