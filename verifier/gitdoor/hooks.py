@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pygit2
 
-from verifier.gitdoor import procreceive
+import verifier
 from verifier.store.files import write_atomic
 
 MARK = "# researchwiki-verifier hook v1"
@@ -31,14 +31,16 @@ def pre_receive(home: Path, python: str = sys.executable) -> str:
 
 
 PROC_RECEIVE_REFS = "refs/for"
+PROC_RECEIVE_MODULE = "verifier.gitdoor.procreceive"  # named, not imported: it is a program of its own
 
 
 def proc_receive(python: str = sys.executable) -> str:
-    """Run as a script by its path in an isolated interpreter (-I -S): it needs the standard library
-    only, and skipping the environment's site set-up keeps it at a few tens of milliseconds."""
-    script = Path(procreceive.__file__).resolve()
+    """Run without the environment's site set-up (-S): it needs the standard library only, and
+    skipping site keeps it at a few tens of milliseconds; PYTHONPATH names where the verifier's
+    package lives instead."""
+    root = Path(verifier.__file__).resolve().parent.parent
     return (f"#!/bin/sh\n{MARK}: git's update of refs/for/main is reported done; the push landed in pre-receive\n"
-            f"exec {shlex.quote(python)} -I -S {shlex.quote(str(script))}\n")
+            f"PYTHONPATH={shlex.quote(str(root))} exec {shlex.quote(python)} -S -m {PROC_RECEIVE_MODULE}\n")
 
 
 POST_RECEIVE = (f"#!/bin/sh\n{MARK}: the pushed-to ref is never kept; what landed is on main\n"
