@@ -1,10 +1,12 @@
 """Benchmark: a steward pushes 100 one-file commits to refs/for/main in one push, beside the same
 100 commits pushed to a plain bare repository with no hook.
 
-The gated side is the whole door: git's receive-pack, the pre-receive hook starting Python, every
-commit through the person's-edit pipeline (write set, formats, apply), landed through the writer
-as one batch under one lock (a contribution and a ledger commit each, one branch move), and the
-post-receive hook dropping refs/for/main. The plain side is `git push` of the same commits to a
+The gated side is the whole door: git's receive-pack, the pre-receive hook starting Python, the
+secret scan of everything pushed (every commit's message, author and committer, every object in
+git's quarantine), every commit through the person's-edit pipeline (write set, formats, apply,
+the byte-for-byte check), landed through the writer as one batch under one lock (a contribution
+and a ledger commit each, one branch move), the proc-receive hook reporting refs/for/main done,
+and the post-receive hook. The plain side is `git push` of the same commits to a
 bare repository made with `git init --bare`. Neither side fsyncs. Best of `--runs` alternating
 runs. Last line: one JSON object with gated_s, plain_s, ratio, landed, ms_per_commit.
 """

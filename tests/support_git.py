@@ -38,12 +38,13 @@ def clone(bare: Path, dest: Path) -> Path:
     return dest
 
 
-def commit_file(work: Path, path: str, data: str, message: str) -> str:
+def commit_file(work: Path, path: str, data: str | bytes, message: str, env: dict[str, str] | None = None) -> str:
+    """Write one file (text as UTF-8, bytes as they are) and commit it; `env` sets e.g. the author."""
     target = work / path
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(data)
+    target.write_bytes(data.encode() if isinstance(data, str) else data)
     git(work, "add", path)
-    git(work, "commit", "-q", "-m", message)
+    git(work, "commit", "-q", "-m", message, env=env)
     return git(work, "rev-parse", "HEAD").stdout.strip()
 
 

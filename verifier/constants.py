@@ -39,8 +39,6 @@ MAX_JSON_BODY_BYTES: Final = 64 * KIB
 MAX_MESSAGE_CHARS: Final = 4000
 # git over HTTP: negotiation lines ("want"/"have") are generous for any project at 16 MB...
 MAX_UPLOAD_REQUEST: Final = 16 * MIB
-# ...and a person's pushed pack may be large (a report with figures), but not unbounded.
-MAX_RECEIVE_REQUEST: Final = 256 * MIB
 
 # What the verifier reads from the world and the repository -----------------------------------------
 # A fetched source: a long paper or web page fits; the fetcher stops reading past this.
@@ -144,3 +142,8 @@ LOCK_WAIT_S: Final = 60.0
 # How long a new `rw serve` waits for the home's service lock: a killed server's workers notice
 # within a second that their parent is gone and let it go.
 SERVICE_LOCK_WAIT_S: Final = 15.0
+# A submission's form: its boundaries and part headers, then its largest body (bundle and patch).
+FORM_OVERHEAD: Final = 64 * 1024
+MAX_FORM_BYTES: Final = MAX_BUNDLE_BYTES + MAX_PATCH_BYTES + FORM_OVERHEAD
+# git over HTTP: a pushed pack is held to the API's largest body.
+MAX_RECEIVE_REQUEST: Final = MAX_FORM_BYTES

@@ -33,11 +33,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from verifier.constants import FORWARD_TIMEOUT_S, MAX_RECEIVE_REQUEST, RETRY_SOON_S
+from verifier.constants import FORWARD_TIMEOUT_S, MAX_FORM_BYTES, MAX_RECEIVE_REQUEST, RETRY_SOON_S
 from verifier.deploy.spreading import route
 from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
 from verifier.service.githttp import spool_body
-from verifier.service.limits import MAX_FORM_BYTES, chunks, declared_length, too_large
+from verifier.service.limits import chunks, declared_length, too_large
 from verifier.store.home import Home
 
 FORWARDED_BY = "x-rw-forwarded-by"
@@ -86,7 +86,8 @@ class Forwarder:
         where = target.address.rstrip("/")
         body: IO[bytes] | None = None
         try:
-            body = await (spool_body(request, MAX_RECEIVE_REQUEST) if is_push else self._form(request))
+            body = await (spool_body(request, MAX_RECEIVE_REQUEST, idle_s=self.idle_s, total_s=self.total_s,
+                                     what="a git-receive-pack request body") if is_push else self._form(request))
             relayed = await run_in_threadpool(relay, where, request, body, self.home().settings.backends.instance)
         except ApiError as exc:
             await error_response(exc)(scope, receive, send)

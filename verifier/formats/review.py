@@ -1,16 +1,27 @@
 """Reviews (reviews/<ab>/<review_id>.yaml): accept, reject or amend one finding or one link,
-with a non-empty reason. The review leaf's payload holds the object and its source only."""
+with a reason that has a visible character (the one reason rule, verifier.text.visible). The
+review leaf's payload holds the object and its source only."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints, model_validator
+from pydantic import AfterValidator, StringConstraints, model_validator
 
-from verifier.formats.base import Strict, Text, parse_yaml_model
+from verifier.formats.base import NonEmpty, Strict, Text, parse_yaml_model
+from verifier.text.visible import has_visible_text
 
 Decision = Literal["accept", "reject", "amend"]
 ReviewId = Annotated[str, StringConstraints(pattern=r"^rev_[0-9a-f]{16}$")]
+
+
+def _visible(value: str) -> str:
+    if not has_visible_text(value):
+        raise ValueError("a reason needs at least one visible character (not only spaces or invisible ones)")
+    return value
+
+
+Reason = Annotated[NonEmpty, AfterValidator(_visible)]
 
 
 class Amendment(Strict):
@@ -27,7 +38,7 @@ class Review(Strict):
     object_path: str
     object_id: str
     decision: Decision
-    reason: Text
+    reason: Reason
     amendment: Amendment | None = None
     leaf_id: str
 

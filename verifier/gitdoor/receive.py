@@ -5,8 +5,10 @@ ref updates on stdin (`<old> <new> <ref>` per line). Every update of another ref
 message saying how people contribute. For refs/for/main the pusher must be a person, named by the
 push option `token=<bearer>` (a local push: `git push -o token=... origin HEAD:refs/for/main`) or
 by RW_PUSH_TOKEN (set by the service for pushes over HTTP); their commits then go through
-pipeline.push, and every verdict is printed on their terminal (git prefixes it `remote:`).
-Exit 0 lets git take the push (post-receive then drops refs/for/main); exit 1 refuses it.
+pipeline.push (the pushed objects read apart from the writer, so what lands is written to the
+main object store before the branch moves), and every verdict is printed on their terminal (git
+prefixes it `remote:`). Exit 0 lets git take the push (its update of refs/for/main then goes to
+the proc-receive hook, which creates no ref); exit 1 refuses it, and git discards the quarantine.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from verifier.errors import AuthError, VerifierError
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 from verifier.wiring import open_home
-from verifier.writes.push import PUSH_REF, land_push, pushed_commits
+from verifier.writes.push import PUSH_REF, PushedObjects, land_push
 
 ZERO = "0" * 40
 HOW = ("direct pushes are refused: the verifier is the only writer of this repository. People push "
@@ -71,16 +73,16 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
         print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
         return 1
     slug = repo_path.name[:-4] if repo_path.name.endswith(".git") else repo_path.name
+    # The pushed objects wait in git's quarantine until this hook says yes: they are read through a
+    # repository of their own, never the writer's, so what lands is written to the main store.
+    pushed = PushedObjects(repo_path, env.get("GIT_QUARANTINE_PATH"))
     with ProjectWriter.open(home, slug) as writer:
-        quarantine = env.get("GIT_QUARANTINE_PATH")
-        if quarantine:  # the pushed objects wait there until git accepts the push
-            writer.repo.repo.odb.add_disk_alternate(quarantine)
         assert writer.tip is not None
-        commits = pushed_commits(writer.repo.repo, new, writer.tip)
+        commits = pushed.commits(new, writer.tip)
         if not commits:
             print("REFUSED: nothing new to land: the branch already has these commits", file=out)
             return 1
-        ok, verdicts = land_push(home, writer, actor, push_token(env), commits, now)
+        ok, verdicts = land_push(home, writer, pushed, actor, push_token(env), commits, now)
     for verdict in verdicts:
         print(verdict.line(), file=out)
     if ok:

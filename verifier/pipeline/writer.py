@@ -113,7 +113,8 @@ def clean_leftovers(home: Home, slug: str, path: Path, *, sweep_objects: bool = 
             leftover.unlink()
             removed.append(str(leftover))
     # git's quarantine of a push killed mid-way; a live push's waits on this lock, so only old ones go.
-    for quarantine in path.glob("objects/incoming-*"):
+    # (older gits name it objects/incoming-*, newer ones objects/tmp_objdir-incoming-*.)
+    for quarantine in path.glob("objects/*incoming-*"):
         with contextlib.suppress(OSError):
             if time.time() - quarantine.stat().st_mtime > QUARANTINE_MAX_AGE_S:
                 shutil.rmtree(quarantine)

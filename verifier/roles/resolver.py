@@ -87,14 +87,8 @@ from verifier.state.view import Overlay
 from verifier.store.gitrepo import VERIFIER, GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
-from verifier.writes.baseline import (
-    ATTEMPTS,
-    SealState,
-    hypotheses_in,
-    opened_path,
-    read_seal,
-    request_record_path,
-)
+from verifier.text.visible import require_reason
+from verifier.writes.baseline import ATTEMPTS, SealState, hypotheses_in, opened_path, read_seal, request_record_path
 
 RESOLVER = "resolver"
 RunStatus = Literal["resolved", "unresolved", "queued", "waiting", "opened", "failed", "changed"]
@@ -452,9 +446,7 @@ def _person(actor: Actor, reason: str) -> str:
     if actor.type != "human":
         raise AuthError("only people approve or set verdicts; register one with `rw agent add HANDLE --operator OP "
                         "--human`")
-    if not reason.strip():
-        raise FormatError("a verdict decision needs a reason (--reason)")
-    return reason.strip()
+    return require_reason(reason, "a verdict decision", "--reason")
 
 
 def approve(home: Home, slug: str, actor: Actor, hypothesis_id: str, *, reason: str, now: datetime,

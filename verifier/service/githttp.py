@@ -1,6 +1,7 @@
 """Git's smart HTTP protocol for each project (`git clone http://HOST/projects/SLUG.git`), spoken by
 git itself: every request is handed to `git http-backend` as a CGI subprocess, bodies streamed both
-ways. Nothing here parses the git protocol; it only decides who may run which service.
+ways. Nothing here speaks the git protocol: it decides who may run which service, holds request
+bodies to their limits, and reads the wants of a fetch (below).
 
 - Reading (`git-upload-pack`: clone, fetch) is open, like every other read of a project.
 - Writing (`git-receive-pack`: push) needs a person's bearer token (identity type `human`); an
@@ -9,20 +10,34 @@ ways. Nothing here parses the git protocol; it only decides who may run which se
   the verifier on what is pushed. A repository without a pre-receive hook refuses every push (fail
   closed: without the hook, a push would move the branch past the verifier).
 - Only the smart protocol's three paths exist; the dumb protocol's file paths are 404.
+- Request bodies are held to the API's clocks, per direction: a pause longer than the service's
+  body idle timeout, or a body slower than its body timeout, is 408 `body_timeout`; a body over
+  its cap is 413 `too_large` (at once when Content-Length says so): at most MAX_UPLOAD_REQUEST for
+  upload-pack (a fetch's negotiation), MAX_RECEIVE_REQUEST for receive-pack (a push's pack, the
+  API's largest body: a trace bundle and its patch).
+- Only objects reachable from the advertised refs are served. git itself does not hold to that
+  (protocol v2's `fetch` serves any object named in a `want`, and v0 over HTTP any blob), so the
+  wants of every upload-pack request are read here (`wanted_ids`, the one piece of the protocol
+  this module reads: pkt-lines that start with `want `), and a request wanting anything but a
+  commit reachable from a ref that is not hidden is refused, 403 `unadvertised_object`. Refs
+  under refs/rw/ (landings staged for a git host) are hidden from ref listings and from fetches
+  by id alike; uploadpack.allow*SHA1InWant are set off besides.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import io
 import logging
 import os
 import subprocess
 import tempfile
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO, cast
 
+import pygit2
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -34,12 +49,13 @@ from verifier.formats.base import SLUG_RE
 from verifier.service.auth import bearer_token
 from verifier.service.core import Service
 from verifier.service.errors import SECURITY_HEADERS, ApiError
+from verifier.service.limits import chunks, declared_length, too_large
 from verifier.store.backends import backend_environment
 
 log = logging.getLogger("rw.service")
 UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
 SMART_PATHS = frozenset({"info/refs", UPLOAD, RECEIVE})
-RECEIVE_TIME_FACTOR = 10  # a push may take this many times the service's body timeout
+HIDDEN_REFS = "refs/rw/"  # landings staged for a git host's next push: not history yet
 CHUNK = 64 * 1024
 # Headers git's CGI may set that we pass on; anything else it prints stays on the server.
 _PASSED_HEADERS = frozenset({"content-type", "cache-control", "expires", "pragma", "content-encoding"})
@@ -116,32 +132,95 @@ def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | Non
         "CONTENT_TYPE": request.headers.get("content-type", ""),
         "REMOTE_ADDR": request.client.host if request.client else "",
         "HOME": str(root),
-        # Landings staged for a git host's next push (refs/rw/) are not history yet: never served.
-        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "transfer.hideRefs", "GIT_CONFIG_VALUE_0": "refs/rw/",
     }
+    # Hidden refs are never listed; objects are served only when wanted from what is listed
+    # (checked in `check_wants` too: git's own switches do not bind protocol v2).
+    config = [("transfer.hideRefs", HIDDEN_REFS), ("uploadpack.allowTipSHA1InWant", "false"),
+              ("uploadpack.allowReachableSHA1InWant", "false"), ("uploadpack.allowAnySHA1InWant", "false"),
+              ("uploadpack.allowFilter", "false"), ("uploadpack.allowRefInWant", "false")]
     for header, name in (("content-length", "CONTENT_LENGTH"), ("content-encoding", "HTTP_CONTENT_ENCODING"),
                          ("git-protocol", "GIT_PROTOCOL")):
         value = request.headers.get(header)
         if value is not None:
             env[name] = value
     if token is not None:
-        env.update({"RW_PUSH_TOKEN": token, "REMOTE_USER": str(request.state.actor),
-                    "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_1": "http.receivepack", "GIT_CONFIG_VALUE_1": "true"})
+        env.update({"RW_PUSH_TOKEN": token, "REMOTE_USER": str(request.state.actor)})
+        config.append(("http.receivepack", "true"))
+    env["GIT_CONFIG_COUNT"] = str(len(config))
+    for number, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{number}"], env[f"GIT_CONFIG_VALUE_{number}"] = key, value
     return env
 
 
-async def spool_body(request: Request, cap: int) -> IO[bytes]:
-    """The request body streamed into a temporary file (memory up to 1 MB), refusing more than `cap`."""
+async def spool_body(request: Request, cap: int, *, idle_s: float, total_s: float, what: str) -> IO[bytes]:
+    """The request body streamed into a temporary file (memory up to 1 MB) under the API's limits:
+    413 past `cap` bytes, 408 on a pause over `idle_s` or a body slower than `total_s`."""
+    declared = declared_length(request.headers)
+    if declared is not None and declared > cap:
+        raise too_large(cap, what)
     spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1024 * 1024)  # noqa: SIM115 - closed by caller
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            spool.close()
-            raise ApiError(413, "too_large", f"a git request body may be at most {cap} bytes")
-        spool.write(chunk)
+    try:
+        async for chunk in chunks(request.stream(), cap=cap, what=what, idle_s=idle_s, total_s=total_s):
+            spool.write(chunk)
+    except BaseException:
+        spool.close()
+        raise
     spool.seek(0)
     return spool
+
+
+def wanted_ids(body: bytes, encoding: str | None, cap: int = MAX_UPLOAD_REQUEST) -> list[str]:
+    """The object ids an upload-pack request wants (`want <id>` pkt-lines, protocol v0 and v2),
+    read up to the end or the first malformed packet (where git stops reading too)."""
+    if encoding == "gzip":
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            body = inflater.decompress(body, cap + 1)
+        except zlib.error as exc:
+            raise ApiError(400, "invalid_body", "the gzip-encoded git request does not inflate") from exc
+        if len(body) > cap:
+            raise too_large(cap, "the inflated git request")
+    wants, at = [], 0
+    while at + 4 <= len(body):
+        try:
+            size = int(body[at:at + 4], 16)
+        except ValueError:
+            break
+        if size < 4:  # flush, delimiter and response-end packets carry nothing
+            at += 4
+            continue
+        line = body[at + 4:at + size]
+        at += size
+        if line.startswith(b"want "):
+            wants.append(line[5:].split(b" ", 1)[0].strip().decode("ascii", "replace"))
+    return wants
+
+
+def check_wants(repo_path: Path, wants: list[str]) -> None:
+    """Refuse (403 unadvertised_object) any want that is not a commit reachable from a ref that is
+    listed (every ref but the hidden ones) or such a ref's own object."""
+    if not wants:
+        return
+    repo = pygit2.Repository(str(repo_path))
+    tips: dict[str, pygit2.Oid] = {}
+    for name in repo.references:
+        if name.startswith(HIDDEN_REFS):
+            continue
+        with contextlib.suppress(pygit2.GitError, KeyError, ValueError):
+            ref = repo.references[name].resolve()
+            tips[str(ref.target)] = ref.peel(pygit2.Commit).id
+    for want in wants:
+        if want in tips:
+            continue
+        try:
+            obj = repo.get(want)
+        except (ValueError, pygit2.GitError):
+            obj = None
+        if isinstance(obj, pygit2.Commit) and any(
+                obj.id == tip or repo.descendant_of(tip, obj.id) for tip in tips.values()):
+            continue
+        raise ApiError(403, "unadvertised_object", f"{want[:64]} is not reachable from the refs this project "
+                                                   "lists; only they and their history are served")
 
 
 def parse_cgi_head(head: bytes) -> tuple[int, dict[str, str]]:
@@ -230,13 +309,17 @@ async def git_http(request: Request) -> Response:
     repo = (await run_in_threadpool(svc.project, slug)).path
     token = await _authorize_push(request, svc, repo) if service == RECEIVE else None
     cap = MAX_RECEIVE_REQUEST if service == RECEIVE else MAX_UPLOAD_REQUEST
-    # A body that trickles in must not hold a request open forever; a pushed pack may be large.
-    allowed_s = svc.config.body_timeout_s * (RECEIVE_TIME_FACTOR if service == RECEIVE else 1)
-    try:
-        async with asyncio.timeout(allowed_s):
-            spool = await spool_body(request, cap)
-    except TimeoutError as exc:
-        raise ApiError(408, "body_timeout", f"the request body did not arrive within {allowed_s:g} s") from exc
+    # A body that trickles in or stalls must not hold a request (and a git process) open.
+    spool = await spool_body(request, cap, idle_s=svc.config.body_idle_timeout_s,
+                             total_s=svc.config.body_timeout_s, what=f"a {service} request body")
+    if service == UPLOAD and rest == UPLOAD:
+        try:
+            wants = wanted_ids(spool.read(), request.headers.get("content-encoding"))
+            spool.seek(0)
+            await run_in_threadpool(check_wants, repo, wants)
+        except BaseException:
+            spool.close()
+            raise
     # stderr goes to a file, not a pipe: a chatty git must never block on a pipe nobody reads.
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _finish
     try:

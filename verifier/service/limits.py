@@ -22,7 +22,7 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 from starlette.requests import ClientDisconnect
 
-from verifier.constants import MAX_BUNDLE_BYTES, MAX_PATCH_BYTES
+from verifier.constants import MAX_BUNDLE_BYTES, MAX_FORM_BYTES, MAX_PATCH_BYTES
 from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import BUNDLE_ORDER
 from verifier.service.errors import ApiError
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 PATCH_PART = "patch"
 FORM_PARTS = (*BUNDLE_ORDER, PATCH_PART)
-FORM_OVERHEAD = 64 * 1024  # boundaries and part headers
-MAX_FORM_BYTES = MAX_BUNDLE_BYTES + MAX_PATCH_BYTES + FORM_OVERHEAD
 
 
 def too_large(limit: int, what: str) -> ApiError:

@@ -25,6 +25,7 @@ from verifier.scoring.use import ScoreBook
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.text.visible import require_reason
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,7 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
     """Approve or reject one held object, as a person, through the ledger."""
     if actor.type != "human":
         raise AuthError("only people decide holds; register one with `rw agent add HANDLE --operator OP --human`")
-    if not reason.strip():
-        raise FormatError("a hold decision needs a reason (--reason)")
+    reason = require_reason(reason, "a hold decision", "--reason")
     with ProjectWriter.open(home, slug) as writer:
         repo, view = writer.repo, writer.view()
         held = next((item for item in held_objects(view) if item.object_id == object_id), None)

@@ -24,6 +24,7 @@ from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.text.visible import require_reason
 
 
 def _check_target(repo: ProjectRepo, target: str) -> None:
@@ -55,8 +56,7 @@ def _set_aside(repo: ProjectRepo, tip: str | None, target: str) -> list[str]:
 def repair(home: Home, slug: str, actor: Actor, to: str, *, reason: str, now: datetime) -> Landed:
     if actor.type != "human":
         raise AuthError("only people repair a project; register one with `rw agent add HANDLE --operator OP --human`")
-    if not reason.strip():
-        raise FormatError("a repair needs a reason (--reason)")
+    reason = require_reason(reason, "a repair", "--reason")
     repo = home.project(slug)
     with exclusive_lock(home.lock_path(slug)):
         target = str(repo.commit(to).id)

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Literal
 
 from verifier.checks.dependants import cascade, missing_bases, withdrawn_note
-from verifier.errors import AuthError, ConflictError, FormatError, NotFound
+from verifier.errors import AuthError, ConflictError, NotFound
 from verifier.formats.entries import RevertEntry
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
@@ -24,6 +24,7 @@ from verifier.scoring.use import ScoreBook
 from verifier.store.gitrepo import VERIFIER_EMAIL, Person, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.text.visible import require_reason
 
 RESOLVER = "resolver"  # the Resolver's handle, operator and actor type in the ledger
 RevertActor = Literal["human", "resolver"]
@@ -49,8 +50,6 @@ def _description(target_id: str, reason: str, withdrawn: str) -> str:
 
 def _revert(home: Home, slug: str, handle: str, operator: str, actor_type: RevertActor, commit: str, *, reason: str,
             now: datetime) -> Landed:
-    if not reason.strip():
-        raise FormatError("a revert needs a reason (--reason)")
     with ProjectWriter.open(home, slug) as writer:
         entry, contribution, bookkeeping = revert_landing(writer, handle, operator, actor_type, commit,
                                                           reason=reason, now=now)
@@ -60,7 +59,9 @@ def _revert(home: Home, slug: str, handle: str, operator: str, actor_type: Rever
 def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type: RevertActor, commit: str, *,
                    reason: str, now: datetime) -> tuple[RevertEntry, Contribution, dict[str, bytes | None]]:
     """What reverting `commit` lands on the writer's tip: (entry, contribution, bookkeeping),
-    the cascade of what rests on the withdrawn objects included."""
+    the cascade of what rests on the withdrawn objects included. The reason is held to the one
+    reason rule (verifier.text.visible)."""
+    reason = require_reason(reason, "a revert", "--reason")
     repo, tip = writer.repo, writer.tip
     assert tip is not None
     target = repo.commit(commit)
