@@ -30,10 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_submit import NOW, SLUG, build_corpus, extract_submission
 
 from verifier.devservers import git_daemon, s3_server
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.project import add_leaf
 from verifier.pipeline.submit import Submission, submit
+from verifier.state.layout import default_write_rules
 from verifier.store.backends import Backends, TracesBackend
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings

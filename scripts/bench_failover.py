@@ -25,9 +25,10 @@ from bench_submit import NOW, SLUG, build_corpus
 
 from verifier.devservers import postgres_cluster
 from verifier.errors import RetryableError
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.project import add_leaf
+from verifier.state.layout import default_write_rules
 from verifier.store.backends import Backends, CommonsBackend
 from verifier.store.home import Home, Settings
 

@@ -29,8 +29,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from verifier.formats.ids import source_id_for
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.pipeline.project import add_leaf, init_project
+from verifier.state.layout import default_write_rules
 from verifier.store.home import Home, Settings
 
 ROOT = Path(__file__).resolve().parent.parent

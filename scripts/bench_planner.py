@@ -22,15 +22,15 @@ from pathlib import Path
 from verifier import VERSION
 from verifier.agentkit.objects import finding_file, link_file, source_files
 from verifier.formats.entries import SubmitEntry
-from verifier.formats.layout import leaf_path, leaf_result_path
-from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.formats.ledger import LedgerRow, row_hash, row_line, segment_path
+from verifier.formats.leaf import LeafContract
+from verifier.formats.ledger import LedgerRow, row_hash, row_line
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import ledger_head
 from verifier.pipeline.project import init_project
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import default_write_rules, leaf_path, leaf_result_path, segment_path
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Anchor, Home, Settings
 from verifier.text.extract import extract_text

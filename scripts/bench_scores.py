@@ -23,7 +23,6 @@ from pathlib import Path
 
 from verifier.agentkit.objects import link_file
 from verifier.formats.entries import SubmitEntry
-from verifier.formats.layout import finding_path
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.landing import Contribution
 from verifier.pipeline.project import init_project
@@ -31,6 +30,7 @@ from verifier.pipeline.replay import replay
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ObjectFacts, ScoreBook
+from verifier.state.layout import finding_path
 from verifier.store.gitrepo import VERIFIER, Person
 from verifier.store.home import Home, Settings
 

@@ -57,7 +57,7 @@ from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ids import trace_id_for
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
@@ -65,6 +65,7 @@ from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.client import Client
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER_EMAIL
 from verifier.store.home import Home, Settings

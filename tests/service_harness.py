@@ -17,9 +17,10 @@ from pathlib import Path
 
 from verifier.agentkit.objects import finding_file
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.pipeline.project import add_leaf
 from verifier.service.client import Client
+from verifier.state.layout import default_write_rules
 from verifier.store.home import Home
 
 from .conftest import NOTE_ID, SLUG

@@ -18,9 +18,10 @@ from typing import Any
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file
 from verifier.agentkit.workspace import creation_patch
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.pipeline.project import add_leaf
 from verifier.pipeline.submit import Submission, submit
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 

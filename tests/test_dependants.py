@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from verifier.agentkit.objects import finding_file, link_file, review_file
 from verifier.checks.dependants import Cascade, cascade, withdrawn_note
-from verifier.checks.view import DictTree
-from verifier.formats.layout import finding_path, link_path, queue_path, source_record_path
+from verifier.state.layout import finding_path, link_path, queue_path, source_record_path
+from verifier.state.view import DictTree
 
 SOURCE = "src_" + "a" * 16
 OTHER = "src_" + "b" * 16

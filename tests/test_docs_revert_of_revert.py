@@ -10,9 +10,9 @@ import pytest
 
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.errors import ConflictError
-from verifier.formats.layout import finding_path
 from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
+from verifier.state.layout import finding_path
 from verifier.store.identities import Actor
 
 from .conftest import NOW, SLUG, World

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from verifier.checks.view import Overlay
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.evaluation.history import read_history
 from verifier.evaluation.report import EvalOptions, evaluate
-from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
+from verifier.state.layout import USE_SCORES
+from verifier.state.view import Overlay
 from verifier.store.home import Settings
 
 from .conftest import SLUG, World

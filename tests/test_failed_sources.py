@@ -11,10 +11,10 @@ import pytest
 from verifier.agentkit.objects import source_files
 from verifier.errors import ConflictError
 from verifier.formats.ids import source_id_for
-from verifier.formats.layout import source_record_path
 from verifier.formats.source import parse_source
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
+from verifier.state.layout import source_record_path
 from verifier.store.fetcher import HttpFetcher
 
 from .conftest import NOW, World

@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 
 from verifier.errors import FormatError
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.pipeline.project import add_leaf
+from verifier.state.layout import default_write_rules
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 from .support_secrets import make_cases

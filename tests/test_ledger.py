@@ -7,9 +7,10 @@ import json
 
 import pygit2
 
-from verifier.formats.ledger import ROWS_PER_SEGMENT, row_hash, segment_path
+from verifier.formats.ledger import ROWS_PER_SEGMENT, row_hash
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
+from verifier.state.layout import segment_path
 from verifier.store.gitrepo import VERIFIER
 
 from .conftest import NOW, SLUG, World

@@ -99,7 +99,7 @@ def test_an_integer_field_takes_only_an_integer(value: Any) -> None:
 def test_a_budget_is_finite(value: str) -> None:
     text = f"---\nproject: demo-x\nbudget_per_loop: {{usd: {value}}}\n---\n"
     with pytest.raises(FormatError):
-        parse_project(text)
+        parse_project(text, "PROJECT.md")
 
 
 def test_a_manifest_number_is_not_a_string() -> None:

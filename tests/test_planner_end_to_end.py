@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.formats.layout import USE_SCORES, finding_path
 from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import USE_SCORES, finding_path
 
 from .conftest import FIXTURES, make_home
 from .service_harness import Server, start

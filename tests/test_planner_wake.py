@@ -14,13 +14,13 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.local import LocalCommons
 from verifier.formats.document import parse_plan
-from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.holds import decide, held_objects
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import init_project
 from verifier.pipeline.replay import replay
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import leaf_path
 
 from .conftest import FIXTURES, NOW, SLUG, World
 

@@ -32,31 +32,25 @@ from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.model.adapter import CommandBackend, RecordedBackend
 from verifier.model.schema import BaselineRequest, request_bytes
 from verifier.pipeline.audit import verify_ledger
-from verifier.pipeline.baseline import (
-    BaselineError,
-    SealFailedError,
-    model_backend,
-    opened_path,
-    request_record_path,
-    seal_missing,
-    seal_path,
-)
+from verifier.pipeline.baseline import BaselineError, SealFailedError, model_backend, seal_missing
 from verifier.pipeline.digest import digest, digest_of
 from verifier.pipeline.leaks import leak_test, open_seals
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
-from verifier.roles.records import (
-    PLANNER_SCORES,
-    RESOLUTION_SCORES,
-    Balance,
-    deltas_path,
-    proposal_path,
-    read_record,
-    record_path,
-)
+from verifier.roles.records import Balance, read_record
 from verifier.roles.resolver import approve, resolve_project, set_verdict
 from verifier.seal import Baseline
+from verifier.state.layout import (
+    PLANNER_SCORES,
+    RESOLUTION_SCORES,
+    deltas_path,
+    opened_path,
+    proposal_path,
+    record_path,
+    request_record_path,
+    seal_path,
+)
 from verifier.store.identities import Actor
 
 from .conftest import NOW, SLUG, World

@@ -13,9 +13,9 @@ from typing import ClassVar
 import pytest
 
 from verifier.agentkit.objects import source_files
-from verifier.formats.layout import queue_path
 from verifier.formats.source import parse_source
 from verifier.pipeline.project import init_project
+from verifier.state.layout import queue_path
 from verifier.store.fetcher import HttpFetcher, OfflineFetcher
 
 from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home

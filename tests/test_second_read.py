@@ -12,12 +12,11 @@ import pytest
 
 from verifier.agentkit.objects import finding_file, link_file, source_files
 from verifier.formats.fetch import FetchOutcome
-from verifier.formats.layout import finding_path
 from verifier.formats.trace import TraceRecord
 from verifier.pipeline.holds import decide, held_objects
 from verifier.pipeline.replay import replay
 from verifier.pipeline.submit import Submission
-from verifier.scoring.use import shard_path
+from verifier.state.layout import finding_path, use_shard_path
 from verifier.store.traces import TraceStore
 
 from .conftest import NOW, SLUG, ScriptedAgent, World
@@ -68,7 +67,7 @@ def test_held_object_operator_comes_from_its_leaf_not_its_text(
     assert held[0].leaf_id == "link-9"
     person = world.home.identities.authenticate(steward)
     decide(world.home, SLUG, person, held[0].object_id, approve=True, reason="ok", now=NOW)
-    shard = json.loads(world.repo.view(world.tip()).read(shard_path(held[0].object_id)) or b"{}")
+    shard = json.loads(world.repo.view(world.tip()).read(use_shard_path(held[0].object_id)) or b"{}")
     assert shard[held[0].object_id]["operator"] == "op-b"
     assert replay(world.repo).ok
 

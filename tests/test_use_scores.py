@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from verifier.agentkit.objects import link_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import init_project
 from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
 from verifier.scoring.use import CROSS_OPERATOR, SAME_OPERATOR, ObjectFacts, ScoreBook
+from verifier.state.layout import USE_SCORES
 from verifier.store.fetcher import OfflineFetcher
 
 from .conftest import FIXTURES, NOW, SLUG, World, make_home

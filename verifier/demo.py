@@ -16,13 +16,14 @@ from pathlib import Path
 from verifier.agentkit.scripted import ScriptedAgent, load_script
 from verifier.formats.base import iso
 from verifier.formats.ids import source_id_for
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import submit
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 from verifier.ui.site import build_site, write_site

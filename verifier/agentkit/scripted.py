@@ -19,10 +19,10 @@ from verifier.agentkit.objects import finding_file
 from verifier.agentkit.workspace import clone, make_patch, write_files
 from verifier.checks.citation import ExcerptFound, locate_excerpt
 from verifier.formats.frontmatter import load_yaml
-from verifier.formats.layout import leaf_path, source_bytes_path, source_record_path
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.submit import Submission
+from verifier.state.layout import leaf_path, source_bytes_path, source_record_path
 from verifier.store.home import Home
 
 

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from verifier.checks.view import TreeView
 from verifier.errors import Rejection
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile
+from verifier.state.view import TreeView
 
 
 @dataclass(frozen=True)

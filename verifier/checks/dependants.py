@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan, parse_report
 from verifier.formats.finding import parse_finding
 from verifier.formats.hypothesis import parse_hypothesis
-from verifier.formats.layout import QUEUE_DIR, classify, finding_path, source_record_path
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
+from verifier.state.layout import QUEUE_DIR, classify, finding_path, source_record_path
+from verifier.state.view import TreeView
 
 # Where each dependent type lives, and the held copies' folders (queue/<hold>/<type folder>).
 _ROOTS = ("findings", "links", "reviews")

@@ -3,10 +3,10 @@ exists in the tree."""
 
 from __future__ import annotations
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.document import parse_plan, parse_report
-from verifier.formats.layout import classify, object_path
+from verifier.state.layout import classify, object_path
+from verifier.state.view import TreeView
 
 
 def _missing_refs(tree: TreeView, refs: list[str], what: str, path: str) -> list[Rejection]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from verifier.checks.citation import ExcerptFound, locate_excerpt
 from verifier.checks.context import CheckContext, CheckResult
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.ids import finding_id_for
-from verifier.formats.layout import classify, finding_path, queue_path, source_record_path
 from verifier.formats.project import MIN_EXCERPT_CHARS
 from verifier.formats.source import parse_source
 from verifier.formats.wording import count
+from verifier.state.layout import classify, finding_path, queue_path, source_record_path
+from verifier.state.view import TreeView
 from verifier.text.normalize import normalize
 
 MIN_FINDINGS = 3

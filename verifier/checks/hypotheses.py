@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.hypothesis import Hypothesis, parse_hypothesis
-from verifier.formats.layout import hypothesis_path
+from verifier.state.layout import hypothesis_path
+from verifier.state.view import TreeView
 
 
 def current_hypothesis(tree: TreeView, hypothesis_id: str) -> Hypothesis | None:

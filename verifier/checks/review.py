@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 from verifier.checks.context import CheckContext, CheckResult
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import parse_finding
 from verifier.formats.ids import review_id_for
-from verifier.formats.layout import classify, leaf_result_path, review_path
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
+from verifier.state.layout import classify, leaf_result_path, review_path
+from verifier.state.view import TreeView
 
 _AMENDABLE = {"finding": {"statement", "limitation"}, "link": {"stance", "rationale"}}
 

@@ -11,9 +11,9 @@ from verifier.checks.policy import record_problems, url_problem
 from verifier.errors import FormatError, Rejection
 from verifier.formats.fetch import FetchStatus
 from verifier.formats.ids import UrlError, canonical_url, sha256_hex, source_id_for
-from verifier.formats.layout import classify, queue_path, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, SourceRecord, parse_source
 from verifier.formats.wording import count
+from verifier.state.layout import classify, queue_path, source_bytes_path, source_record_path
 
 MIN_SOURCES = 1
 MAX_SOURCES = 5

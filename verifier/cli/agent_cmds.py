@@ -32,10 +32,10 @@ from verifier.checks.citation import ExcerptMissing, locate_excerpt
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
 from verifier.errors import Rejection
-from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
 from verifier.service.client import Client
+from verifier.state.layout import FIELD_GUIDE
 
 _OUTCOME_EXIT = {"accepted": 0, "held": 0, "rejected": EXIT_REJECTED, "crash": EXIT_CRASH}
 
@@ -74,7 +74,7 @@ def _write_inputs(work: Work, client: Client, payload: dict[str, Any]) -> None:
     meta = work.meta
     (meta / "sources").mkdir(parents=True, exist_ok=True)
     (meta / "payload.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (meta / "FIELD-GUIDE.md").write_text(str(payload.get("field_guide", "")), encoding="utf-8")
+    (meta / FIELD_GUIDE).write_text(str(payload.get("field_guide", "")), encoding="utf-8")
     for source_id in work.state.source_ids:
         text = remote_source_text(work.state.server, work.state.project, source_id)
         (meta / "sources" / f"{source_id}.txt").write_text(text, encoding="utf-8")
@@ -124,7 +124,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     click.echo(f"  payload   {dest / '.rw' / 'payload.json'}")
     for source_id in work.state.source_ids:
         click.echo(f"  source    {dest / '.rw' / 'sources' / (source_id + '.txt')}")
-    click.echo(f"  guide     {dest / '.rw' / 'FIELD-GUIDE.md'}")
+    click.echo(f"  guide     {dest / '.rw' / FIELD_GUIDE}")
     click.echo("next: cd there, `rw new ...`, `rw check`, `rw submit`")
 
 

@@ -10,12 +10,12 @@ import click
 
 from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
-from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.digest import digest
 from verifier.pipeline.followups import seal_after_landing
 from verifier.pipeline.holds import decide, held_objects
 from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
+from verifier.state.layout import USE_SCORES
 from verifier.store.identities import Actor
 
 

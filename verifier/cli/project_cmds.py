@@ -24,14 +24,7 @@ from verifier.formats.entries import (
     RevertEntry,
     SubmitEntry,
 )
-from verifier.formats.layout import (
-    LEAVES_DIR,
-    leaf_path,
-    leaf_result_path,
-    source_bytes_path,
-    source_record_path,
-)
-from verifier.formats.leaf import LEAF_KINDS, LeafContract, default_write_rules, parse_leaf
+from verifier.formats.leaf import LEAF_KINDS, LeafContract, parse_leaf
 from verifier.formats.schema import MODELS, schema_of
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.audit import verify_ledger
@@ -42,6 +35,14 @@ from verifier.pipeline.project import add_leaf, init_project
 from verifier.roles.leafgate import input_problems
 from verifier.roles.records import ResolutionRecord
 from verifier.seal.sealing import SealedBaseline
+from verifier.state.layout import (
+    LEAVES_DIR,
+    default_write_rules,
+    leaf_path,
+    leaf_result_path,
+    source_bytes_path,
+    source_record_path,
+)
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
 

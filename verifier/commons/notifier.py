@@ -18,7 +18,6 @@ messaged about the past.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import defaultdict
@@ -29,7 +28,6 @@ from typing import Any
 
 import pygit2
 
-from verifier.checks.view import TreeView
 from verifier.commons import triggers
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.db import CommonsDB
@@ -37,11 +35,11 @@ from verifier.commons.outbox import operator_copies
 from verifier.commons.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
-from verifier.formats.layout import LEDGER_DIR, classify, leaf_path
 from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row
+from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_ledger_subject, parse_row
 from verifier.formats.link import parse_link
-from verifier.roles.records import RESOLUTION_SCORES, deltas_path
+from verifier.state.layout import LEDGER_DIR, RESOLUTION_SCORES, USE_SHARD_ROOT, classify, deltas_path, leaf_path
+from verifier.state.view import TreeView
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
@@ -63,7 +61,6 @@ CREATE TABLE IF NOT EXISTS notify_firsts (project TEXT NOT NULL, what TEXT NOT N
 CREATE TABLE IF NOT EXISTS notify_agents (agent TEXT PRIMARY KEY, operator TEXT NOT NULL)
 """
 
-_LEDGER_SUBJECT = re.compile(r"^ledger: #(\d+)\b")
 MAX_ROWS_PER_PASS = 2000
 DIGEST_TTL_S = 10.0
 LEAF_CACHE_LIMIT = 50_000  # a long backlog is caught up in several passes, each one transaction
@@ -344,10 +341,10 @@ def _landings(repo: ProjectRepo, tip: str, start: int) -> dict[int, tuple[str | 
     found: list[tuple[int, str]] = []
     commit: pygit2.Commit | None = repo.commit(tip)
     while commit is not None:
-        match = _LEDGER_SUBJECT.match(commit.message)
-        if match:
-            found.append((int(match.group(1)), str(commit.id)))
-            if int(match.group(1)) < start:
+        subject = parse_ledger_subject(commit.message)
+        if subject is not None and subject.seq is not None:
+            found.append((subject.seq, str(commit.id)))
+            if subject.seq < start:
                 break
         commit = commit.parents[0] if commit.parents else None
     out: dict[int, tuple[str | None, str]] = {}
@@ -451,7 +448,7 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
                     continue
                 facts.links.append(LinkFacts(link.link_id, link.finding_id, link.hypothesis_id, link.stance,
                                              link.leaf_id))
-    for _status, _path, old, new in _changes(repo, before, after, "scores/use"):
+    for _status, _path, old, new in _changes(repo, before, after, USE_SHARD_ROOT):
         was, now = triggers.finding_use(_blob(repo, old)), triggers.finding_use(_blob(repo, new))
         for finding_id in set(was) | set(now):
             if was.get(finding_id, 0.0) != now.get(finding_id, 0.0):

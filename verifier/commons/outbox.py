@@ -21,8 +21,6 @@ from datetime import datetime
 from verifier.commons.adapter import OutgoingMessage
 from verifier.store.home import Home
 
-COMMONS_FILE = "commons.sqlite3"  # the same file the service opens (service.core.COMMONS_FILE)
-
 
 def operator_copies(messages: Iterable[OutgoingMessage],
                     operator_of: Callable[[str], str | None]) -> list[OutgoingMessage]:

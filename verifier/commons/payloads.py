@@ -20,10 +20,11 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifier.store.home import HomeLayout
+
 if TYPE_CHECKING:
     from verifier.commons.pgdb import PgDatabase
 
-COMMONS_FILE = "commons.sqlite3"
 
 
 def _tables(conn: sqlite3.Connection) -> list[str]:
@@ -63,7 +64,7 @@ def commons_payloads(home_root: Path, slug: str, *, postgres: PgDatabase | None 
     `postgres` when the Commons is there, else from the SQLite file in the home."""
     if postgres is not None:
         return postgres_payloads(postgres, slug)
-    path = home_root / COMMONS_FILE
+    path = HomeLayout(home_root).commons
     if not path.exists():
         return {}
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

@@ -32,17 +32,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError, NotFound
 from verifier.evaluation.arm import ARMS, Arm, ArmRun, compare_arms
 from verifier.evaluation.history import read_use
 from verifier.formats.base import iso
 from verifier.formats.document import parse_plan
-from verifier.formats.layout import link_path, plan_path
 from verifier.formats.link import parse_link
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.roles.records import read_records
 from verifier.scoring.resolution import Outcome, link_credit
+from verifier.state.layout import link_path, plan_path
+from verifier.state.view import TreeView
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
 from verifier.store.home import Anchor, Home, Settings
 

@@ -8,19 +8,19 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.records import PLANNER_SCORES, ResolutionRecord, read_records
-from verifier.scoring.use import shard_path
+from verifier.roles.records import ResolutionRecord, read_records
+from verifier.state.layout import PLANNER_SCORES, use_shard_path
+from verifier.state.view import TreeView
 
 
 def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
     """U of each object that has a use entry (a withdrawn object: 0); each shard read once."""
     by_shard: dict[str, list[str]] = defaultdict(list)
     for object_id in object_ids:
-        by_shard[shard_path(object_id)].append(object_id)
+        by_shard[use_shard_path(object_id)].append(object_id)
     use: dict[str, float] = {}
     for path, ids in by_shard.items():
         data = view.read(path)

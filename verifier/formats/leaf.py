@@ -83,15 +83,3 @@ def parse_leaf(data: bytes | str, where: str) -> LeafContract:
     return parse_yaml_model(LeafContract, data, where)
 
 
-def default_write_rules(kind: LeafKind) -> list[WriteRule]:
-    """The write set a leaf of each kind gets unless its author says otherwise."""
-    rules: dict[str, list[tuple[WriteOp, str]]] = {
-        "extract": [("create", "findings/*/fnd_*.yaml")],
-        "scout": [("create", "sources/*/src_*.yaml"), ("create", "sources/*/src_*.txt"),
-                  ("create", "sources/*/src_*.html"), ("create", "sources/*/src_*.pdf")],
-        "skeptic": [("create", "links/*/lnk_*.yaml"), ("create", "notes/*.yaml")],
-        "link": [("create", "links/*/lnk_*.yaml"), ("create", "notes/*.yaml")],
-        "review": [("create", "reviews/*/rev_*.yaml")],
-        "guide": [("modify", "FIELD-GUIDE.md")],
-    }
-    return [WriteRule(op=op, path=path) for op, path in rules[kind]]

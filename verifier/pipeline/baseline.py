@@ -47,12 +47,17 @@ from verifier.pipeline.landing import Landed
 from verifier.pipeline.writer import ProjectWriter
 from verifier.seal.keys import PUBLIC_PEM, KeyFileError, read_public_key, resolver_dir
 from verifier.seal.sealing import KEY_ID_RE, Baseline, SealedBaseline, baseline_context, seal
+from verifier.state.layout import (
+    HYPOTHESES_DIR,
+    SEAL_DIR,
+    SEAL_SUFFIX,
+    hypothesis_path,
+    request_record_path,
+    seal_path,
+)
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 
-SEAL_DIR = "scores/baseline"
-SEAL_SUFFIX = ".sealed"
-HYPOTHESES_DIR = "hypotheses"
 # A hypothesis whose wording changes while its baseline call is out is asked again, this often.
 ATTEMPTS = 3
 
@@ -71,23 +76,6 @@ class SealFailedError(BaselineError):
         super().__init__(f"could not seal {len(failures)} baseline{'s' if len(failures) != 1 else ''}: {listed}")
 
 
-def seal_path(hypothesis_id: str) -> str:
-    return f"{SEAL_DIR}/{hypothesis_id}{SEAL_SUFFIX}"
-
-
-def request_record_path(hypothesis_id: str) -> str:
-    return f"{SEAL_DIR}/{hypothesis_id}.request.json"
-
-
-def opened_path(hypothesis_id: str) -> str:
-    """Where the Resolver commits the opened baseline."""
-    return f"{SEAL_DIR}/{hypothesis_id}.json"
-
-
-def is_seal_file(path: str) -> bool:
-    return path.startswith(f"{SEAL_DIR}/") and path.endswith(SEAL_SUFFIX)
-
-
 def seal_path_of(hypothesis: Hypothesis) -> str:
     """The seal's path: scores/baseline/<H>.sealed. A hypothesis may name it (`baseline.sealed`,
     design §3.5) but not elsewhere: the verifier writes only its own layout, and a path outside
@@ -95,7 +83,7 @@ def seal_path_of(hypothesis: Hypothesis) -> str:
     default = seal_path(hypothesis.hypothesis_id)
     named = hypothesis.baseline.sealed if hypothesis.baseline is not None else None
     if named is not None and named != default:
-        raise BaselineError(f"hypotheses/{hypothesis.hypothesis_id}.md: baseline.sealed is {named!r}; "
+        raise BaselineError(f"{hypothesis_path(hypothesis.hypothesis_id)}: baseline.sealed is {named!r}; "
                             f"the verifier seals baselines at {default!r} only (or leave the field out)")
     return default
 

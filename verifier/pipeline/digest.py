@@ -12,13 +12,13 @@ from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
 from verifier.formats.base import iso
 from verifier.formats.document import parse_report
-from verifier.formats.layout import LEAVES_DIR, PROJECT_FILE, USE_SCORES, leaf_path, leaf_result_path
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import parse_link, parse_note
 from verifier.formats.project import parse_project
 from verifier.pipeline.ledger import read_chain
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import LEAVES_DIR, PROJECT_FILE, USE_SCORES, leaf_path, leaf_result_path
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 

@@ -14,7 +14,6 @@ from datetime import datetime
 
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.entries import HoldEntry
-from verifier.formats.layout import QUEUE_DIR, classify, leaf_result_path
 from verifier.formats.link import parse_link
 from verifier.formats.source import parse_source
 from verifier.formats.yamlout import dump_yaml
@@ -22,6 +21,7 @@ from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import QUEUE_DIR, classify, leaf_result_path
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor

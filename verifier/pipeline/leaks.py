@@ -47,14 +47,13 @@ import pygit2
 from verifier.commons.payloads import commons_payloads
 from verifier.errors import FormatError
 from verifier.formats.base import iso
-from verifier.formats.layout import LEAVES_DIR, USE_SCORES
-from verifier.pipeline.baseline import SEAL_DIR, is_seal_file, seals_in
+from verifier.pipeline.baseline import seals_in
 from verifier.pipeline.digest import digest_of
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
-from verifier.scoring.use import SHARD_ROOT
 from verifier.seal.leaks import Leak, find_leaks, labelled_needles
 from verifier.seal.sealing import Baseline, SealedBaseline, SealError, baseline_context, unseal
+from verifier.state.layout import LEAVES_DIR, LEDGER_DIR, SEAL_DIR, USE_SCORES, USE_SHARD_ROOT, is_seal_file
 from verifier.store.backends import commons_dsn
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
@@ -63,7 +62,7 @@ from verifier.ui.site import ui_payloads
 LOGS_DIR = "logs"
 ANSWER = "answer_sha256"
 # Derived or append-only: their history adds nothing a search of the tip would miss.
-_HISTORY_SKIP = ("ledger", SHARD_ROOT, USE_SCORES)
+_HISTORY_SKIP = (LEDGER_DIR, USE_SHARD_ROOT, USE_SCORES)
 _TREE = pygit2.enums.ObjectType.TREE
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError, LedgerIntegrityError
-from verifier.formats.layout import LEDGER_DIR
 from verifier.formats.ledger import (
     GENESIS_PREV,
     ROWS_PER_SEGMENT,
@@ -20,8 +18,9 @@ from verifier.formats.ledger import (
     parse_segment,
     row_hash,
     row_line,
-    segment_path,
 )
+from verifier.state.layout import LEDGER_DIR, segment_path
+from verifier.state.view import TreeView
 
 
 def _segments(view: TreeView) -> list[str]:

@@ -19,18 +19,29 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from verifier.formats.layout import LEAVES_DIR, USE_SCORES, classify, leaf_result_path
-from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, segment_path
+from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_ledger_subject
 from verifier.patch.apply import git_blob_id
 from verifier.pipeline.audit import history_problems
 from verifier.pipeline.holds import held_objects, operator_of
 from verifier.pipeline.routing import count_objects
 from verifier.pipeline.scores import apply_writes
-from verifier.scoring.use import SCORED_TYPES, SHARD_ROOT, ScoreBook
+from verifier.scoring.use import SCORED_TYPES, ScoreBook
+from verifier.state.layout import (
+    LEAVES_DIR,
+    LEDGER_DIR,
+    QUEUE_DIR,
+    SCORES_DIR,
+    USE_SCORES,
+    USE_SHARD_ROOT,
+    classify,
+    leaf_result_path,
+    queue_path,
+    segment_path,
+)
 from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor
 
-_BOOKKEEPING = ("ledger", "scores")
+_BOOKKEEPING = (LEDGER_DIR, SCORES_DIR)
 
 
 @dataclass
@@ -94,7 +105,7 @@ def _changes(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygi
     at the end, and what matters here is that nothing else changed."""
     ids: dict[str, pygit2.Oid | None] = {}
     _diff_trees(repo, parent.tree if parent is not None else None, commit.tree, "", ids,
-                skip=("ledger", "scores") if bookkeeping else ())
+                skip=_BOOKKEEPING if bookkeeping else ())
     changes: dict[str, bytes | None] = {}
     for path, oid in ids.items():
         kind = classify(path)
@@ -140,7 +151,7 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
     for commit in chain:
         report.commits += 1
         sha = str(commit.id)
-        is_ledger = commit.author.email == VERIFIER_EMAIL and commit.message.startswith("ledger: ")
+        is_ledger = commit.author.email == VERIFIER_EMAIL and parse_ledger_subject(commit.message) is not None
         changes = _changes(repo.repo, parent, commit, bookkeeping=is_ledger)
         if is_ledger:
             parsed = _row_of(commit, report)
@@ -159,10 +170,10 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
             operator = trailers.get("Operator", commit.author.name)
             if "Hold" in trailers and trailers["Hold"].startswith("approve"):
                 for held in held_objects(before):
-                    if any(f"queue/{held.hold}/{path}" in changes for path in held.paths):
+                    if any(queue_path(held.hold, path) in changes for path in held.paths):
                         operator = operator_of(repo, before, held, operator)
                         break
-            added = apply_writes(book, before, {p: d for p, d in changes.items() if not p.startswith("queue/")},
+            added = apply_writes(book, before, {p: d for p, d in changes.items() if not p.startswith(f"{QUEUE_DIR}/")},
                                  operator)
             added_by_commit[sha] = added or count_objects(changes)
         parent = commit
@@ -170,7 +181,7 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
     tip_view = repo.view(tip)
     scores = _all_scores(book)
     _compare_ledger(tip_view, lines, report)
-    _compare_files(tip_view, scores, [SHARD_ROOT, USE_SCORES], report)
+    _compare_files(tip_view, scores, [USE_SHARD_ROOT, USE_SCORES], report)
     report.rebuilt = {**_ledger_files(lines), **scores}
     _compare_results(tip_view, results, report)
     return report
@@ -222,9 +233,9 @@ def _ledger_files(lines: list[bytes]) -> dict[str, bytes]:
 
 
 def _compare_ledger(view: GitTree, lines: list[bytes], report: ReplayReport) -> None:
-    _compare_files(view, _ledger_files(lines), ["ledger"], report)
-    if len(lines) and len(lines) // ROWS_PER_SEGMENT + 1 < len(view.list_dir("ledger")):
-        report.differences.append("ledger/ holds more segments than history has rows")
+    _compare_files(view, _ledger_files(lines), [LEDGER_DIR], report)
+    if len(lines) and len(lines) // ROWS_PER_SEGMENT + 1 < len(view.list_dir(LEDGER_DIR)):
+        report.differences.append(f"{LEDGER_DIR}/ holds more segments than history has rows")
 
 
 def _compare_results(view: GitTree, expected: dict[str, bytes], report: ReplayReport) -> None:

@@ -46,7 +46,6 @@ from typing import Any
 from verifier.checks.amend import amendment_writes
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
-from verifier.checks.view import Overlay
 from verifier.errors import (
     ConflictError,
     FormatError,
@@ -59,13 +58,6 @@ from verifier.errors import (
 from verifier.formats.base import iso
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.fetch import FetchOutcome
-from verifier.formats.layout import (
-    PROJECT_FILE,
-    leaf_path,
-    leaf_result_path,
-    plan_path,
-    queue_path,
-)
 from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
 from verifier.formats.ledger import Cost
 from verifier.formats.project import parse_project
@@ -82,6 +74,15 @@ from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import (
+    PROJECT_FILE,
+    QUEUE_DIR,
+    leaf_path,
+    leaf_result_path,
+    plan_path,
+    queue_path,
+)
+from verifier.state.view import Overlay
 from verifier.store.fetcher import Fetcher
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
@@ -249,7 +250,7 @@ def route_holds(writer: ProjectWriter, attempt: Attempt, writes: dict[str, bytes
     tip_view = writer.view()
     project, _ = parse_project(tip_view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     routed, holds = route(writes, project.holds, result.hold_paths)
-    queued = [path for path, data in routed.items() if data is not None and path.startswith("queue/")
+    queued = [path for path, data in routed.items() if data is not None and path.startswith(f"{QUEUE_DIR}/")
               and tip_view.read(path) is not None]
     if queued:
         # Never overwrite what already waits for a person: the first submission keeps its place.

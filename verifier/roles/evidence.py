@@ -25,13 +25,6 @@ from typing import Protocol
 from verifier.errors import FormatError
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.hypothesis import Hypothesis
-from verifier.formats.layout import (
-    finding_path,
-    leaf_result_path,
-    link_path,
-    queue_path,
-    source_record_path,
-)
 from verifier.formats.link import Link, parse_link
 from verifier.formats.review import parse_review
 from verifier.formats.source import parse_source
@@ -39,6 +32,13 @@ from verifier.model.schema import Evidence, ResolveRequest, request_sha256
 from verifier.pipeline.baseline import baseline_request
 from verifier.roles.records import Balance, FindingFact, LinkFact, ResolutionRecord, ReviewFact
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import (
+    finding_path,
+    leaf_result_path,
+    link_path,
+    queue_path,
+    source_record_path,
+)
 
 UNKNOWN_OPERATOR = "unknown"
 HistoryLookup = Callable[[str], bytes | None]

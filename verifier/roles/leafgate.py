@@ -10,11 +10,11 @@ by construction (it only picks what it read at the same tip).
 from __future__ import annotations
 
 from verifier.checks.hypotheses import current_hypothesis, revision_problem
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError
-from verifier.formats.layout import classify, finding_path, source_record_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.source import parse_source
+from verifier.state.layout import classify, finding_path, source_record_path
+from verifier.state.view import TreeView
 
 
 def _source_problems(view: TreeView, contract: LeafContract) -> list[str]:

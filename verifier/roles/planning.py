@@ -28,7 +28,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from verifier.formats.base import iso
-from verifier.formats.leaf import LeafContract, LeafKind, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafKind
+from verifier.state.layout import default_write_rules
 
 PLANNER = "planner"
 LINK_BATCH = 10  # findings per link leaf: enough to see a pattern, small enough to finish

@@ -18,15 +18,6 @@ from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan
 from verifier.formats.frontmatter import load_yaml
-from verifier.formats.layout import (
-    FIELD_GUIDE,
-    LEAVES_DIR,
-    PROJECT_FILE,
-    classify,
-    leaf_path,
-    leaf_result_path,
-    queue_path,
-)
 from verifier.formats.leaf import LeafContract, parse_leaf
 from verifier.formats.link import parse_link, parse_note
 from verifier.formats.project import ProjectFile, parse_project
@@ -41,11 +32,22 @@ from verifier.roles.planning import (
     SourceFacts,
     leaf_keys,
 )
-from verifier.roles.records import PLANNER_SCORES
+from verifier.state.layout import (
+    FIELD_GUIDE,
+    LEAVES_DIR,
+    PLANNER_SCORES,
+    PLANS_DIR,
+    PLANS_QUEUE,
+    PROJECT_FILE,
+    classify,
+    leaf_path,
+    leaf_result_path,
+    plan_path,
+    queue_path,
+)
 from verifier.store.gitrepo import GitTree
 
 LEAVES_BLOCK = "```yaml planner-leaves"  # the fenced block of a held plan that carries its leaves
-PLANS_QUEUE = "queue/plans/plans"
 
 
 @dataclass
@@ -161,7 +163,7 @@ def _plans(view: GitTree, existing: dict[str, LeafContract]) -> tuple[list[OpenL
         except (FormatError, ValueError):
             continue
     for name in sorted(view.list_dir("plans")):
-        path = f"plans/{name}"
+        path = f"{PLANS_DIR}/{name}"
         data = view.read(path) or b""
         if LEAVES_BLOCK.encode() not in data:
             continue  # a plan that was never held: its leaves were written when it landed
@@ -318,4 +320,4 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
 
 
 def held_plan_path(plan_id: str) -> str:
-    return queue_path("plans", f"plans/{plan_id}.md")
+    return queue_path(PLANS_DIR, plan_path(plan_id))

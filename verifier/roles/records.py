@@ -28,11 +28,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
-from verifier.checks.view import TreeView
 from verifier.errors import FormatError
 from verifier.formats.base import Day, Sha256Hex, Strict, Text, Timestamp, iso
 from verifier.formats.document import parse_report
-from verifier.formats.layout import USE_SCORES
 from verifier.formats.project import HypothesisId
 from verifier.scoring.resolution import (
     Finding,
@@ -45,29 +43,16 @@ from verifier.scoring.resolution import (
     resolution_document,
     score_resolutions,
 )
-
-RECORDS_DIR = "scores/resolutions"
-PROPOSALS_DIR = "queue/verdicts"
-RESOLUTION_SCORES = "scores/resolution.json"
-PLANNER_SCORES = "scores/planner.json"
-DELTAS_DIR = "scores/credit-deltas"
-REPORTS_DIR = "reports"
+from verifier.state.layout import (
+    RECORDS_DIR,
+    REPORTS_DIR,
+    USE_SCORES,
+)
+from verifier.state.view import TreeView
 
 CorpusVerdict = Literal["true", "false", "none"]
 Outcome = Literal["true", "false", "unresolved"]
 Operator = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-
-
-def record_path(hypothesis_id: str) -> str:
-    return f"{RECORDS_DIR}/{hypothesis_id}.json"
-
-
-def proposal_path(hypothesis_id: str) -> str:
-    return f"{PROPOSALS_DIR}/{hypothesis_id}.json"
-
-
-def deltas_path(seq: int) -> str:
-    return f"{DELTAS_DIR}/{seq:06d}.json"
 
 
 class LinkFact(Strict):

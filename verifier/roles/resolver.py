@@ -42,49 +42,47 @@ import pygit2
 from ruamel.yaml import YAML
 
 from verifier.checks.hypotheses import current_hypothesis, revision_rule
-from verifier.checks.view import Overlay
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
 from verifier.formats.base import iso
 from verifier.formats.entries import ResolveEntry
 from verifier.formats.frontmatter import split_front_matter
 from verifier.formats.hypothesis import Actor as VerdictActor
 from verifier.formats.hypothesis import Hypothesis, Verdict, parse_hypothesis
-from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
 from verifier.formats.wording import count
 from verifier.model.adapter import Backend, ModelError, ask
 from verifier.model.schema import request_sha256
-from verifier.pipeline.baseline import (
-    ATTEMPTS,
-    SealState,
-    hypotheses_in,
-    opened_path,
-    read_seal,
-    request_record_path,
-)
+from verifier.pipeline.baseline import ATTEMPTS, SealState, hypotheses_in, read_seal
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.leaks import LOGS_DIR, OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
 from verifier.pipeline.ledger import ledger_head
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.evidence import HistoryLookup, gather
 from verifier.roles.records import (
-    PLANNER_SCORES,
-    RESOLUTION_SCORES,
     BaselineOutcome,
     Decider,
     ModelCall,
     Outcome,
     ResolutionRecord,
-    deltas_path,
     planner_scores,
-    proposal_path,
     read_record,
     read_records,
-    record_path,
     resolution_scores,
 )
 from verifier.scoring.resolution import credit_deltas, deltas_document, dump_json
 from verifier.seal.sealing import SealError, baseline_context, unseal
+from verifier.state.layout import (
+    PLANNER_SCORES,
+    PROJECT_FILE,
+    RESOLUTION_SCORES,
+    deltas_path,
+    hypothesis_path,
+    opened_path,
+    proposal_path,
+    record_path,
+    request_record_path,
+)
+from verifier.state.view import Overlay
 from verifier.store.gitrepo import VERIFIER, GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor

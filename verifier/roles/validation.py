@@ -35,13 +35,13 @@ from pydantic import Field, StringConstraints
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Strict, iso
 from verifier.formats.frontmatter import load_front_matter
-from verifier.formats.layout import PROJECT_FILE, classify
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.formats.skill import skill_version
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, submit
 from verifier.roles.gating import LeafScore
+from verifier.state.layout import PROJECT_FILE, classify, default_write_rules
 from verifier.store.fetcher import HttpFetcher
 from verifier.store.home import Home, Settings
 

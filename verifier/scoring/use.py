@@ -28,15 +28,13 @@ Pure: shard files are read through a callable and written back as bytes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.formats.layout import USE_SCORES
+from verifier.state.layout import USE_SCORES, use_shard_path
 
-SHARD_ROOT = "scores/use"
 CROSS_OPERATOR = 1.0
 SAME_OPERATOR = 0.25
 SCORED_TYPES = ("source", "finding", "link", "plan", "report", "review")
@@ -45,13 +43,6 @@ COST_UNITS = ("tokens", "usd")
 
 def weight(citing_operator: str, cited_operator: str) -> float:
     return CROSS_OPERATOR if citing_operator != cited_operator else SAME_OPERATOR
-
-
-def shard_path(object_id: str) -> str:
-    digits = object_id[4:8]
-    if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
-        digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
-    return f"{SHARD_ROOT}/{digits[:2]}/{digits[2:]}.json"
 
 
 def _dump(value: Any) -> bytes:
@@ -90,10 +81,10 @@ class ScoreBook:
         return self.shards[path]
 
     def entry(self, object_id: str) -> dict[str, Any] | None:
-        return self._shard(shard_path(object_id)).get(object_id)
+        return self._shard(use_shard_path(object_id)).get(object_id)
 
     def _put(self, object_id: str, entry: dict[str, Any]) -> None:
-        path = shard_path(object_id)
+        path = use_shard_path(object_id)
         self._shard(path)[object_id] = entry
         self.dirty.add(path)
 

@@ -17,9 +17,9 @@ from typing import Any, Literal
 from verifier.commons.adapter import Claim
 from verifier.errors import FormatError
 from verifier.formats.base import iso
-from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.formats.leaf import LeafContract, parse_leaf
 from verifier.service.leaf_fate import LandedObjects, fate
+from verifier.state.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.store.gitrepo import GitTree
 
 LeafState = Literal["open", "claimed", "expired", "accepted", "held", "rejected", "reverted"]

@@ -53,7 +53,6 @@ log = logging.getLogger("rw.service")
 LEAF_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,63}$")
 SUBMISSION_ID_RE = re.compile(r"^sub_[0-9a-f]{24}$")
 IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9_.:-]{8,128}$")
-COMMONS_FILE = "commons.sqlite3"
 
 
 def clock() -> datetime:

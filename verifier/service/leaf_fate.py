@@ -17,7 +17,7 @@ from typing import Literal
 import pygit2
 
 from verifier.commons.notifier import rows_from
-from verifier.formats.layout import QUEUE_DIR, classify
+from verifier.state.layout import QUEUE_DIR, classify
 from verifier.store.gitrepo import GitTree
 
 Fate = Literal["accepted", "held", "rejected", "reverted"]

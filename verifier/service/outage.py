@@ -20,11 +20,11 @@ from verifier.commons.db import CommonsDB
 from verifier.commons.local import epoch, moment
 from verifier.formats.base import iso
 from verifier.formats.entries import LeafEntry
-from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.wording import count
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.writer import ProjectWriter
+from verifier.state.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.store.home import Home
 
 SCHEMA = """

@@ -3,6 +3,7 @@
     $RW_HOME/
       config.json                 optional settings (see Settings)
       identities.json             agents and people, hashed tokens (in PostgreSQL when the Commons is)
+      commons.sqlite3             the embedded Commons: claims, messages, outages, the job journal
       projects/<slug>.git         bare project repositories (agents clone these)
       projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
       projects/<slug>.next.json   the anchor a publish of several landings is moving to (until it is)
@@ -10,6 +11,8 @@
       locks/<slug>.publish.lock   one push to the project's git host at a time
       traces/<trace_id>/          the private trace store
       cache/text/                 derived source text, keyed by blob and extractor version
+
+`HomeLayout` spells every one of these paths; nothing else joins a name onto the home's root.
 """
 
 from __future__ import annotations
@@ -64,6 +67,56 @@ class Anchor:
     commit: str
 
 
+@dataclass(frozen=True)
+class HomeLayout:
+    """Where each file of the home lives (the tree in this module's docstring)."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def identities(self) -> Path:
+        return self.root / "identities.json"
+
+    @property
+    def commons(self) -> Path:
+        """The embedded Commons database, opened by the service, the outbox and the Planner."""
+        return self.root / "commons.sqlite3"
+
+    @property
+    def projects(self) -> Path:
+        return self.root / "projects"
+
+    @property
+    def traces(self) -> Path:
+        return self.root / "traces"
+
+    @property
+    def locks(self) -> Path:
+        return self.root / "locks"
+
+    def repo(self, slug: str) -> Path:
+        return self.projects / f"{check_slug(slug)}.git"
+
+    def anchor(self, slug: str) -> Path:
+        return self.projects / f"{check_slug(slug)}.anchor.json"
+
+    def next_anchor(self, slug: str) -> Path:
+        return self.projects / f"{check_slug(slug)}.next.json"
+
+    def lock(self, slug: str) -> Path:
+        return self.locks / f"{check_slug(slug)}.lock"
+
+    def publish_lock(self, slug: str) -> Path:
+        return self.locks / f"{check_slug(slug)}.publish.lock"
+
+    def text_cache(self, name: str) -> Path:
+        return self.root / "cache" / "text" / name
+
+
 def _no_crash(_step: str) -> None:
     """Production's crash point (see pipeline.writer): nothing happens."""
 
@@ -74,15 +127,16 @@ class Home:
 
     def __init__(self, root: Path, *, crash_point: Callable[[str], None] = _no_crash) -> None:
         self.root = root
+        self.layout = HomeLayout(root)
         self.crash_point = crash_point
         self.settings = self._load_settings()
         set_durable(self.settings.durable)
-        self.identities: Identities = FileIdentities(root / "identities.json")
+        self.identities: Identities = FileIdentities(self.layout.identities)
         if self.settings.backends.commons.kind == "postgres":  # one registry for every instance
             from verifier.commons.pgidentities import PgIdentities  # noqa: PLC0415 - psycopg only when used
 
-            self.identities = PgIdentities(commons_dsn(self.settings.backends.commons), seed=root / "identities.json")
-        self.traces: TraceBackend = trace_store(self.settings.backends.traces, root / "traces",
+            self.identities = PgIdentities(commons_dsn(self.settings.backends.commons), seed=self.layout.identities)
+        self.traces: TraceBackend = trace_store(self.settings.backends.traces, self.layout.traces,
                                                 durable=self.settings.durable)
 
     @classmethod
@@ -90,7 +144,7 @@ class Home:
         return cls(Path(os.environ.get("RW_HOME", "~/.researchwiki")).expanduser())
 
     def _load_settings(self) -> Settings:
-        path = self.root / "config.json"
+        path = self.layout.config
         if not path.exists():
             return Settings()
         try:
@@ -99,27 +153,27 @@ class Home:
             raise FormatError(f"bad settings: {exc}", str(path)) from exc
 
     def save_settings(self, settings: Settings) -> None:
-        write_atomic(self.root / "config.json", settings.model_dump_json(indent=2).encode())
+        write_atomic(self.layout.config, settings.model_dump_json(indent=2).encode())
         self.settings = settings
 
     def repo_path(self, slug: str) -> Path:
-        return self.root / "projects" / f"{check_slug(slug)}.git"
+        return self.layout.repo(slug)
 
     def project(self, slug: str) -> ProjectRepo:
         path = self.repo_path(slug)
         if not path.exists():
-            raise NotFound(f"no project {slug!r} in {self.root / 'projects'}")
+            raise NotFound(f"no project {slug!r} in {self.layout.projects}")
         return ProjectRepo(path)
 
     def projects(self) -> list[str]:
-        folder = self.root / "projects"
+        folder = self.layout.projects
         return sorted(path.name[:-4] for path in folder.glob("*.git")) if folder.exists() else []
 
     def lock_path(self, slug: str) -> Path:
-        return self.root / "locks" / f"{check_slug(slug)}.lock"
+        return self.layout.lock(slug)
 
     def anchor_path(self, slug: str) -> Path:
-        return self.root / "projects" / f"{check_slug(slug)}.anchor.json"
+        return self.layout.anchor(slug)
 
     def read_anchor(self, slug: str) -> Anchor | None:
         path = self.anchor_path(slug)
@@ -133,10 +187,10 @@ class Home:
         write_atomic(self.anchor_path(slug), json.dumps(body).encode(), durable=self.settings.durable)
 
     def publish_lock_path(self, slug: str) -> Path:
-        return self.root / "locks" / f"{check_slug(slug)}.publish.lock"
+        return self.layout.publish_lock(slug)
 
     def next_anchor_path(self, slug: str) -> Path:
-        return self.root / "projects" / f"{check_slug(slug)}.next.json"
+        return self.layout.next_anchor(slug)
 
     def read_next_anchor(self, slug: str) -> Anchor | None:
         """The anchor an unfinished publish was moving to (verifier.pipeline.publishing)."""
@@ -159,7 +213,7 @@ class Home:
     def source_text(self, blob_id: str, data: bytes, media_type: str) -> str:
         """The derived text of retained bytes, cached by blob id and extractor version."""
         version = hashlib.sha256(EXTRACTOR_VERSION.encode()).hexdigest()[:12]
-        path = self.root / "cache" / "text" / f"{blob_id}-{version}.txt"
+        path = self.layout.text_cache(f"{blob_id}-{version}.txt")
         if path.exists():
             return path.read_text(encoding="utf-8")
         text = extract_text(data, media_type)

@@ -21,6 +21,7 @@ from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import Link, parse_link
 from verifier.pipeline.digest import digest_of
 from verifier.roles.records import ResolutionRecord
+from verifier.state.layout import queue_path
 from verifier.ui.readmodel import HeldItem, ProjectReader
 
 FINDINGS_PER_PAGE = 50
@@ -268,7 +269,7 @@ def ledger_page(reader: ProjectReader, page: int) -> dict[str, Any] | None:
 
 def _effect(item: HeldItem) -> str:
     held = item.held
-    moves = ", ".join(f"queue/{held.hold}/{p} → {p}" for p in held.paths)
+    moves = ", ".join(f"{queue_path(held.hold, p)} → {p}" for p in held.paths)
     if held.type == "source":
         return f"Approving includes this source in the corpus (status: included): {moves}."
     if held.type == "link":

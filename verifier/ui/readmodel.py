@@ -25,23 +25,24 @@ from verifier.errors import FormatError, LedgerIntegrityError
 from verifier.formats.document import Report, parse_report
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.hypothesis import Hypothesis
-from verifier.formats.layout import PROJECT_FILE, QUEUE_DIR, USE_SCORES, finding_path
 from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import Link, parse_link
 from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.source import SourceRecord, parse_source
-from verifier.pipeline.baseline import opened_path
 from verifier.pipeline.holds import HeldObject, held_objects
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.records import (
-    DELTAS_DIR,
-    PROPOSALS_DIR,
-    RESOLUTION_SCORES,
-    ResolutionRecord,
-    parse_record,
-    read_records,
-)
+from verifier.roles.records import ResolutionRecord, parse_record, read_records
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import (
+    DELTAS_DIR,
+    PROJECT_FILE,
+    PROPOSALS_DIR,
+    QUEUE_DIR,
+    RESOLUTION_SCORES,
+    USE_SCORES,
+    finding_path,
+    opened_path,
+)
 from verifier.store.gitrepo import GitTree
 
 UNKNOWN = "unknown"

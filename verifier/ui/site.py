@@ -16,8 +16,8 @@ import pygit2
 
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import iso
-from verifier.formats.layout import USE_SCORES, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
+from verifier.state.layout import USE_SCORES, source_bytes_path, source_record_path
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.text.extract import extract_text
