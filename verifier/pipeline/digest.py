@@ -49,7 +49,7 @@ def _hypotheses(view: GitTree, order: list[str], use: dict[str, Any]) -> tuple[l
         except FormatError:
             continue
         counts = stances.setdefault(link.hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
-        if any((entry := book.entry(object_id)) is not None and entry.get("rejected_by")
+        if any((entry := book.entry(object_id)) is not None and entry.rejected_by
                for object_id in (link.link_id, link.finding_id)):
             # Withdrawn by a review (of the link, or of its finding): not evidence, as at resolution.
             rejected[link.hypothesis_id] = rejected.get(link.hypothesis_id, 0) + 1

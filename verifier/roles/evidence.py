@@ -99,7 +99,7 @@ def _source_url(view: WalkableTree, source_id: str) -> str | None:
 def _operator(book: ScoreBook, view: WalkableTree, object_id: str, leaf_id: str | None) -> str:
     entry = book.entry(object_id)
     if entry is not None:
-        return str(entry["operator"])
+        return entry.operator
     if leaf_id:  # never landed in the corpus (held): the operator of the leaf that made it
         data = view.read(leaf_result_path(leaf_id))
         if data:
@@ -111,7 +111,7 @@ def _operator(book: ScoreBook, view: WalkableTree, object_id: str, leaf_id: str 
 
 def _rejected(book: ScoreBook, object_id: str) -> bool:
     entry = book.entry(object_id)
-    return entry is not None and bool(entry.get("rejected_by"))
+    return entry is not None and bool(entry.rejected_by)
 
 
 def _withdrawn(view: WalkableTree, link_id: str, history: HistoryLookup) -> Link | None:
@@ -151,7 +151,7 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
         facts[link_id] = LinkFact(link_id=link_id, finding_id=link.finding_id, revision=link.hypothesis_revision,
                                   stance=link.stance, leaf_kind=link.leaf_kind,
                                   operator=_operator(book, view, link_id, link.leaf_id), in_evidence=in_evidence,
-                                  use=float(entry["u"]) if entry is not None and in_evidence else 0.0)
+                                  use=float(entry.u) if entry is not None and in_evidence else 0.0)
     reviews: list[ReviewFact] = []
     for path in view.walk("reviews"):
         try:

@@ -32,6 +32,7 @@ from verifier.errors import FormatError
 from verifier.formats.base import Day, Sha256Hex, Strict, Text, Timestamp, iso
 from verifier.formats.document import parse_report
 from verifier.formats.project import HypothesisId
+from verifier.formats.usescores import UseSummary
 from verifier.scoring.resolution import (
     Finding,
     Link,
@@ -221,7 +222,7 @@ def resolution_scores(view: TreeView, project: str, records: Mapping[str, Resolu
         reviews += own_reviews
         findings.update((f.finding_id, f) for f in own_findings)
     reports = _reports(view, [n for n in view.list_dir(REPORTS_DIR) if n.endswith(".md")])
-    summary: dict[str, Any] = json.loads(view.read(USE_SCORES) or b"{}")
+    summary = UseSummary.parse(view.read(USE_SCORES), USE_SCORES)
     scores = score_resolutions(resolutions, links, reviews, findings.values(), reports)
     return dump_json(resolution_document(project, scores, activity_from_use_summary(summary)))
 

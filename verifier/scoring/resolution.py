@@ -40,6 +40,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from verifier.formats.usescores import UseSummary
+
 Stance = Literal["supports", "contradicts", "context"]
 Outcome = Literal["true", "false", "unresolved"]
 CorpusVerdict = Literal["true", "false", "unresolved", "none"]
@@ -123,21 +125,14 @@ class OperatorActivity:
     tokens_objects: int | None = None
 
 
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def activity_from_use_summary(summary: Mapping[str, Any]) -> list[OperatorActivity]:
+def activity_from_use_summary(summary: UseSummary) -> list[OperatorActivity]:
     """OperatorActivity from the operators block of scores/use.json (scoring/use.py writes it)."""
-    operators: Mapping[str, Mapping[str, Any]] = summary.get("operators", {})
-    return [OperatorActivity(operator=name, accepted_leaves=int(row.get("accepted_leaves", 0)),
-                             accepted_objects=int(row.get("accepted_objects", 0)),
-                             use_score=float(row.get("use_score", 0.0)),
-                             usd=None if row.get("usd") is None else float(row["usd"]),
-                             tokens=None if row.get("tokens") is None else int(row["tokens"]),
-                             usd_objects=_optional_int(row.get("usd_objects")),
-                             tokens_objects=_optional_int(row.get("tokens_objects")))
-            for name, row in sorted(operators.items())]
+    return [OperatorActivity(operator=name, accepted_leaves=row.accepted_leaves,
+                             accepted_objects=row.accepted_objects, use_score=float(row.use_score),
+                             usd=None if row.usd is None else float(row.usd),
+                             tokens=None if row.tokens is None else int(row.tokens),
+                             usd_objects=row.usd_objects, tokens_objects=row.tokens_objects)
+            for name, row in sorted(summary.operators.items())]
 
 
 # --- the rules ----------------------------------------------------------------------------

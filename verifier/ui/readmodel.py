@@ -98,11 +98,11 @@ class ProjectReader:
 
     def operator_of(self, object_id: str) -> str:
         entry = self.book.entry(object_id)
-        return str(entry["operator"]) if entry is not None else UNKNOWN
+        return entry.operator if entry is not None else UNKNOWN
 
     def use_of(self, object_id: str) -> float:
         entry = self.book.entry(object_id)
-        return float(entry["u"]) if entry is not None and entry.get("present", True) else 0.0
+        return float(entry.u) if entry is not None and entry.present else 0.0
 
     @cached_property
     def hypotheses(self) -> list[Hypothesis]:
