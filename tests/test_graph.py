@@ -12,13 +12,14 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.errors import ConflictError
 from verifier.pipeline.digest import digest
-from verifier.pipeline.holds import decide, held_objects
+from verifier.pipeline.holds import decide
 from verifier.pipeline.payload import leaf_payload
 from verifier.pipeline.project import init_project
 from verifier.pipeline.replay import replay
 from verifier.pipeline.revert import revert
 from verifier.pipeline.submit import Submission, Verdict
 from verifier.state.layout import USE_SCORES, finding_path, use_shard_path
+from verifier.state.project import ProjectView
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.identities import Actor
@@ -203,11 +204,11 @@ def test_held_links_wait_for_approval(world: World, steward: tuple[Actor, str]) 
     world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     verdict = world.submit(world.creation("link-1", links(world, "link-1", findings[:1], ["contradicts"])))
     assert verdict.outcome == "held"
-    held = held_objects(world.repo.view(world.tip()))
+    held = list(ProjectView(world.repo.view(world.tip())).held)
     assert [h.type for h in held] == ["link"]
     assert "H1" not in summary(world).get("hypotheses", {})
     decide(world.home, SLUG, actor, held[0].object_id, approve=True, reason="Checked the quote.", now=NOW)
-    assert held_objects(world.repo.view(world.tip())) == []
+    assert list(ProjectView(world.repo.view(world.tip())).held) == []
     assert summary(world)["hypotheses"]["H1"] == 0.25  # op-a linking op-a's finding
     assert replay(world.repo).ok
 

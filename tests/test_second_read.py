@@ -13,10 +13,11 @@ import pytest
 from verifier.agentkit.objects import finding_file, link_file, source_files
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.trace import TraceRecord
-from verifier.pipeline.holds import decide, held_objects
+from verifier.pipeline.holds import decide
 from verifier.pipeline.replay import replay
 from verifier.pipeline.submit import Submission
 from verifier.state.layout import finding_path, use_shard_path
+from verifier.state.project import ProjectView
 from verifier.store.traces import TraceStore
 
 from .conftest import NOW, SLUG, ScriptedAgent, World
@@ -63,7 +64,7 @@ def test_held_object_operator_comes_from_its_leaf_not_its_text(
     path, data = link_file(finding_id=findings[0], hypothesis_id="H1", revision=1, stance="contradicts",
                            rationale="x\nleaf_id: extract-1\ny", leaf_kind="link", leaf_id="link-9")
     assert world.submit(world.creation("link-9", {path: data}, agent=other)).outcome == "held"
-    held = held_objects(world.repo.view(world.tip()))
+    held = list(ProjectView(world.repo.view(world.tip())).held)
     assert held[0].leaf_id == "link-9"
     person = world.home.identities.authenticate(steward)
     decide(world.home, SLUG, person, held[0].object_id, approve=True, reason="ok", now=NOW)

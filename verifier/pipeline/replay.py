@@ -14,15 +14,15 @@ with the tip.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import pygit2
 
+from verifier.formats.leaf import LeafResult
 from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_ledger_subject
 from verifier.patch.apply import git_blob_id
 from verifier.pipeline.audit import history_problems
-from verifier.pipeline.holds import held_objects, operator_of
+from verifier.pipeline.holds import operator_of
 from verifier.pipeline.routing import count_objects
 from verifier.pipeline.scores import apply_writes
 from verifier.scoring.use import SCORED_TYPES, ScoreBook
@@ -38,6 +38,7 @@ from verifier.state.layout import (
     queue_path,
     segment_path,
 )
+from verifier.state.project import ProjectView
 from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor
 
@@ -163,13 +164,13 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
                     objects = added_by_commit.get(row.commit, 0)
                     book.record_submission(row.operator or row.actor, objects=objects,
                                            tokens=row.cost.tokens, usd=row.cost.usd)
-                    results[leaf_result_path(row.leaf_id)] = _leaf_result(row)
+                    results[leaf_result_path(row.leaf_id)] = _leaf_result(row, row.leaf_id)
         else:
             trailers = _trailers(commit.message)
             before = GitTree(repo.repo, parent.tree if parent is not None else None)
             operator = trailers.get("Operator", commit.author.name)
             if "Hold" in trailers and trailers["Hold"].startswith("approve"):
-                for held in held_objects(before):
+                for held in ProjectView(before).held:
                     if any(queue_path(held.hold, path) in changes for path in held.paths):
                         operator = operator_of(repo, before, held, operator)
                         break
@@ -210,10 +211,9 @@ def _check_bookkeeping(row: LedgerRow, changes: dict[str, bytes | None], sha: st
                                   "which only a contribution commit may change")
 
 
-def _leaf_result(row: LedgerRow) -> bytes:
-    body = {"leaf_id": row.leaf_id, "outcome": row.outcome, "commit": row.commit, "actor": row.actor,
-            "operator": row.operator, "trace_id": row.trace_id, "at": row.at.strftime("%Y-%m-%dT%H:%M:%SZ")}
-    return json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
+def _leaf_result(row: LedgerRow, leaf_id: str) -> bytes:
+    return LeafResult(leaf_id=leaf_id, outcome=row.outcome, commit=row.commit, actor=row.actor, operator=row.operator,
+                      trace_id=row.trace_id, at=row.at).dump()
 
 
 def _all_scores(book: ScoreBook) -> dict[str, bytes]:

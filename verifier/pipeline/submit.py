@@ -37,7 +37,6 @@ crash when something unexpected broke (and then nothing else of the attempt is k
 
 from __future__ import annotations
 
-import json
 import traceback
 from dataclasses import dataclass
 from datetime import datetime
@@ -58,7 +57,7 @@ from verifier.errors import (
 from verifier.formats.base import iso
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.fetch import FetchOutcome
-from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
+from verifier.formats.leaf import LeafContract, LeafResult, WriteRule, parse_leaf, parse_leaf_result
 from verifier.formats.ledger import Cost
 from verifier.formats.project import parse_project
 from verifier.formats.trace import TraceRecord
@@ -172,8 +171,8 @@ def _open_leaf(tip_view: GitTree, attempt: Attempt, now: datetime) -> LeafContra
     leaf = attempt.leaf = _load_leaf(tip_view, attempt.submission.leaf_id)
     result_data = tip_view.read(leaf_result_path(leaf.leaf_id))
     if result_data is not None:
-        done = json.loads(result_data)
-        raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done['outcome']} at commit {done['commit']}")
+        done = parse_leaf_result(result_data, leaf_result_path(leaf.leaf_id))
+        raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done.outcome} at commit {done.commit}")
     if now >= leaf.expires_at:
         raise _reject("leaf_expired", f"leaf {leaf.leaf_id} expired at {iso(leaf.expires_at)}")
     if leaf.plan_id and tip_view.read(plan_path(leaf.plan_id)) is None and tip_view.read(
@@ -292,9 +291,9 @@ def land_accepted(writer: ProjectWriter, attempt: Attempt, routed: dict[str, byt
     def bookkeeping(commit: str | None) -> dict[str, bytes | None]:
         files: dict[str, bytes | None] = dict(score_writes)
         if leaf is not None:
-            body = {"leaf_id": leaf.leaf_id, "outcome": outcome, "commit": commit, "actor": actor.handle,
-                    "operator": actor.operator, "trace_id": trace.trace_id if trace else None, "at": iso(now)}
-            files[leaf_result_path(leaf.leaf_id)] = json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
+            files[leaf_result_path(leaf.leaf_id)] = LeafResult(
+                leaf_id=leaf.leaf_id, outcome=outcome, commit=commit, actor=actor.handle, operator=actor.operator,
+                trace_id=trace.trace_id if trace else None, at=now).dump()
         return files
 
     description = result.summary + ("; " + "; ".join(result.notes) if result.notes else "")

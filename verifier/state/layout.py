@@ -25,6 +25,11 @@ SCORES_DIR = "scores"
 HYPOTHESES_DIR = "hypotheses"
 REPORTS_DIR = "reports"
 PLANS_DIR = "plans"
+SOURCES_DIR = "sources"
+FINDINGS_DIR = "findings"
+LINKS_DIR = "links"
+REVIEWS_DIR = "reviews"
+NOTES_DIR = "notes"
 # The use scores (verifier.scoring.use): the summary, and one shard file per pair of id digits.
 USE_SCORES = f"{SCORES_DIR}/use.json"
 USE_SHARD_ROOT = f"{SCORES_DIR}/use"
@@ -95,27 +100,27 @@ def _shard(object_id: str) -> str:
 
 
 def source_record_path(source_id: str) -> str:
-    return f"sources/{_shard(source_id)}/{source_id}.yaml"
+    return f"{SOURCES_DIR}/{_shard(source_id)}/{source_id}.yaml"
 
 
 def source_bytes_path(source_id: str, extension: str) -> str:
-    return f"sources/{_shard(source_id)}/{source_id}.{extension}"
+    return f"{SOURCES_DIR}/{_shard(source_id)}/{source_id}.{extension}"
 
 
 def finding_path(finding_id: str) -> str:
-    return f"findings/{_shard(finding_id)}/{finding_id}.yaml"
+    return f"{FINDINGS_DIR}/{_shard(finding_id)}/{finding_id}.yaml"
 
 
 def link_path(link_id: str) -> str:
-    return f"links/{_shard(link_id)}/{link_id}.yaml"
+    return f"{LINKS_DIR}/{_shard(link_id)}/{link_id}.yaml"
 
 
 def review_path(review_id: str) -> str:
-    return f"reviews/{_shard(review_id)}/{review_id}.yaml"
+    return f"{REVIEWS_DIR}/{_shard(review_id)}/{review_id}.yaml"
 
 
 def note_path(leaf_id: str) -> str:
-    return f"notes/{leaf_id}.yaml"
+    return f"{NOTES_DIR}/{leaf_id}.yaml"
 
 
 def plan_path(plan_id: str) -> str:

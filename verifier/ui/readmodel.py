@@ -29,7 +29,6 @@ from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import Link, parse_link
 from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.source import SourceRecord, parse_source
-from verifier.pipeline.holds import HeldObject, held_objects
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, parse_record, read_records
 from verifier.scoring.use import ScoreBook
@@ -43,6 +42,7 @@ from verifier.state.layout import (
     finding_path,
     opened_path,
 )
+from verifier.state.project import HeldObject, ProjectView
 from verifier.store.gitrepo import GitTree
 
 UNKNOWN = "unknown"
@@ -221,7 +221,7 @@ class ProjectReader:
     @cached_property
     def held(self) -> list[HeldItem]:
         items = []
-        for held in held_objects(self.view):
+        for held in ProjectView(self.view).held:
             files = {path: self.view.read(f"{QUEUE_DIR}/{held.hold}/{path}") or b"" for path in held.paths}
             items.append(HeldItem(held, files))
         return items
