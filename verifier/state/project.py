@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from verifier.errors import FormatError
+from verifier.formats.document import Report, parse_report
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.hypothesis import Hypothesis, parse_hypothesis
 from verifier.formats.leaf import LeafContract, LeafResult, parse_leaf, parse_leaf_result
@@ -39,6 +40,7 @@ from verifier.state.layout import (
     NOTES_DIR,
     PROJECT_FILE,
     QUEUE_DIR,
+    REPORTS_DIR,
     REVIEWS_DIR,
     SOURCES_DIR,
     USE_SCORES,
@@ -225,6 +227,11 @@ class ProjectView:
                 continue
         return found
 
+    @cached_property
+    def hypothesis_ids(self) -> tuple[str, ...]:
+        """Every hypothesis file's id, from the names alone (nothing parsed), in name order."""
+        return tuple(name[:-3] for name in self.tree.list_dir(HYPOTHESES_DIR) if name.endswith(".md"))
+
     def hypothesis(self, hypothesis_id: str) -> Hypothesis | None:
         return self._one(hypothesis_path(hypothesis_id), _hypothesis)
 
@@ -259,6 +266,17 @@ class ProjectView:
     @cached_property
     def links(self) -> Mapping[str, Link]:
         return self._all(LINKS_DIR, parse_link)
+
+    @cached_property
+    def source_ids(self) -> tuple[str, ...]:
+        """Every source record's id, from the paths alone (nothing parsed), in id order."""
+        return tuple(sorted(kind.object_id for path in walk(self.tree, SOURCES_DIR)
+                            if (kind := classify(path)) is not None and kind.type == "source"))
+
+    @cached_property
+    def reports(self) -> Mapping[str, Report]:
+        """Every report that parses, by id (its front matter; the body is not kept)."""
+        return self._all(REPORTS_DIR, _report, ".md")
 
     @cached_property
     def reviews(self) -> Mapping[str, Review]:
@@ -341,6 +359,10 @@ class ProjectView:
                 if row.seq >= start:
                     rows.append(row)
         return rows
+
+
+def _report(data: bytes, where: str) -> Report:
+    return parse_report(data, where)[0]
 
 
 def _hypothesis(data: bytes, where: str) -> Hypothesis:
