@@ -36,10 +36,20 @@ from verifier.commons.triggers import HypothesisMove, LinkFacts, RowFacts, Snaps
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
 from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_ledger_subject, parse_row
+from verifier.formats.ledger import LedgerRow, parse_ledger_subject
 from verifier.formats.link import parse_link
-from verifier.state.layout import LEDGER_DIR, RESOLUTION_SCORES, USE_SHARD_ROOT, classify, deltas_path, leaf_path
-from verifier.state.view import TreeView
+from verifier.state.layout import (
+    FINDINGS_DIR,
+    HYPOTHESES_DIR,
+    LINKS_DIR,
+    RESOLUTION_SCORES,
+    SOURCES_DIR,
+    USE_SHARD_ROOT,
+    classify,
+    deltas_path,
+    leaf_path,
+)
+from verifier.state.project import rows_from
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
@@ -316,26 +326,6 @@ def _remember(facts: RowFacts, memory: _Memory) -> None:
 # reading git --------------------------------------------------------------------------------------
 
 
-def rows_from(view: TreeView, start: int, limit: int | None = None) -> list[LedgerRow]:
-    """Ledger rows with seq >= start (at most `limit`), parsing only those: the rest of a segment,
-    and the segments before it, are skipped."""
-    rows: list[LedgerRow] = []
-    first = start // ROWS_PER_SEGMENT
-    for name in sorted(view.list_dir(LEDGER_DIR)):
-        if not name.endswith(".jsonl") or not name[:-6].isdigit() or int(name[:-6]) < first:
-            continue
-        path = f"{LEDGER_DIR}/{name}"
-        lines = (view.read(path) or b"").split(b"\n")[:-1]
-        skip = max(0, start - int(name[:-6]) * ROWS_PER_SEGMENT)
-        for line in lines[skip:]:
-            if limit is not None and len(rows) >= limit:
-                return rows
-            row = parse_row(line, path)
-            if row.seq >= start:
-                rows.append(row)
-    return rows
-
-
 def _landings(repo: ProjectRepo, tip: str, start: int) -> dict[int, tuple[str | None, str]]:
     """seq -> (the commit before that landing, the ledger commit that landed it), for seq >= start."""
     found: list[tuple[int, str]] = []
@@ -435,7 +425,7 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
             facts.leaf_kind, facts.leaf_title, facts.source_id = leaf.kind, leaf.title, leaf.inputs.source_id
             if row.action == "leaf":
                 facts.leaf_created = _file_blob(repo, before, leaf_path(row.leaf_id)) is None
-    for top in ("findings", "links", "sources"):
+    for top in (FINDINGS_DIR, LINKS_DIR, SOURCES_DIR):
         for status, path, _old, new in _changes(repo, before, after, top):
             kind = classify(path)
             if kind is None or status != "A":
@@ -453,7 +443,7 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
         for finding_id in set(was) | set(now):
             if was.get(finding_id, 0.0) != now.get(finding_id, 0.0):
                 facts.use_moves[finding_id] = (was.get(finding_id, 0.0), now.get(finding_id, 0.0))
-    for _status, path, old, new in _changes(repo, before, after, "hypotheses"):
+    for _status, path, old, new in _changes(repo, before, after, HYPOTHESES_DIR):
         kind = classify(path)
         if kind is None or kind.type != "hypothesis":
             continue

@@ -16,11 +16,9 @@ facts of its resolution record. Pure (the tree and a history lookup are passed i
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from verifier.errors import FormatError
 from verifier.formats.finding import Finding, parse_finding
@@ -34,22 +32,14 @@ from verifier.roles.records import Balance, FindingFact, LinkFact, ResolutionRec
 from verifier.scoring.use import ScoreBook
 from verifier.state.layout import (
     finding_path,
-    leaf_result_path,
     link_path,
     queue_path,
     source_record_path,
 )
+from verifier.state.project import ProjectView, WalkableTree
 
 UNKNOWN_OPERATOR = "unknown"
 HistoryLookup = Callable[[str], bytes | None]
-
-
-class WalkableTree(Protocol):
-    def read(self, path: str) -> bytes | None: ...
-
-    def list_dir(self, path: str) -> list[str]: ...
-
-    def walk(self, prefix: str = "") -> Iterator[str]: ...
 
 
 @dataclass(frozen=True)
@@ -101,11 +91,12 @@ def _operator(book: ScoreBook, view: WalkableTree, object_id: str, leaf_id: str 
     if entry is not None:
         return entry.operator
     if leaf_id:  # never landed in the corpus (held): the operator of the leaf that made it
-        data = view.read(leaf_result_path(leaf_id))
-        if data:
-            operator = json.loads(data).get("operator")
-            if isinstance(operator, str):
-                return operator
+        try:
+            result = ProjectView(view).result(leaf_id)
+        except FormatError:
+            result = None
+        if result is not None and result.operator is not None:
+            return result.operator
     return UNKNOWN_OPERATOR
 
 

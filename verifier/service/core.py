@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.commons.notifier import Notifier, rows_from
+from verifier.commons.notifier import Notifier
 from verifier.errors import (
     AuthError,
     FormatError,
@@ -45,6 +45,7 @@ from verifier.service.journal import Journal, Record
 from verifier.service.recovery import settle
 from verifier.service.schemas import ClaimRequest, ThreadPost
 from verifier.service.screening import refuse_secret_message
+from verifier.state.project import rows_from
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor

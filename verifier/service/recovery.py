@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier.commons.adapter import Commons, Outage
-from verifier.commons.notifier import Notifier, rows_from
+from verifier.commons.notifier import Notifier
 from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityError, NotFound, RetryableError
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
@@ -41,6 +41,7 @@ from verifier.pipeline.writer import ProjectWriter
 from verifier.service.board import ContractCache
 from verifier.service.journal import Journal, Record
 from verifier.service.outage import Heartbeat, apply_outage, outage_since
+from verifier.state.project import rows_from
 from verifier.store.home import Home
 from verifier.store.prune import prune_unreachable
 

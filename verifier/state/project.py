@@ -369,3 +369,6 @@ def _hypothesis(data: bytes, where: str) -> Hypothesis:
     return parse_hypothesis(data, where)[0]
 
 
+def rows_from(view: TreeView, start: int, limit: int | None = None) -> list[LedgerRow]:
+    """`ProjectView.rows_from` of a tree read for nothing else (the Commons notifier, the service)."""
+    return ProjectView(view).rows_from(start, limit)
