@@ -21,7 +21,7 @@ RECENT_ROWS = 200
 
 def _reports(state: ProjectView) -> list[dict[str, Any]]:
     reports = []
-    for report in state.reports.values():
+    for report, _body in state.reports.values():
         reports.append({"report_id": report.report_id, "title": report.title, "created_at": iso(report.created_at),
                         "introduced": len(report.introduced), "use": state.use.reports.get(report.report_id, 0.0)})
     return sorted(reports, key=lambda r: (r["created_at"], r["report_id"]), reverse=True)[:NEWEST]

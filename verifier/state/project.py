@@ -274,9 +274,9 @@ class ProjectView:
                             if (kind := classify(path)) is not None and kind.type == "source"))
 
     @cached_property
-    def reports(self) -> Mapping[str, Report]:
-        """Every report that parses, by id (its front matter; the body is not kept)."""
-        return self._all(REPORTS_DIR, _report, ".md")
+    def reports(self) -> Mapping[str, tuple[Report, str]]:
+        """Every report that parses, by id: its front matter and its body."""
+        return self._all(REPORTS_DIR, parse_report, ".md")
 
     @cached_property
     def reviews(self) -> Mapping[str, Review]:
@@ -359,10 +359,6 @@ class ProjectView:
                 if row.seq >= start:
                     rows.append(row)
         return rows
-
-
-def _report(data: bytes, where: str) -> Report:
-    return parse_report(data, where)[0]
 
 
 def _hypothesis(data: bytes, where: str) -> Hypothesis:
