@@ -28,7 +28,8 @@ def dump_json(value: Json) -> bytes:
 
 def _load(data: bytes, where: str) -> dict[str, Json]:
     try:
-        value = json.loads(data)
+        # Decoded here: json.loads would first sniff the bytes' encoding, in Python, per file.
+        value = json.loads(data.decode("utf-8"))
     except ValueError as exc:
         raise FormatError(f"not JSON: {exc}", where) from exc
     if not isinstance(value, dict):

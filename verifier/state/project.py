@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from verifier.errors import FormatError
-from verifier.formats.document import Report, parse_report
+from verifier.formats.document import Plan, Report, parse_plan, parse_report
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.hypothesis import Hypothesis, parse_hypothesis
 from verifier.formats.leaf import LeafContract, LeafResult, parse_leaf, parse_leaf_result
@@ -51,6 +51,7 @@ from verifier.state.layout import (
     leaf_path,
     leaf_result_path,
     link_path,
+    plan_path,
     queue_path,
     source_record_path,
     use_shard_path,
@@ -266,6 +267,10 @@ class ProjectView:
     @cached_property
     def links(self) -> Mapping[str, Link]:
         return self._all(LINKS_DIR, parse_link)
+
+    def plan(self, plan_id: str) -> tuple[Plan, str] | None:
+        """A landed plan's front matter and body (a held one waits in the queue: not here)."""
+        return self._one(plan_path(plan_id), parse_plan)
 
     @cached_property
     def source_ids(self) -> tuple[str, ...]:
