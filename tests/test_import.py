@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import FormatError
@@ -18,6 +17,7 @@ from verifier.formats.project import parse_project
 from verifier.roles.importing import parse_import, with_hypotheses
 from verifier.roles.planner import local_commons, wake
 from verifier.state.layout import PROJECT_FILE
+from verifier.state.project import current_hypothesis
 
 from .conftest import NOW, SLUG, World
 

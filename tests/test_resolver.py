@@ -22,7 +22,6 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.db import Database
@@ -51,6 +50,7 @@ from verifier.state.layout import (
     request_record_path,
     seal_path,
 )
+from verifier.state.project import current_hypothesis
 from verifier.store.identities import Actor
 
 from .conftest import NOW, SLUG, World

@@ -35,7 +35,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Sha256Hex, Strict, Timestamp
 from verifier.formats.entries import ResolveEntry
@@ -55,6 +54,7 @@ from verifier.state.layout import (
     request_record_path,
     seal_path,
 )
+from verifier.state.project import current_hypothesis
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 

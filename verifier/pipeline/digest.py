@@ -7,11 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.formats.base import iso
 from verifier.formats.ledger import LedgerRow
 from verifier.pipeline.ledger import read_chain
-from verifier.state.project import ProjectView
+from verifier.state.project import ProjectView, current_hypothesis
 from verifier.state.view import TreeView
 from verifier.store.home import Home
 

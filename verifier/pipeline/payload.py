@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
 from verifier.formats.finding import parse_finding
 from verifier.formats.leaf import LeafContract, parse_leaf
 from verifier.formats.link import parse_link
 from verifier.formats.source import parse_source
 from verifier.state.layout import classify, finding_path, leaf_path, source_record_path
+from verifier.state.project import current_hypothesis
 from verifier.store.gitrepo import GitTree
 
 

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan
 from verifier.formats.frontmatter import load_yaml
@@ -39,7 +38,7 @@ from verifier.state.layout import (
     plan_path,
     queue_path,
 )
-from verifier.state.project import ProjectView
+from verifier.state.project import ProjectView, current_hypothesis
 from verifier.store.gitrepo import GitTree
 
 LEAVES_BLOCK = "```yaml planner-leaves"  # the fenced block of a held plan that carries its leaves

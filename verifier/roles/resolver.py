@@ -41,7 +41,7 @@ from typing import Any, Literal
 import pygit2
 from ruamel.yaml import YAML
 
-from verifier.checks.hypotheses import current_hypothesis, revision_rule
+from verifier.checks.hypotheses import revision_rule
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
 from verifier.formats.base import iso
 from verifier.formats.entries import ResolveEntry
@@ -82,6 +82,7 @@ from verifier.state.layout import (
     record_path,
     request_record_path,
 )
+from verifier.state.project import current_hypothesis
 from verifier.state.view import Overlay
 from verifier.store.gitrepo import VERIFIER, GitTree, ProjectRepo
 from verifier.store.home import Home

@@ -117,6 +117,14 @@ class HeldObject:
     leaf_id: str | None
 
 
+def current_hypothesis(tree: TreeView, hypothesis_id: str) -> Hypothesis | None:
+    """The hypothesis as its file says now, or None when there is none or it does not parse."""
+    try:
+        return ProjectView(tree).hypothesis(hypothesis_id)
+    except FormatError:
+        return None
+
+
 @dataclass(frozen=True)
 class ProjectView:
     """The project in `tree` (at `revision`, when the caller knows it)."""

@@ -20,7 +20,6 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError, LedgerIntegrityError
 from verifier.formats.document import Report
 from verifier.formats.finding import Finding, parse_finding
@@ -41,7 +40,7 @@ from verifier.state.layout import (
     opened_path,
     queue_path,
 )
-from verifier.state.project import HeldObject, ProjectView, walk
+from verifier.state.project import HeldObject, ProjectView, current_hypothesis, walk
 from verifier.store.gitrepo import GitTree
 
 UNKNOWN = "unknown"
