@@ -47,14 +47,13 @@ from verifier.pipeline.writer import ProjectWriter
 from verifier.seal.keys import PUBLIC_PEM, KeyFileError, read_public_key, resolver_dir
 from verifier.seal.sealing import KEY_ID_RE, Baseline, SealedBaseline, baseline_context, seal
 from verifier.state.layout import (
-    HYPOTHESES_DIR,
     SEAL_DIR,
     SEAL_SUFFIX,
     hypothesis_path,
     request_record_path,
     seal_path,
 )
-from verifier.state.project import current_hypothesis
+from verifier.state.project import ProjectView, current_hypothesis
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 
@@ -142,8 +141,8 @@ def seals_in(view: GitTree) -> list[SealState]:
 
 def hypotheses_in(view: GitTree) -> list[Hypothesis]:
     """Every readable hypothesis, in id order (a malformed file is the human check's business)."""
-    ids = sorted((name[:-3] for name in view.list_dir(HYPOTHESES_DIR) if name.endswith(".md")),
-                 key=lambda h: (len(h), h))
+    state = ProjectView(view)
+    ids = sorted(state.hypothesis_ids, key=lambda h: (len(h), h))
     return [h for h in (current_hypothesis(view, i) for i in ids) if h is not None]
 
 

@@ -53,7 +53,8 @@ from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
 from verifier.seal.leaks import Leak, find_leaks, labelled_needles
 from verifier.seal.sealing import Baseline, SealedBaseline, SealError, baseline_context, unseal
-from verifier.state.layout import LEAVES_DIR, LEDGER_DIR, SEAL_DIR, USE_SCORES, USE_SHARD_ROOT, is_seal_file
+from verifier.state.layout import LEDGER_DIR, SEAL_DIR, USE_SCORES, USE_SHARD_ROOT, is_seal_file
+from verifier.state.project import ProjectView
 from verifier.store.backends import commons_dsn
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
@@ -140,13 +141,11 @@ def _history(repo: ProjectRepo, tip: str, at_tip: set[str]) -> dict[str, bytes]:
 
 def _leaf_payloads(view: GitTree) -> dict[str, bytes]:
     payloads = {}
-    for name in view.list_dir(LEAVES_DIR):
-        if name.endswith(".yaml"):
-            leaf_id = name[:-5]
-            try:
-                payloads[f"leaf:{leaf_id}"] = _json(leaf_payload(view, leaf_id))
-            except FormatError as exc:
-                payloads[f"leaf:{leaf_id}"] = str(exc).encode("utf-8")  # what `rw leaf show` would print
+    for leaf_id in ProjectView(view).leaf_ids:
+        try:
+            payloads[f"leaf:{leaf_id}"] = _json(leaf_payload(view, leaf_id))
+        except FormatError as exc:
+            payloads[f"leaf:{leaf_id}"] = str(exc).encode("utf-8")  # what `rw leaf show` would print
     return payloads
 
 

@@ -21,20 +21,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from verifier.errors import FormatError
-from verifier.formats.finding import Finding, parse_finding
+from verifier.formats.finding import Finding
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.link import Link, parse_link
-from verifier.formats.review import parse_review
-from verifier.formats.source import parse_source
 from verifier.model.schema import Evidence, ResolveRequest, request_sha256
 from verifier.pipeline.baseline import baseline_request
 from verifier.roles.records import Balance, FindingFact, LinkFact, ResolutionRecord, ReviewFact
 from verifier.scoring.use import ScoreBook
 from verifier.state.layout import (
-    finding_path,
     link_path,
     queue_path,
-    source_record_path,
 )
 from verifier.state.project import ProjectView, WalkableTree
 
@@ -54,36 +50,19 @@ class Gathered:
         return self.record.corpus_verdict
 
 
-def _links_of(view: WalkableTree, prefix: str, hypothesis_id: str) -> dict[str, Link]:
-    links = {}
-    for path in view.walk(prefix):
-        try:
-            link = parse_link(view.read(path) or b"", path)
-        except FormatError:
-            continue
-        if link.hypothesis_id == hypothesis_id:
-            links[link.link_id] = link
-    return links
-
-
-def _finding(view: WalkableTree, finding_id: str) -> Finding | None:
-    data = view.read(finding_path(finding_id))
-    if data is None:
-        return None
+def _finding(state: ProjectView, finding_id: str) -> Finding | None:
     try:
-        return parse_finding(data, finding_path(finding_id))
+        return state.finding(finding_id)
     except FormatError:
         return None
 
 
-def _source_url(view: WalkableTree, source_id: str) -> str | None:
-    data = view.read(source_record_path(source_id))
-    if data is None:
-        return None
+def _source_url(state: ProjectView, source_id: str) -> str | None:
     try:
-        return parse_source(data, source_record_path(source_id)).url
+        record = state.source(source_id)
     except FormatError:
         return None
+    return record.url if record is not None else None
 
 
 def _operator(book: ScoreBook, view: WalkableTree, object_id: str, leaf_id: str | None) -> str:
@@ -123,13 +102,14 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
         raise FormatError(f"{hypothesis.hypothesis_id} has no resolution criterion, check date and measure")
     h = hypothesis.hypothesis_id
     book = ScoreBook(view.read)
-    present = _links_of(view, "links", h)
+    state = ProjectView(view)
+    present = {link_id: link for link_id, link in state.links.items() if link.hypothesis_id == h}
     evidence: list[Evidence] = []
     facts: dict[str, LinkFact] = {}
     findings: dict[str, FindingFact] = {}
     for link_id in sorted(present):
         link = present[link_id]
-        finding = _finding(view, link.finding_id)
+        finding = _finding(state, link.finding_id)
         entry = book.entry(link_id)
         # A link out of the evidence: its finding is gone, or a standing `reject` review withdrew
         # it or its finding (issue 10: the effect applied is the one resolution sees).
@@ -138,17 +118,13 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
             evidence.append(Evidence(link_id=link_id, finding_id=link.finding_id, stance=link.stance,
                                      statement=finding.statement, excerpt=finding.excerpt,
                                      limitation=finding.limitation, source_id=finding.source_id,
-                                     source_url=_source_url(view, finding.source_id)))
+                                     source_url=_source_url(state, finding.source_id)))
         facts[link_id] = LinkFact(link_id=link_id, finding_id=link.finding_id, revision=link.hypothesis_revision,
                                   stance=link.stance, leaf_kind=link.leaf_kind,
                                   operator=_operator(book, view, link_id, link.leaf_id), in_evidence=in_evidence,
                                   use=float(entry.u) if entry is not None and in_evidence else 0.0)
     reviews: list[ReviewFact] = []
-    for path in view.walk("reviews"):
-        try:
-            review = parse_review(view.read(path) or b"", path)
-        except FormatError:
-            continue
+    for review in state.reviews.values():
         if not review.object_id.startswith("lnk_"):
             continue  # reviews of findings are not scored by resolution
         if review.object_id not in facts:
@@ -165,7 +141,7 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
                                   reviewer=_operator(book, view, review.review_id, review.leaf_id)))
     for fact in facts.values():
         if fact.finding_id not in findings:
-            finding = _finding(view, fact.finding_id)
+            finding = _finding(state, fact.finding_id)
             findings[fact.finding_id] = FindingFact(
                 finding_id=fact.finding_id,
                 operator=_operator(book, view, fact.finding_id, finding.leaf_id if finding else None))
