@@ -86,7 +86,26 @@ def test_the_ledger_subject_is_written_and_parsed_in_one_module() -> None:
     assert _spellings()[LEDGER_SUBJECT] == {"verifier/formats/ledger.py"}
 
 
+def _hand_walks(tree: ast.Module) -> list[str]:
+    """Folders named by hand where a tree is listed or walked (`view.walk("links")`)."""
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("walk", "list_dir", "is_dir") and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                and node.args[0].value.split("/", 1)[0] in ROOTS):
+            found.append(node.args[0].value)
+    return found
+
+
+def test_no_room_walks_a_repository_folder_named_by_hand() -> None:
+    walks = {str(path.relative_to(PACKAGE.parent)): found for path in sorted(PACKAGE.rglob("*.py"))
+             if (found := _hand_walks(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert walks == {}
+
+
 def test_the_spelling_finder_sees_fstrings_and_skips_docstrings() -> None:
     # The finder itself must be able to fail: an f-string path counts, a docstring does not.
     tree = ast.parse('"""leaves/x.yaml"""\nA = f"leaves/{x}.yaml"\nB = "ledger: #1"\n')
     assert _literals(tree) == ["leaves/{}.yaml", "ledger: #1"]
+    assert _hand_walks(ast.parse('view.walk("links")\nview.list_dir(LEAVES_DIR)\n')) == ["links"]

@@ -151,6 +151,7 @@ def test_yaml_controls_still_read() -> None:
 def test_indented_fence_inside_a_block_scalar_does_not_end_front_matter() -> None:
     text = "---\nproject: demo-x\nquestion: |\n  line one\n  ---\n  line two\nholds: [sources]\n---\nbody\n"
     value, body = load_front_matter(text, "PROJECT.md")
+    assert isinstance(value, dict)
     assert value["holds"] == ["sources"] and "---" in value["question"] and body == "body\n"
 
 

@@ -154,7 +154,8 @@ def test_platform_lift_pools_terms() -> None:
     assert result.projects["a"].lift == 1.0
     assert result.projects["b"].lift == 0.0
     assert result.overall.n == 4 and result.overall.lift == (2 - 1) / 4  # pooled, not the mean of 1.0 and 0.0
-    assert list(result.to_json()["projects"]) == ["a", "b"]
+    projects = result.to_json()["projects"]
+    assert isinstance(projects, dict) and list(projects) == ["a", "b"]
 
 
 def test_unresolved_gives_no_credit_anywhere() -> None:

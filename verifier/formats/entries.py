@@ -7,7 +7,7 @@ types it may carry, so a caller cannot, say, record an `init` row by an agent.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
@@ -28,7 +28,7 @@ class _Entry(Strict):
     actor_type: ActorType
     operator: str | None = None
 
-    def row_fields(self) -> dict[str, Any]:
+    def row_fields(self) -> dict[str, object]:
         """The fields of the ledger row this entry becomes (without seq, prev, commit, version)."""
         return dict(self)
 

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.errors import FormatError
+from verifier.formats.strictjson import Json
 
-# What json.loads returns, as far as these files go.
-Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 Number = int | float  # a sum of 1.0 and 0.25 weights is a float; cost sums keep what was added
 COST_UNITS = ("tokens", "usd")
 

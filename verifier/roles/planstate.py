@@ -120,7 +120,11 @@ def _held_leaves(data: bytes, where: str) -> list[LeafContract]:
         return []
     block = text.split(LEAVES_BLOCK, 1)[1].split("```", 1)[0]
     value = load_yaml(block, where)
-    return [LeafContract.model_validate(item) for item in value or []]
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise FormatError("the planner-leaves block is not a list of leaf contracts", where)
+    return [LeafContract.model_validate(item) for item in value]
 
 
 def _plans(view: GitTree, existing: dict[str, LeafContract]) -> tuple[list[OpenLeaf], list[LeafContract]]:

@@ -258,6 +258,8 @@ def _loopback_template(template: Path, into: Path) -> Path:
     http to 127.0.0.1), so the verifier's real fetch runs on the pinned bytes; nothing else changes."""
     shutil.copytree(template, into)
     front, body = load_front_matter((into / PROJECT_FILE).read_bytes(), PROJECT_FILE)
+    if not isinstance(front, dict):
+        raise FormatError("front matter is not a mapping of fields", str(into / PROJECT_FILE))
     policy = dict(front.get("source_policy") or {})
     policy.update(allow_http=True, allow_domains=["127.0.0.1"])
     front["source_policy"] = policy

@@ -38,8 +38,9 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
+from verifier.formats.strictjson import Json
 from verifier.formats.usescores import UseSummary
 
 Stance = Literal["supports", "contradicts", "context"]
@@ -192,7 +193,7 @@ class LiftScore:
     no_baseline: int  # resolved true/false without a sealed baseline: cannot be compared
     lift: float | None  # (wins - losses) / n, None when n == 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"n": self.n, "wins": self.wins, "losses": self.losses, "ties": self.ties,
                 "unresolved": self.unresolved, "no_baseline": self.no_baseline, "lift": self.lift}
 
@@ -222,7 +223,7 @@ class PlatformLift:
     projects: dict[str, LiftScore]
     overall: LiftScore
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"version": DOCUMENT_VERSION, "overall": self.overall.to_json(),
                 "projects": {slug: self.projects[slug].to_json() for slug in sorted(self.projects)}}
 
@@ -403,14 +404,14 @@ def _disclosed(objects: int | None, activity: OperatorActivity) -> int:
     return activity.accepted_objects if objects is None else objects
 
 
-def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = ()) -> list[dict[str, Any]]:
+def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = ()) -> list[Json]:
     """Per operator, the five v0 components next to each other; unknown inputs are null, not 0.
 
     Deliberately no total: a composite waits until ten hypotheses have resolved (design §7.4).
     """
     active = _unique(activity, "operator", "operator activity")
     names = sorted(set(active) | set(scores.operators) | set(scores.review_accuracy))
-    rows = []
+    rows: list[Json] = []
     for name in names:
         act = active.get(name)
         credit = scores.operators.get(name)
@@ -433,7 +434,7 @@ def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = 
 
 
 def resolution_document(project: str, scores: ResolutionScores,
-                        activity: Iterable[OperatorActivity] = ()) -> dict[str, Any]:
+                        activity: Iterable[OperatorActivity] = ()) -> dict[str, Json]:
     """The content of scores/resolution.json."""
     links_per_hypothesis: dict[str, int] = defaultdict(int)
     for item in scores.links:
@@ -480,7 +481,7 @@ def resolution_document(project: str, scores: ResolutionScores,
     }
 
 
-def dump_json(document: Any) -> bytes:
+def dump_json(document: Json) -> bytes:
     """The one spelling of a scores file: sorted keys, two-space indent, UTF-8, final newline."""
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
 
@@ -527,7 +528,7 @@ class CreditDelta:
                          f"({plural(len(self.reviews), 'review')}).")
         return " ".join(parts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"operator": self.operator, "hypothesis_id": self.hypothesis_id, "outcome": self.outcome,
                 "previous_outcome": self.previous_outcome, "link_credit": self.link_credit,
                 "finding_credit": self.finding_credit, "review_accuracy": self.review_accuracy,
@@ -585,5 +586,5 @@ def credit_deltas(after: Resolution, links: Iterable[Link], reviews: Iterable[Re
     return deltas
 
 
-def deltas_document(deltas: Sequence[CreditDelta]) -> list[dict[str, Any]]:
+def deltas_document(deltas: Sequence[CreditDelta]) -> list[Json]:
     return [delta.to_json() for delta in sorted(deltas, key=lambda d: (d.hypothesis_id, d.operator))]
