@@ -84,7 +84,7 @@ def _plan_and_show(home: Home, now: datetime, echo: Callable[[str], None]) -> in
          f"{result.posted} open leaves posted as Commons tasks")
     corpus = digest(home, SLUG, now).get("corpus", {})
     echo(f"8. digest: {corpus.get('findings', 0)} findings from {corpus.get('sources', 0)} sources")
-    site = home.root / "site"
+    site = home.layout.site
     written = write_site(build_site(home, SLUG, now), site)
     echo(f"9. UI: {written} pages at {site / 'index.html'} (or `rw serve` and open http://127.0.0.1:8765/)")
     return len(leaves)

@@ -201,7 +201,7 @@ class Notifier:
     def catch_up(self, slug: str, *, now: datetime) -> int:
         """Post the messages for every row landed since the last pass; returns how many were new."""
         posted = 0
-        with exclusive_lock(self.home.root / "locks" / f"{slug}.commons.lock"):
+        with exclusive_lock(self.home.layout.commons_lock(slug)):
             while True:
                 count, more = self._pass(slug, now)
                 posted += count

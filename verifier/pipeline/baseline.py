@@ -179,7 +179,7 @@ def public_key_of(home: Home) -> bytes:
 def model_backend(home: Home) -> Backend:
     """The frontier-model backend configured in $RW_HOME/config.json (`model`)."""
     if home.settings.model is None:
-        raise BaselineError(f"no model is configured: add a `model` block to {home.root / 'config.json'}, e.g. "
+        raise BaselineError(f"no model is configured: add a `model` block to {home.layout.config}, e.g. "
                             '{"model": {"backend": "command", "command": ["my-model", "--json"]}} '
                             "(docs/resolver.md)")
     return backend_from_config(home.settings.model, base=home.root)

@@ -60,7 +60,6 @@ from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.ui.site import ui_payloads
 
-LOGS_DIR = "logs"
 ANSWER = "answer_sha256"
 # Derived or append-only: their history adds nothing a search of the tip would miss.
 _HISTORY_SKIP = (LEDGER_DIR, USE_SHARD_ROOT, USE_SCORES)
@@ -232,7 +231,7 @@ def leak_test(home: Home, slug: str, *, now: datetime, private_key: bytes,
 
         postgres = shared_database(commons_dsn(home.settings.backends.commons))
     stored = commons_payloads(home.root, slug, postgres=postgres)  # issue 10: what Commons stores is agent-visible
-    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.root / LOGS_DIR, extra={**stored, **(extra or {})})
+    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.layout.logs, extra={**stored, **(extra or {})})
     report.payloads = len(payloads)
     report.leaks = search(payloads, opened, public_answer_hashes(view))
     return report

@@ -54,7 +54,7 @@ from verifier.model.adapter import Backend, ModelError, ask
 from verifier.model.schema import request_sha256
 from verifier.pipeline.baseline import ATTEMPTS, SealState, hypotheses_in, read_seal
 from verifier.pipeline.landing import Contribution, Landed
-from verifier.pipeline.leaks import LOGS_DIR, OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
+from verifier.pipeline.leaks import OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
 from verifier.pipeline.ledger import ledger_head
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.evidence import HistoryLookup, gather
@@ -194,7 +194,7 @@ def _open(home: Home, repo: ProjectRepo, view: GitTree, slug: str, record: Resol
     except SealError as exc:
         raise ResolverError(f"{state.path}: {exc}; keep the key its `recipient` names (docs/resolver.md)") from exc
     # The leak test runs before the seal is retired: a baseline agents could read is no control.
-    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.root / LOGS_DIR)
+    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.layout.logs)
     leaks = search(payloads, [OpenedBaseline(h, state.sealed, baseline)], public_answer_hashes(view))
     if leaks:
         where = ", ".join(sorted({f"{b.leak.where} ({b.leak.secret})" for b in leaks})[:5])

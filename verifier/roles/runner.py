@@ -131,7 +131,7 @@ def run_workers(home: Home, config: WorkerConfig, leaves: list[tuple[str, str]],
     """Start one worker per leaf, all at once, and wait for each up to the limit."""
     started: list[tuple[str, str, subprocess.Popen[bytes], Path, float]] = []
     for slug, leaf_id in leaves:
-        log = home.root / "runs" / slug / f"{leaf_id}-{time.strftime('%Y%m%dT%H%M%S')}.log"
+        log = home.layout.runs(slug) / f"{leaf_id}-{time.strftime('%Y%m%dT%H%M%S')}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "RW_PROJECT": slug, "RW_LEAF": leaf_id, "RW_TOKEN": config.token,
                "RW_SERVER": config.server or "", "RW_HOME": str(home.root)}

@@ -58,7 +58,7 @@ def authorize_reader(home: Home, token: str) -> Actor:
 class TraceIndex:
     def __init__(self, home: Home) -> None:
         self.home = home
-        self.root = home.root / "loop" / "outcomes"
+        self.root = home.layout.loop / "outcomes"
 
     def _stratum(self, kind: str, outcome: str) -> Path:
         return self.root / f"{kind}.{outcome}.jsonl"

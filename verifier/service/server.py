@@ -39,7 +39,7 @@ LOCK_WAIT_S = 15.0  # a killed server's workers notice within a second that thei
 
 @contextlib.contextmanager
 def service_lock(home: Home, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    path = home.root / "locks" / "service.lock"
+    path = home.layout.named_lock("service")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait_s

@@ -9,8 +9,17 @@
       projects/<slug>.next.json   the anchor a publish of several landings is moving to (until it is)
       locks/<slug>.lock           one writer per project (<slug>.writing: one is open, or was killed)
       locks/<slug>.publish.lock   one push to the project's git host at a time
+      locks/<slug>.commons.lock   one Commons notifier pass per project at a time
+      locks/<name>.lock           the service, the ops wiki, the skill, the maintainer, the skill gate
       traces/<trace_id>/          the private trace store
       cache/text/                 derived source text, keyed by blob and extractor version
+      logs/                       run logs (searched by the leak test)
+      runs/<slug>/                the runner's per-leaf logs
+      loop/                       the improvement loop: outcomes/, maintainer.json, gate.json
+      skill/                      the live SKILL.md and history/<version>.md
+      ops-wiki.git                the operations wiki
+      eval/validation.json        the validation set (rw eval)
+      site/                       the static site `rw demo` builds
 
 `HomeLayout` spells every one of these paths; nothing else joins a name onto the home's root.
 """
@@ -115,6 +124,39 @@ class HomeLayout:
 
     def text_cache(self, name: str) -> Path:
         return self.root / "cache" / "text" / name
+
+    def commons_lock(self, slug: str) -> Path:
+        return self.locks / f"{check_slug(slug)}.commons.lock"
+
+    def named_lock(self, name: Literal["service", "ops-wiki", "skill", "maintainer", "skillgate"]) -> Path:
+        return self.locks / f"{name}.lock"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def runs(self, slug: str) -> Path:
+        return self.root / "runs" / check_slug(slug)
+
+    @property
+    def loop(self) -> Path:
+        return self.root / "loop"
+
+    @property
+    def skill(self) -> Path:
+        return self.root / "skill"
+
+    @property
+    def ops_wiki(self) -> Path:
+        return self.root / "ops-wiki.git"
+
+    @property
+    def validation_set(self) -> Path:
+        return self.root / "eval" / "validation.json"
+
+    @property
+    def site(self) -> Path:
+        return self.root / "site"
 
 
 def _no_crash(_step: str) -> None:
