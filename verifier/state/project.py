@@ -193,15 +193,17 @@ class ProjectView:
 
     @cached_property
     def leaves(self) -> Mapping[str, Leaf]:
-        """Every leaf whose contract parses, by id (an unreadable contract is no leaf to take)."""
+        """Every leaf whose contract parses, by id (an unreadable contract is no leaf to take).
+        An unreadable result raises: only the verifier writes results, so one that does not
+        parse is a damaged history (`rw replay` says where), not a leaf to leave out."""
         found: dict[str, Leaf] = {}
         for leaf_id in self.leaf_ids:
             try:
-                leaf = self.leaf(leaf_id)
+                contract = self.contract(leaf_id)
             except FormatError:
                 continue
-            if leaf is not None:
-                found[leaf_id] = leaf
+            if contract is not None:
+                found[leaf_id] = Leaf(contract, self.result(leaf_id))
         return found
 
     def open_leaves(self, now: datetime) -> list[Leaf]:
