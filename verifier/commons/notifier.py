@@ -35,7 +35,7 @@ from verifier.commons.outbox import operator_copies
 from verifier.commons.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
-from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.formats.leaf import LeafContract
 from verifier.formats.ledger import LedgerRow, parse_ledger_subject
 from verifier.formats.link import parse_link
 from verifier.state.layout import (
@@ -49,7 +49,7 @@ from verifier.state.layout import (
     deltas_path,
     leaf_path,
 )
-from verifier.state.project import rows_from
+from verifier.state.project import ProjectView, rows_from
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
@@ -394,11 +394,8 @@ def _file_blob(repo: ProjectRepo, commit: str | None, path: str) -> str | None:
 
 
 def _leaf(repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:
-    data = repo.view(commit).read(leaf_path(leaf_id))
-    if data is None:
-        return None
     try:
-        return parse_leaf(data, leaf_path(leaf_id))
+        return ProjectView(repo.view(commit), commit).contract(leaf_id)
     except FormatError:
         return None
 

@@ -23,16 +23,14 @@ records, the reports and the use-score summary.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
 from verifier.errors import FormatError
 from verifier.formats.base import Day, Sha256Hex, Strict, Text, Timestamp, iso
-from verifier.formats.document import parse_report
 from verifier.formats.project import HypothesisId
-from verifier.formats.usescores import UseSummary
 from verifier.scoring.resolution import (
     Finding,
     Link,
@@ -46,9 +44,8 @@ from verifier.scoring.resolution import (
 )
 from verifier.state.layout import (
     RECORDS_DIR,
-    REPORTS_DIR,
-    USE_SCORES,
 )
+from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
 
 CorpusVerdict = Literal["true", "false", "none"]
@@ -197,18 +194,6 @@ def read_records(view: TreeView) -> dict[str, ResolutionRecord]:
     return records
 
 
-def _reports(view: TreeView, names: Iterable[str]) -> list[Report]:
-    reports = []
-    for name in names:
-        path = f"{REPORTS_DIR}/{name}"
-        try:
-            report, _ = parse_report(view.read(path) or b"", path)
-        except FormatError:
-            continue  # the human check refuses a malformed report; history may hold one fixed later
-        reports.append(Report(report.report_id, tuple(report.introduced)))
-    return reports
-
-
 def resolution_scores(view: TreeView, project: str, records: Mapping[str, ResolutionRecord]) -> bytes:
     """scores/resolution.json over every decided record, the reports and the use summary."""
     resolutions: list[Resolution] = []
@@ -221,8 +206,10 @@ def resolution_scores(view: TreeView, project: str, records: Mapping[str, Resolu
         links += own_links
         reviews += own_reviews
         findings.update((f.finding_id, f) for f in own_findings)
-    reports = _reports(view, [n for n in view.list_dir(REPORTS_DIR) if n.endswith(".md")])
-    summary = UseSummary.parse(view.read(USE_SCORES), USE_SCORES)
+    state = ProjectView(view)
+    # A malformed report is left out: the human check refuses one; history may hold one fixed later.
+    reports = [Report(report.report_id, tuple(report.introduced)) for report, _body in state.reports.values()]
+    summary = state.use
     scores = score_resolutions(resolutions, links, reviews, findings.values(), reports)
     return dump_json(resolution_document(project, scores, activity_from_use_summary(summary)))
 
