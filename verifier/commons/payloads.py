@@ -1,7 +1,7 @@
 """What Commons stores that agents (or people) can be shown, as leak-test payloads (issue 10:
 `rw leaks` searches the Commons database and every payload it stores).
 
-Every table of the Commons is read, `$RW_HOME/commons.sqlite3` or the PostgreSQL database
+Every table of the Commons is read, the home's SQLite file (`HomeLayout.commons`) or the PostgreSQL database
 config.json names: messages (bodies and their JSON data, which carry digests), claims, the
 submission journal (verdicts), the notifier's memory, outages (and on PostgreSQL the leases,
 instances and identities too). A row of a table with a `project` column belongs to the project
