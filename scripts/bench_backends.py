@@ -31,8 +31,9 @@ from bench_submit import NOW, SLUG, build_corpus, extract_submission
 
 from verifier.deploy.hosting import attach_remote
 from verifier.devservers import git_daemon, s3_server
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.pipeline.submit import Submission, submit
+from verifier.state.layout import default_write_rules
 from verifier.store.backends import Backends, TracesBackend
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings

@@ -16,7 +16,7 @@ import pygit2
 
 from verifier.checks.dependants import cascade
 from verifier.formats.ids import finding_id_for, link_id_for
-from verifier.formats.layout import finding_path, link_path
+from verifier.state.layout import finding_path, link_path
 from verifier.store.gitrepo import GitTree
 
 SOURCE = "src_" + "5" * 16

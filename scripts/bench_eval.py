@@ -25,10 +25,10 @@ from typing import Any
 
 from verifier.evaluation.report import EvalOptions
 from verifier.evaluation.sources import collector_paused, evaluate_home
-from verifier.formats.ledger import Cost, LedgerRow, row_hash, row_line, segment_path
+from verifier.formats.ledger import Cost, LedgerRow, row_hash, row_line
 from verifier.pipeline.ledger import ledger_head, read_chain
-from verifier.roles.records import ResolutionRecord, record_path
-from verifier.scoring.use import shard_path
+from verifier.roles.records import ResolutionRecord
+from verifier.state.layout import record_path, segment_path, use_shard_path
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Home, Settings
 from verifier.wiring import open_home
@@ -115,7 +115,7 @@ def build(home: Home, root: Path, slug: str, rows: int, seed: int) -> None:
         prev = row_hash(line)
     shards: dict[str, dict[str, Any]] = defaultdict(dict)
     for object_id, (kind, operator) in objects.items():
-        shards[shard_path(object_id)][object_id] = {"type": kind, "operator": operator, "present": True,
+        shards[use_shard_path(object_id)][object_id] = {"type": kind, "operator": operator, "present": True,
                                                     "u": rng.choice((0.0, 0.25, 1.0, 2.0))}
     writes: dict[str, bytes | None] = {path: bytes(data) for path, data in segments.items()}
     writes.update({path: json.dumps(entries, sort_keys=True, indent=1).encode() for path, entries in shards.items()})

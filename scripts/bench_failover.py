@@ -26,7 +26,8 @@ from bench_submit import NOW, SLUG, build_corpus
 from verifier.deploy.hosting import attach_remote
 from verifier.devservers import postgres_cluster
 from verifier.errors import RetryableError
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
+from verifier.state.layout import default_write_rules
 from verifier.store.backends import Backends, CommonsBackend
 from verifier.store.home import Home, Settings
 from verifier.wiring import open_home

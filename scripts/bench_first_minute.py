@@ -29,7 +29,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from verifier.formats.ids import source_id_for
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
+from verifier.state.layout import default_write_rules
 from verifier.store.home import Home, Settings
 from verifier.wiring import open_home
 from verifier.writes.project import add_leaf, init_project

@@ -21,11 +21,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from verifier.formats.ids import trace_id_for
-from verifier.formats.ledger import LedgerRow, Outcome, row_hash, row_line, segment_path
+from verifier.formats.ledger import LedgerRow, Outcome, row_hash, row_line
 from verifier.formats.trace import TraceManifest, TraceRecord, bundle_digest
 from verifier.pipeline.ledger import ledger_head
 from verifier.roles.maintainer import run_pass
 from verifier.roles.traceindex import TraceIndex
+from verifier.state.layout import segment_path
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Home, Settings
 from verifier.wiring import open_home

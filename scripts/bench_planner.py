@@ -22,14 +22,14 @@ from pathlib import Path
 from verifier import VERSION
 from verifier.agentkit.objects import finding_file, link_file, source_files
 from verifier.formats.entries import SubmitEntry
-from verifier.formats.layout import leaf_path, leaf_result_path
-from verifier.formats.leaf import LeafContract, default_write_rules
-from verifier.formats.ledger import LedgerRow, row_hash, row_line, segment_path
+from verifier.formats.leaf import LeafContract, LeafResult
+from verifier.formats.ledger import LedgerRow, row_hash, row_line
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import ledger_head
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import default_write_rules, leaf_path, leaf_result_path, segment_path
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Anchor, Home, Settings
 from verifier.text.extract import extract_text
@@ -89,7 +89,9 @@ def build(home: Home, *, sources: int, per_source: int, hypotheses: int, links: 
                 "may_write": [r.model_dump() for r in default_write_rules("extract")], "check": "extract",
                 "created_at": NOW, "created_by": "planner", "expires_at": NOW + timedelta(days=7)})
             files[leaf_path(leaf_id)] = dump_yaml(contract.model_dump(mode="json", exclude_none=True))
-            files[leaf_result_path(leaf_id)] = json.dumps({"leaf_id": leaf_id, "outcome": "accepted"}).encode()
+            files[leaf_result_path(leaf_id)] = LeafResult(leaf_id=leaf_id, outcome="accepted", commit=None,
+                                                          actor="bench", operator="bench", trace_id=None,
+                                                          at=NOW).dump()
             extract_leaves.append(leaf_id)
     for number in range(links):
         hypothesis = number % hypotheses + 1

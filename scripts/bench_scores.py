@@ -24,12 +24,12 @@ from pathlib import Path
 from verifier.agentkit.objects import link_file
 from verifier.audits.replay import replay
 from verifier.formats.entries import SubmitEntry
-from verifier.formats.layout import finding_path
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.landing import Contribution
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ObjectFacts, ScoreBook
+from verifier.state.layout import finding_path
 from verifier.store.gitrepo import VERIFIER, Person
 from verifier.store.home import Home, Settings
 from verifier.wiring import open_home

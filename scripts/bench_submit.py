@@ -26,9 +26,10 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.entries import SubmitEntry
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import ProjectWriter
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text

@@ -22,10 +22,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from verifier.agentkit.objects import finding_file, link_file, source_files
-from verifier.formats.ledger import GENESIS_PREV, LedgerRow, row_hash, row_line, segment_path
+from verifier.formats.ledger import GENESIS_PREV, LedgerRow, row_hash, row_line
 from verifier.pipeline.digest import digest_of
 from verifier.pipeline.ledger import read_chain
 from verifier.scoring.use import ObjectFacts, ScoreBook
+from verifier.state.layout import segment_path
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Home, Settings
 from verifier.text.extract import extract_text

@@ -111,6 +111,7 @@ def build(slug: str) -> dict[str, bytes]:
         for path, data in made.items():
             if path.endswith(".yaml"):
                 record = load_yaml(data, path)
+                assert isinstance(record, dict)  # source_files wrote it as a mapping
                 record["warm"] = True  # a steward's mark: known to yield findings (§9.1)
                 files[path] = dump_yaml(record)
             else:

@@ -59,11 +59,12 @@ from verifier.audits.audit import verify_ledger
 from verifier.client.http import Client
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ids import trace_id_for
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.formats.trace import bundle_digest
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import ProjectWriter
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER_EMAIL
 from verifier.store.home import Home, Settings

@@ -16,8 +16,9 @@ from verifier.agentkit.scripted import ScriptedAgent, load_script
 __all__ = ["FIXTURES", "GUIDE_ID", "NOTE_ID", "NOW", "PDF_ID", "ROOT", "SLUG", "ScriptedAgent", "World", "make_home"]
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.ids import source_id_for
-from verifier.formats.leaf import LeafContract, WriteRule, default_write_rules
+from verifier.formats.leaf import LeafContract, WriteRule
 from verifier.pipeline.submit import Submission, Verdict, submit
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import Fetcher, OfflineFetcher
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home, Settings

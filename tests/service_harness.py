@@ -18,7 +18,8 @@ from pathlib import Path
 from verifier.agentkit.objects import finding_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.client.http import Client
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
+from verifier.state.layout import default_write_rules
 from verifier.store.home import Home
 from verifier.writes.project import add_leaf
 

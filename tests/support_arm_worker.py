@@ -18,8 +18,9 @@ from typing import Any
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file
 from verifier.agentkit.workspace import creation_patch
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.pipeline.submit import Submission, submit
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 from verifier.wiring import open_home

@@ -15,13 +15,13 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.agentkit.workspace import creation_patch
-from verifier.formats.layout import link_path, plan_path
 from verifier.formats.yamlout import dump_yaml
 from verifier.model.adapter import Exchange, RecordedBackend, recording_path
 from verifier.pipeline.submit import Submission
 from verifier.roles.resolver import resolve_project
 from verifier.seal import read_private_key, resolver_dir, write_keypair
 from verifier.seal.keys import PRIVATE_PEM
+from verifier.state.layout import link_path, plan_path
 from verifier.store.home import Settings
 from verifier.writes.baseline import seal_missing
 

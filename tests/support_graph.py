@@ -10,10 +10,9 @@ from typing import Any
 from verifier.agentkit.objects import link_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.agentkit.workspace import creation_patch
-from verifier.formats.layout import USE_SCORES, report_path
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.submit import Submission, Verdict
-from verifier.scoring.use import shard_path
+from verifier.state.layout import USE_SCORES, report_path, use_shard_path
 
 from .conftest import SLUG, World
 
@@ -53,7 +52,7 @@ def read(world: World, path: str) -> bytes | None:
 
 
 def entry(world: World, object_id: str) -> dict[str, Any]:
-    shard = json.loads(read(world, shard_path(object_id)) or b"{}")
+    shard = json.loads(read(world, use_shard_path(object_id)) or b"{}")
     found: dict[str, Any] = shard[object_id]
     return found
 

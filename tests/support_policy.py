@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from verifier.formats.layout import PROJECT_FILE
 from verifier.pipeline.submit import Submission
+from verifier.state.layout import PROJECT_FILE
 
 from .conftest import NOW, SLUG, World
 from .support_patches import modify

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.formats.layout import link_path
 from verifier.model.adapter import Backend, BackendName, Exchange, RecordedBackend, recording_path
 from verifier.roles.resolver import resolve_project
 from verifier.seal import read_private_key, resolver_dir, write_keypair
 from verifier.seal.keys import PRIVATE_PEM
+from verifier.state.layout import link_path
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor

@@ -11,9 +11,9 @@ from pathlib import Path
 from verifier.agentkit.served import leaf_payload as served_leaf
 from verifier.agentkit.tracing import TraceLog
 from verifier.agentkit.workdir import Work, WorkState, clone_at
-from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.payload import leaf_payload
+from verifier.state.layout import leaf_path
 
 from .conftest import SLUG, World
 

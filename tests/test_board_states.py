@@ -9,7 +9,8 @@ from collections.abc import Callable
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service
-from verifier.writes.holds import decide, held_objects
+from verifier.state.project import ProjectView
+from verifier.writes.holds import decide
 from verifier.writes.revert import revert
 
 from .conftest import NOW, SLUG, World
@@ -33,7 +34,7 @@ def test_the_board_after_approve_reject_and_revert(world: World, second_agent: A
         verdict, _ = land_link(world, f"link-{n}", findings[n], agent=other)
         assert verdict.outcome == "held", verdict.line()
     assert states(world) == {"extract-1": "accepted", "link-1": "held", "link-2": "held"}
-    held = {item.leaf_id: item.object_id for item in held_objects(world.repo.view(world.tip()))}
+    held = {item.leaf_id: item.object_id for item in ProjectView(world.repo.view(world.tip())).held}
     decide(world.home, SLUG, person, held["link-1"], approve=True, reason="Checked.", now=NOW)
     decide(world.home, SLUG, person, held["link-2"], approve=False, reason="Misread.", now=NOW)
     assert states(world) == {"extract-1": "accepted", "link-1": "accepted", "link-2": "rejected"}

@@ -20,14 +20,14 @@ import pytest
 from verifier.cli.app import EXIT_BUSY, EXIT_RETRY, exit_code_of
 from verifier.constants import LOCK_WAIT_S
 from verifier.errors import BusyError, RetryableError
-from verifier.formats.layout import PROJECT_FILE
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
 from verifier.secrets import scan_bytes
 from verifier.secrets.layers import disguising
 from verifier.secrets.scan import _HIDING_ESCAPE
 from verifier.secrets.tokens import KIND as TOKEN_KIND
 from verifier.secrets.views import token_candidates
+from verifier.state.layout import PROJECT_FILE, default_write_rules
 from verifier.store.home import Home, Settings
 from verifier.writes.project import add_leaf
 
@@ -167,7 +167,7 @@ def test_a_fence_some_reader_sees_inside_project_front_matter_is_refused(world: 
     assert verdict.outcome == "rejected" and verdict.rejections[0].code == "bad_project", verdict.line()
     assert "trim lines" in verdict.line() and "line 5" in verdict.line()
     assert world.repo.changed_paths(tip, world.tip()) == ["ledger/000000.jsonl"]  # the refusal's row only
-    assert parse_project(world.repo.view(world.tip()).read(PROJECT_FILE) or b"")[0].holds == []
+    assert parse_project(world.repo.view(world.tip()).read(PROJECT_FILE) or b"", PROJECT_FILE)[0].holds == []
 
 
 def test_project_front_matter_with_dashes_inside_a_line_lands(world: World) -> None:
@@ -175,7 +175,7 @@ def test_project_front_matter_with_dashes_inside_a_line_lands(world: World) -> N
     _, new = _project_edit(world, "  --- as the 2025 survey put it ---")
     verdict = world.submit(edit(world, token, {PROJECT_FILE: new}))
     assert verdict.outcome == "accepted", verdict.line()
-    assert parse_project(world.repo.view(world.tip()).read(PROJECT_FILE) or b"")[0].holds == ["sources"]
+    assert parse_project(world.repo.view(world.tip()).read(PROJECT_FILE) or b"", PROJECT_FILE)[0].holds == ["sources"]
 
 
 # --- (c) a write that fails for lack of space leaves no object behind -------------------------

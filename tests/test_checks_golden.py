@@ -19,9 +19,9 @@ from verifier.agentkit.objects import finding_file, source_files
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.formats.fetch import FetchOutcome, FetchStatus
-from verifier.formats.layout import queue_path
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile, SourcePolicy
+from verifier.state.layout import default_write_rules, queue_path
 from verifier.state.view import DictTree, Overlay
 from verifier.text.extract import extract_text
 

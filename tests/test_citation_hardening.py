@@ -32,9 +32,9 @@ def test_a_one_letter_excerpt_is_refused() -> None:
 
 def test_the_minimum_is_a_project_setting() -> None:
     assert _codes(PASSAGE, min_chars=40) == ["excerpt_too_short"]
-    project, _ = parse_project("---\nproject: demo-x\nmin_excerpt_chars: 40\n---\n")
+    project, _ = parse_project("---\nproject: demo-x\nmin_excerpt_chars: 40\n---\n", "PROJECT.md")
     assert project.min_excerpt_chars == 40
-    assert parse_project("---\nproject: demo-x\n---\n")[0].min_excerpt_chars == 20
+    assert parse_project("---\nproject: demo-x\n---\n", "PROJECT.md")[0].min_excerpt_chars == 20
 
 
 def test_an_excerpt_of_the_minimum_length_passes() -> None:

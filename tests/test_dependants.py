@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from verifier.agentkit.objects import finding_file, link_file, review_file
 from verifier.checks.dependants import Cascade, cascade, withdrawn_note
-from verifier.formats.layout import finding_path, link_path, queue_path, source_record_path
+from verifier.state.layout import finding_path, link_path, queue_path, source_record_path
 from verifier.state.view import DictTree
 
 SOURCE = "src_" + "a" * 16

@@ -11,7 +11,7 @@ import pytest
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.audits.replay import replay
 from verifier.errors import ConflictError
-from verifier.formats.layout import finding_path
+from verifier.state.layout import finding_path
 from verifier.store.identities import Actor
 from verifier.writes.revert import revert
 

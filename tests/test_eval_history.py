@@ -17,8 +17,8 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.evaluation.history import read_history
 from verifier.evaluation.report import EvalOptions, evaluate
-from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.ledger import read_chain
+from verifier.state.layout import USE_SCORES
 from verifier.state.view import Overlay
 from verifier.store.home import Settings
 

@@ -12,9 +12,9 @@ from verifier.agentkit.objects import source_files
 from verifier.audits.replay import replay
 from verifier.errors import ConflictError
 from verifier.formats.ids import source_id_for
-from verifier.formats.layout import source_record_path
 from verifier.formats.source import parse_source
 from verifier.pipeline.ledger import read_chain
+from verifier.state.layout import source_record_path
 from verifier.store.fetcher import HttpFetcher
 
 from .conftest import NOW, World

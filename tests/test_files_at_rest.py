@@ -18,13 +18,12 @@ from click.testing import CliRunner
 from verifier.agentkit.scripted import load_script
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
-from verifier.commons.backend import COMMONS_FILE
 from verifier.commons.db import Database
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import submit
 from verifier.roles.opswiki import OpsWiki
 from verifier.store.fetcher import OfflineFetcher
-from verifier.store.home import Home, Settings
+from verifier.store.home import COMMONS_FILE, Home, Settings
 from verifier.writes.project import add_leaf, init_project
 
 from .conftest import FIXTURES, NOW, SLUG, ScriptedAgent, World

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
-from verifier.writes.baseline import seal_path
+from verifier.state.layout import seal_path
 
 from .conftest import NOW, SLUG, World
 from .support_patches import modify

@@ -94,7 +94,7 @@ def test_ledger_row_round_trips_byte_for_byte(seq: int, outcome: Outcome, descri
 
 def test_untouched_template_parses_with_defaults() -> None:
     text = (TEMPLATE / "PROJECT.md").read_text().replace("{slug}", "demo")
-    project, body = parse_project(text)
+    project, body = parse_project(text, "PROJECT.md")
     assert project.holds == [] and project.source_policy.allow_domains == []
     assert project.budget_per_loop.tokens == 2_000_000 and project.loop_cadence == "20m"
     assert "steward" in body
@@ -103,14 +103,14 @@ def test_untouched_template_parses_with_defaults() -> None:
 def test_broken_project_names_line_and_field() -> None:
     text = (TEMPLATE / "PROJECT.md").read_text().replace("{slug}", "demo").replace("holds: []", "holds: [ nope ]")
     with pytest.raises(FormatError) as info:
-        parse_project(text)
+        parse_project(text, "PROJECT.md")
     assert info.value.where == "PROJECT.md:5"
     assert "holds.0" in info.value.message
 
 
 def test_unknown_field_is_an_error() -> None:
     with pytest.raises(FormatError) as info:
-        parse_project("---\nproject: demo\ncolour: blue\n---\n")
+        parse_project("---\nproject: demo\ncolour: blue\n---\n", "PROJECT.md")
     assert "colour" in info.value.message and "unknown field" in info.value.message
 
 

@@ -12,7 +12,7 @@ from verifier.audits.audit import verify_ledger
 from verifier.audits.replay import replay
 from verifier.gitdoor.receive import push_token
 from verifier.pipeline.ledger import read_chain
-from verifier.scoring.use import shard_path
+from verifier.state.layout import use_shard_path
 from verifier.store.hooks import ensure_hooks, pre_receive
 
 from .conftest import NOW, SLUG, World
@@ -98,7 +98,7 @@ def test_a_pushed_revert_with_a_reason_withdraws_what_it_cited(world: World, tmp
     assert linked.outcome == "accepted" and linked.commit
 
     def use() -> float:
-        shard = json.loads(world.repo.view(world.tip()).read(shard_path(finding)) or b"{}")
+        shard = json.loads(world.repo.view(world.tip()).read(use_shard_path(finding)) or b"{}")
         return float(shard[finding]["u"])
 
     assert use() == 0.25

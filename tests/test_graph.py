@@ -12,15 +12,15 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.audits.replay import replay
 from verifier.errors import ConflictError
-from verifier.formats.layout import USE_SCORES, finding_path
 from verifier.pipeline.digest import digest
 from verifier.pipeline.payload import leaf_payload
 from verifier.pipeline.submit import Submission, Verdict
-from verifier.scoring.use import shard_path
+from verifier.state.layout import USE_SCORES, finding_path, use_shard_path
+from verifier.state.project import ProjectView
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.identities import Actor
-from verifier.writes.holds import decide, held_objects
+from verifier.writes.holds import decide
 from verifier.writes.project import init_project
 from verifier.writes.revert import revert
 
@@ -46,7 +46,7 @@ def links(world: World, leaf_id: str, findings: list[str], stances: list[str], k
 
 
 def use_of(world: World, object_id: str) -> float:
-    shard = json.loads(world.repo.view(world.tip()).read(shard_path(object_id)) or b"{}")
+    shard = json.loads(world.repo.view(world.tip()).read(use_shard_path(object_id)) or b"{}")
     return float(shard[object_id]["u"])
 
 
@@ -204,11 +204,11 @@ def test_held_links_wait_for_approval(world: World, steward: tuple[Actor, str]) 
     world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     verdict = world.submit(world.creation("link-1", links(world, "link-1", findings[:1], ["contradicts"])))
     assert verdict.outcome == "held"
-    held = held_objects(world.repo.view(world.tip()))
+    held = list(ProjectView(world.repo.view(world.tip())).held)
     assert [h.type for h in held] == ["link"]
     assert "H1" not in summary(world).get("hypotheses", {})
     decide(world.home, SLUG, actor, held[0].object_id, approve=True, reason="Checked the quote.", now=NOW)
-    assert held_objects(world.repo.view(world.tip())) == []
+    assert list(ProjectView(world.repo.view(world.tip())).held) == []
     assert summary(world)["hypotheses"]["H1"] == 0.25  # op-a linking op-a's finding
     assert replay(world.repo).ok
 
@@ -217,7 +217,7 @@ def test_revert_withdraws_citations_and_revert_of_revert_restores(world: World,
                                                                   steward: tuple[Actor, str]) -> None:
     actor, _ = steward
     findings = landed_findings(world)
-    before = {p: world.repo.view(world.tip()).read(p) for p in (USE_SCORES, shard_path(findings[0]))}
+    before = {p: world.repo.view(world.tip()).read(p) for p in (USE_SCORES, use_shard_path(findings[0]))}
     world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     linked = world.submit(world.creation("link-1", links(world, "link-1", findings[:1], ["contradicts"])))
     assert use_of(world, findings[0]) == 0.25
@@ -249,7 +249,7 @@ def test_replay_matches_and_catches_corruption(world: World, steward: tuple[Acto
     assert report.ok, report.differences
     tip = world.tip()
     view = world.repo.view(tip)
-    derived = [USE_SCORES, shard_path(findings[0]), "ledger/000000.jsonl", "leaves/extract-1.result.json"]
+    derived = [USE_SCORES, use_shard_path(findings[0]), "ledger/000000.jsonl", "leaves/extract-1.result.json"]
     for path in derived:
         data = view.read(path)
         assert data is not None

@@ -14,10 +14,10 @@ import pytest
 from verifier.agentkit.objects import finding_file, link_file, note_file, review_file
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
-from verifier.formats.layout import finding_path
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile
 from verifier.formats.yamlout import dump_yaml
+from verifier.state.layout import default_write_rules, finding_path
 from verifier.state.view import DictTree, Overlay
 
 from .support_golden import BASE_FILES, NOW, SENTENCES, SOURCE_ID, TEXT

@@ -16,10 +16,10 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import ConflictError
 from verifier.formats.finding import parse_finding
-from verifier.formats.layout import finding_path
 from verifier.formats.ledger import LedgerRow
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import read_chain
+from verifier.state.layout import finding_path
 from verifier.store.identities import Actor
 from verifier.writes.revert import revert
 

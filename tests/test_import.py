@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import FormatError
-from verifier.formats.layout import PROJECT_FILE
 from verifier.formats.project import parse_project
 from verifier.roles.importing import parse_import, with_hypotheses
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import PROJECT_FILE
+from verifier.state.project import current_hypothesis
 
 from .conftest import NOW, SLUG, World
 
@@ -66,7 +66,7 @@ def test_import_creates_a_project_and_the_planner_asks_about_the_loose_one(world
     assert code == 0, out
     repo = world.home.project("compass-theses")
     view = repo.view(repo.tip())
-    project, _ = parse_project(view.read(PROJECT_FILE) or b"")
+    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
     assert project.hypotheses == ["H1", "H2"]
     first, second = current_hypothesis(view, "H1"), current_hypothesis(view, "H2")
     assert first is not None and second is not None
@@ -87,6 +87,6 @@ def test_import_into_an_existing_project_is_a_persons_edit(world: World, tmp_pat
     code, out = rw(env, "import", SLUG, str(source))
     assert code == 0, out
     view = world.repo.view(world.tip())
-    assert parse_project(view.read(PROJECT_FILE) or b"")[0].hypotheses == ["H1", "H2", "H3", "H4"]
+    assert parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)[0].hypotheses == ["H1", "H2", "H3", "H4"]
     h4 = current_hypothesis(view, "H4")
     assert h4 is not None and h4.statement == "Verification layers get cheaper every quarter"

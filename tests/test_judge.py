@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from verifier.errors import NotFound
-from verifier.formats.layout import PROJECT_FILE
 from verifier.patch.parse import parse_patch
 from verifier.pipeline.submit import Attempt, Refused, Tip, judge
 from verifier.pipeline.verdict import Submission
+from verifier.state.layout import PROJECT_FILE
 from verifier.state.view import DictTree, TreeView
 from verifier.store.identities import Actor
 

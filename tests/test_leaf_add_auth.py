@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
-from verifier.formats.layout import finding_path, leaf_path
 from verifier.pipeline.ledger import read_chain
+from verifier.state.layout import finding_path, leaf_path
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from verifier.errors import FormatError
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
+from verifier.state.layout import default_write_rules
 from verifier.writes.project import add_leaf
 
 from .conftest import NOTE_ID, NOW, SLUG, World

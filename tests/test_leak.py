@@ -22,13 +22,12 @@ from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.adapter import OutgoingMessage
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
-from verifier.commons.payloads import COMMONS_FILE
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
-from verifier.roles.records import RESOLUTION_SCORES, read_record, record_path
+from verifier.roles.records import read_record
 from verifier.seal import generate_keypair
-from verifier.writes.baseline import seal_path
+from verifier.state.layout import RESOLUTION_SCORES, default_write_rules, record_path, seal_path
 from verifier.writes.project import add_leaf
 from verifier.writes.revert import revert
 
@@ -188,7 +187,7 @@ def test_commons_and_ui_payloads_are_searched_when_given(scenario: Scenario) -> 
 def test_the_commons_database_is_searched(scenario: Scenario) -> None:
     """Issue 10: `rw leaks` reads every payload Commons stores, not only what the caller hands it."""
     target = sealed(scenario, "H3")
-    db = Database(scenario.home.root / COMMONS_FILE)
+    db = Database(scenario.home.layout.commons)
     try:
         commons = LocalCommons(db, scenario.home.identities)
         commons.post([OutgoingMessage("k-1", "outcome", "An ordinary outcome.", SLUG, "extract-1", None,

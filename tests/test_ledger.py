@@ -8,8 +8,9 @@ import json
 import pygit2
 
 from verifier.audits.audit import verify_ledger
-from verifier.formats.ledger import ROWS_PER_SEGMENT, row_hash, segment_path
+from verifier.formats.ledger import ROWS_PER_SEGMENT, row_hash
 from verifier.pipeline.ledger import read_chain
+from verifier.state.layout import segment_path
 from verifier.store.gitrepo import VERIFIER
 
 from .conftest import NOW, SLUG, World

@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import AuthError
-from verifier.formats.layout import hypothesis_path
 from verifier.messages.triggers import RowFacts, revoked_messages
 from verifier.model.adapter import ModelConfig, backend_from_config
 from verifier.pipeline.ledger import read_chain
@@ -25,12 +24,12 @@ from verifier.roles.liveskill import install_skill, live_skill_version, read_liv
 from verifier.roles.maintainer import run_pass
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.proposer import run_proposer
-from verifier.roles.records import RESOLUTION_SCORES, record_path
 from verifier.seal import read_private_key, resolver_dir, write_keypair
 from verifier.seal.keys import PRIVATE_PEM
 from verifier.seal.sealing import baseline_context, unseal
+from verifier.state.layout import RESOLUTION_SCORES, SEAL_DIR, hypothesis_path, record_path
 from verifier.store.home import Settings
-from verifier.writes.baseline import SEAL_DIR, read_seal
+from verifier.writes.baseline import read_seal
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 from .support_hostile_model import aws_pair, github_token, hostile_backend, hostile_model

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from verifier.checks.citation import ExcerptFound, locate_excerpt
 from verifier.formats.finding import parse_finding
-from verifier.formats.layout import FIELD_GUIDE
+from verifier.state.layout import FIELD_GUIDE
 
 from .conftest import NOTE_ID, World
 from .support_agent import OutsideAgent, sentences

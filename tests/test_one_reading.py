@@ -99,7 +99,7 @@ def test_an_integer_field_takes_only_an_integer(value: Any) -> None:
 def test_a_budget_is_finite(value: str) -> None:
     text = f"---\nproject: demo-x\nbudget_per_loop: {{usd: {value}}}\n---\n"
     with pytest.raises(FormatError):
-        parse_project(text)
+        parse_project(text, "PROJECT.md")
 
 
 def test_a_manifest_number_is_not_a_string() -> None:
@@ -155,6 +155,7 @@ def test_indented_fence_inside_a_block_scalar_is_refused_as_a_second_reading() -
     with pytest.raises(FormatError, match=r"line 5: .*trim lines"):
         load_front_matter(text, "PROJECT.md")
     value, _ = load_front_matter(text.replace("  ---\n", "  --- a rule\n"), "PROJECT.md")
+    assert isinstance(value, dict)
     assert value["holds"] == ["sources"] and "--- a rule" in value["question"]
 
 

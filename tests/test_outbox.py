@@ -12,7 +12,7 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
-from verifier.messages.outbox import COMMONS_FILE
+from verifier.store.home import HomeLayout
 
 from .conftest import NOTE_ID, NOW, SLUG, World
 from .service_harness import start
@@ -21,7 +21,7 @@ assert COMMAND_MODULES  # every command registered on `cli`
 
 
 def count(home: Path) -> int:
-    db = Database(home / COMMONS_FILE)
+    db = Database(HomeLayout(home).commons)
     try:
         return int(db.read("SELECT COUNT(*) AS n FROM messages")[0]["n"])
     finally:
@@ -29,7 +29,7 @@ def count(home: Path) -> int:
 
 
 def kinds(world: World, handle: str) -> list[str]:
-    db = Database(world.home.root / COMMONS_FILE)
+    db = Database(world.home.layout.commons)
     try:
         return [m.kind for m in LocalCommons(db, world.home.identities).inbox(handle)]
     finally:

@@ -7,9 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from verifier.checks.writeset import evaluate, glob_match
-from verifier.formats.leaf import WriteRule, default_write_rules
+from verifier.formats.leaf import WriteRule
 from verifier.patch.parse import parse_patch
 from verifier.patch.paths import path_problem
+from verifier.state.layout import default_write_rules
 
 from .support_patches import new_file
 

@@ -23,12 +23,12 @@ from verifier.audits.replay import replay
 from verifier.commons.local import LocalCommons
 from verifier.errors import AuthError
 from verifier.formats.document import parse_plan
-from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import LeafContract, parse_leaf
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.planner import as_data, local_commons, wake
 from verifier.roles.planstate import held_plan_path
+from verifier.state.layout import leaf_path
 from verifier.store.identities import Actor
 from verifier.writes.holds import decide
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.formats.layout import USE_SCORES, finding_path
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import USE_SCORES, finding_path
 from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, make_home

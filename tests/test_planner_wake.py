@@ -15,11 +15,12 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.local import LocalCommons
 from verifier.formats.document import parse_plan
-from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.planner import local_commons, wake
-from verifier.writes.holds import decide, held_objects
+from verifier.state.layout import leaf_path
+from verifier.state.project import ProjectView
+from verifier.writes.holds import decide
 from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, SLUG, World
@@ -91,7 +92,7 @@ def test_a_held_plan_posts_no_leaves_until_a_person_approves_it(tmp_path: Path, 
     repo = home.project("held-demo")
     view = repo.view(repo.tip())
     assert view.list_dir("leaves") == [] and view.list_dir("plans") == []
-    assert [h.type for h in held_objects(view)] == ["plan"]
+    assert [h.type for h in list(ProjectView(view).held)] == ["plan"]
     assert all(commons.thread("held-demo", c.leaf_id) == [] for c in result.plan.leaves)
     again = wake(home, "held-demo", NOW + timedelta(hours=1), commons=commons)
     assert again.landed is None  # the held plan's leaves reserve their sources and hypotheses

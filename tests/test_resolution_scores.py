@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from verifier.formats.usescores import UseSummary
 from verifier.scoring.resolution import (
     OUTCOMES,
     STANCES,
@@ -153,7 +154,8 @@ def test_platform_lift_pools_terms() -> None:
     assert result.projects["a"].lift == 1.0
     assert result.projects["b"].lift == 0.0
     assert result.overall.n == 4 and result.overall.lift == (2 - 1) / 4  # pooled, not the mean of 1.0 and 0.0
-    assert list(result.to_json()["projects"]) == ["a", "b"]
+    projects = result.to_json()["projects"]
+    assert isinstance(projects, dict) and list(projects) == ["a", "b"]
 
 
 def test_unresolved_gives_no_credit_anywhere() -> None:
@@ -192,10 +194,10 @@ def test_activity_from_the_use_summary() -> None:
                                      "usd": 0.5, "usd_per_accepted_object": 0.125},
                              "al": {"accepted_leaves": 1, "accepted_objects": 0, "use_score": 0.0, "tokens": 0,
                                     "usd": 0.0}}}
-    activity = activity_from_use_summary(summary)
+    activity = activity_from_use_summary(UseSummary.parse(json.dumps(summary).encode(), "scores/use.json"))
     assert [a.operator for a in activity] == ["al", "bob"]
     assert activity[1] == OperatorActivity("bob", 2, 4, 1.25, usd=0.5, tokens=10)
-    assert activity_from_use_summary({}) == []
+    assert activity_from_use_summary(UseSummary()) == []
 
 
 # --- properties ---------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 from verifier.audits.audit import verify_ledger
 from verifier.audits.leaks import leak_test, open_seals
 from verifier.audits.replay import replay
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.db import Database
@@ -36,27 +35,22 @@ from verifier.model.adapter import CommandBackend, RecordedBackend
 from verifier.model.schema import BaselineRequest, request_bytes
 from verifier.pipeline.digest import digest, digest_of
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.records import (
-    PLANNER_SCORES,
-    RESOLUTION_SCORES,
-    Balance,
-    deltas_path,
-    proposal_path,
-    read_record,
-    record_path,
-)
+from verifier.roles.records import Balance, read_record
 from verifier.roles.resolver import approve, resolve_project, set_verdict
 from verifier.seal import Baseline
-from verifier.store.identities import Actor
-from verifier.writes.baseline import (
-    BaselineError,
-    SealFailedError,
-    model_backend,
+from verifier.state.layout import (
+    PLANNER_SCORES,
+    RESOLUTION_SCORES,
+    deltas_path,
     opened_path,
+    proposal_path,
+    record_path,
     request_record_path,
-    seal_missing,
     seal_path,
 )
+from verifier.state.project import current_hypothesis
+from verifier.store.identities import Actor
+from verifier.writes.baseline import BaselineError, SealFailedError, model_backend, seal_missing
 from verifier.writes.revert import revert
 
 from .conftest import NOW, SLUG, World

@@ -13,8 +13,8 @@ from typing import ClassVar
 import pytest
 
 from verifier.agentkit.objects import source_files
-from verifier.formats.layout import queue_path
 from verifier.formats.source import parse_source
+from verifier.state.layout import queue_path
 from verifier.store.fetcher import HttpFetcher, OfflineFetcher
 from verifier.writes.project import init_project
 

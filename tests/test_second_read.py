@@ -13,12 +13,12 @@ import pytest
 from verifier.agentkit.objects import finding_file, link_file, source_files
 from verifier.audits.replay import replay
 from verifier.formats.fetch import FetchOutcome
-from verifier.formats.layout import finding_path
 from verifier.formats.trace import TraceRecord
 from verifier.pipeline.submit import Submission
-from verifier.scoring.use import shard_path
+from verifier.state.layout import finding_path, use_shard_path
+from verifier.state.project import ProjectView
 from verifier.store.traces import TraceStore
-from verifier.writes.holds import decide, held_objects
+from verifier.writes.holds import decide
 
 from .conftest import NOW, SLUG, ScriptedAgent, World
 from .support_edits import edit, landed_findings
@@ -64,11 +64,11 @@ def test_held_object_operator_comes_from_its_leaf_not_its_text(
     path, data = link_file(finding_id=findings[0], hypothesis_id="H1", revision=1, stance="contradicts",
                            rationale="x\nleaf_id: extract-1\ny", leaf_kind="link", leaf_id="link-9")
     assert world.submit(world.creation("link-9", {path: data}, agent=other)).outcome == "held"
-    held = held_objects(world.repo.view(world.tip()))
+    held = list(ProjectView(world.repo.view(world.tip())).held)
     assert held[0].leaf_id == "link-9"
     person = world.home.identities.authenticate(steward)
     decide(world.home, SLUG, person, held[0].object_id, approve=True, reason="ok", now=NOW)
-    shard = json.loads(world.repo.view(world.tip()).read(shard_path(held[0].object_id)) or b"{}")
+    shard = json.loads(world.repo.view(world.tip()).read(use_shard_path(held[0].object_id)) or b"{}")
     assert shard[held[0].object_id]["operator"] == "op-b"
     assert replay(world.repo).ok
 

@@ -10,9 +10,9 @@ from types import ModuleType
 
 import pytest
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.formats.source import parse_source
 from verifier.roles.planner import local_commons, wake
+from verifier.state.project import current_hypothesis
 from verifier.writes.project import init_project
 
 from .conftest import FIXTURES, NOW, make_home

@@ -14,19 +14,18 @@ from verifier.commons.adapter import ClaimConflict, Outage, OutgoingMessage
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.formats.entries import ResolveEntry
-from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.pipeline.submit import Submission
 from verifier.pipeline.writer import ProjectWriter
-from verifier.roles.records import deltas_path
 from verifier.service.config import ServiceConfig
-from verifier.service.core import COMMONS_FILE, Service
+from verifier.service.core import Service
 from verifier.service.journal import Journal
 from verifier.service.outage import Heartbeat
 from verifier.service.recovery import recover
+from verifier.state.layout import deltas_path, leaf_path
 
 from .conftest import NOW, SLUG, ScriptedAgent, World
 from .service_harness import distinct_findings, live_leaf
@@ -37,7 +36,7 @@ T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def commons(world: World) -> Iterator[LocalCommons]:
-    db = Database(world.home.root / COMMONS_FILE)
+    db = Database(world.home.layout.commons)
     yield LocalCommons(db, world.home.identities)
     db.close()
 
@@ -216,7 +215,7 @@ def test_a_crash_verdict_returns_the_leaf_to_the_pool(world: World) -> None:
 
 
 def test_an_outage_extends_open_leaves_and_claims(world: World) -> None:
-    db = Database(world.home.root / COMMONS_FILE)
+    db = Database(world.home.layout.commons)
     commons = LocalCommons(db, world.home.identities)
     now = datetime.now(UTC).replace(microsecond=0)
     open_leaf = live_leaf(world.home, "open-1", expires_in=timedelta(minutes=10))

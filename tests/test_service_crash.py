@@ -16,7 +16,6 @@ from verifier.audits.audit import verify_ledger
 from verifier.client.http import encode_form
 from verifier.commons.db import Database
 from verifier.pipeline.ledger import ledger_head, read_chain
-from verifier.service.core import COMMONS_FILE
 from verifier.service.journal import Journal
 from verifier.service.recovery import orphan_traces
 from verifier.store.fetcher import OfflineFetcher
@@ -43,7 +42,7 @@ def assert_consistent(home: Home) -> None:
         assert not (repo.path / "refs" / "heads" / "main.lock").exists()
     assert not list((home.root / "traces").glob(".incoming-*"))
     assert orphan_traces(home) == []
-    assert Journal(Database(home.root / COMMONS_FILE)).running() == []
+    assert Journal(Database(home.layout.commons)).running() == []
 
 
 @pytest.mark.parametrize("step", STEPS)

@@ -137,9 +137,10 @@ def test_best_kind_and_score_readers() -> None:
     stats = {("a", "extract"): (3, 4), ("a", "link"): (1, 1), ("b", "extract"): (1, 2), ("b", "scout"): (1, 2),
              ("c", "review"): (0, 5)}
     assert best_kinds(stats) == {"a": "link", "b": "extract"}  # c never had one accepted
-    shard = b'{"fnd_aa00000000000000": {"type": "finding", "u": 1.25, "present": true},' \
-            b' "fnd_aa00000000000001": {"type": "finding", "u": 2.0, "present": false},' \
-            b' "lnk_aa00000000000000": {"type": "link", "u": 1.0, "present": true}}'
+    shard = b'{"fnd_aa00000000000000": {"type": "finding", "operator": "op-a", "u": 1.25, "present": true},' \
+            b' "fnd_aa00000000000001": {"type": "finding", "operator": "op-a", "u": 2.0, "present": false},' \
+            b' "lnk_aa00000000000000": {"type": "link", "operator": "op-b", "u": 1.0, "present": true,' \
+            b' "finding": "fnd_aa00000000000000", "hypothesis": "H1"}}'
     assert finding_use(shard) == {"fnd_aa00000000000000": 1.25}
     assert finding_use(b"not json") == {} and finding_use(None) == {}
     before = b'{"operators": [{"operator": "op-a", "link_credit": 1, "finding_credit": 0}]}'

@@ -12,9 +12,9 @@ import pytest
 from verifier.agentkit.scripted import ScriptedAgent, load_script
 from verifier.audits.audit import verify_ledger
 from verifier.errors import AuthError
-from verifier.formats.layout import leaf_result_path
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Submission
+from verifier.state.layout import leaf_result_path
 from verifier.version import verifier_version
 
 from .conftest import FIXTURES, NOW, SLUG, World

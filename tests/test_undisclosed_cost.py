@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from verifier.evaluation.metrics import cost_pairs
+from verifier.formats.usescores import UseSummary
 from verifier.scoring.resolution import activity_from_use_summary, components, score_resolutions
 from verifier.scoring.use import ScoreBook
 
@@ -33,8 +34,9 @@ def test_undisclosed_cost_is_null_and_counted_not_zero() -> None:
 
 def test_the_components_divide_by_the_disclosed_objects_only() -> None:
     operators = summary_after([("quiet", 3, None, None), ("mixed", 2, 100, 0.5), ("mixed", 6, None, None)])
-    rows = {r["operator"]: r for r in components(score_resolutions([], []),
-                                                  activity_from_use_summary({"operators": operators}))}
+    summary = UseSummary.parse(json.dumps({"operators": operators}).encode(), "scores/use.json")
+    rows = {str(r["operator"]): r for r in components(score_resolutions([], []), activity_from_use_summary(summary))
+            if isinstance(r, dict)}
     assert rows["quiet"]["cost_per_accepted_object"] == {"usd": None, "tokens": None}
     assert rows["mixed"]["cost_per_accepted_object"] == {"usd": 0.25, "tokens": 50.0}
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from verifier.agentkit.objects import link_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.audits.replay import replay
-from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.ledger import read_chain
 from verifier.scoring.use import CROSS_OPERATOR, SAME_OPERATOR, ObjectFacts, ScoreBook
+from verifier.state.layout import USE_SCORES
 from verifier.store.fetcher import OfflineFetcher
 from verifier.writes.project import init_project
 from verifier.writes.revert import revert
@@ -56,6 +56,12 @@ def land_all(objects: list[ObjectFacts]) -> dict[str, bytes | None]:
     book.dirty = set(book.shards)
     book.summary_dirty = True
     return book.writes()
+
+
+def use_of(book: ScoreBook, object_id: str) -> float:
+    entry = book.entry(object_id)
+    assert entry is not None
+    return float(entry.u)
 
 
 @settings(max_examples=150, deadline=None)
@@ -104,11 +110,11 @@ def test_finding_use_is_the_sum_of_link_weights(corpus) -> None:  # type: ignore
         expected = sum(CROSS_OPERATOR if link.operator != operator_of[finding.object_id] else SAME_OPERATOR
                        for link in links if link.finding_id == finding.object_id)
         entry = book.entry(finding.object_id)
-        assert entry is not None and entry["u"] == expected
+        assert entry is not None and entry.u == expected
     for hypothesis in ("H1", "H2"):
-        expected_h = sum(book.entry(link.object_id)["u"] for link in links  # type: ignore[index]
+        expected_h = sum(use_of(book, link.object_id) for link in links
                          if link.hypothesis_id == hypothesis)
-        assert book.summary["hypotheses"].get(hypothesis, 0.0) == expected_h
+        assert book.summary.hypotheses.get(hypothesis, 0.0) == expected_h
 
 
 # --- reviews (issue 10): a standing `reject` withdraws its object's use --------------------------
@@ -167,14 +173,14 @@ def test_a_rejected_object_counts_nowhere(corpus) -> None:  # type: ignore[no-un
     for facts in objects:
         entry = book.entry(facts.object_id)
         assert entry is not None
-        assert bool(entry.get("rejected_by")) == (facts.object_id in rejected)
+        assert bool(entry.rejected_by) == (facts.object_id in rejected)
         if facts.object_id in rejected:
-            assert "gave" not in entry  # it lends nothing while rejected
+            assert entry.gave is None  # it lends nothing while rejected
     # U(H) sums only the links that are not rejected.
     for hypothesis in ("H1", "H2"):
-        expected = sum(book.entry(f.object_id)["u"] for f in objects  # type: ignore[index]
+        expected = sum(use_of(book, f.object_id) for f in objects
                        if f.type == "link" and f.hypothesis_id == hypothesis and f.object_id not in rejected)
-        assert book.summary["hypotheses"].get(hypothesis, 0.0) == expected
+        assert book.summary.hypotheses.get(hypothesis, 0.0) == expected
 
 
 # --- through the real landing path: links, reject reviews, cascaded reverts ----------------------

@@ -17,11 +17,12 @@ from verifier.agentkit.scripted import ScriptedAgent, load_script
 from verifier.audits.audit import verify_ledger
 from verifier.formats.base import iso
 from verifier.formats.ids import source_id_for
-from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import submit
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import default_write_rules
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 from verifier.ui.site import build_site, write_site
@@ -84,7 +85,7 @@ def _plan_and_show(home: Home, now: datetime, echo: Callable[[str], None]) -> in
          f"{result.posted} open leaves posted as Commons tasks")
     corpus = digest(home, SLUG, now).get("corpus", {})
     echo(f"8. digest: {corpus.get('findings', 0)} findings from {corpus.get('sources', 0)} sources")
-    site = home.root / "site"
+    site = home.layout.site
     written = write_site(build_site(home, SLUG, now), site)
     echo(f"9. UI: {written} pages at {site / 'index.html'} (or `rw serve` and open http://127.0.0.1:8765/)")
     return len(leaves)

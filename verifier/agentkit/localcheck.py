@@ -17,12 +17,12 @@ from verifier.agentkit.workdir import Work, default_final, git, make_patch, mani
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.errors import FormatError, Rejected, Rejection
-from verifier.formats.layout import PROJECT_FILE
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
 from verifier.patch.parse import parse_patch
 from verifier.pipeline.patching import apply_to, check_write_set
 from verifier.pipeline.trace import inspect_bundle
+from verifier.state.layout import PROJECT_FILE
 from verifier.state.view import Overlay
 
 

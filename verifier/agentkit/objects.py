@@ -14,7 +14,9 @@ from verifier.formats.ids import (
     sha256_hex,
     source_id_for,
 )
-from verifier.formats.layout import (
+from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
+from verifier.formats.yamlout import dump_yaml
+from verifier.state.layout import (
     finding_path,
     link_path,
     note_path,
@@ -22,8 +24,6 @@ from verifier.formats.layout import (
     source_bytes_path,
     source_record_path,
 )
-from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
-from verifier.formats.yamlout import dump_yaml
 
 
 def finding_file(*, source_id: str, source_text: str, excerpt: str, statement: str, limitation: str,

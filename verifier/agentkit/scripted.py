@@ -18,11 +18,12 @@ from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file
 from verifier.agentkit.workspace import clone, make_patch, write_files
 from verifier.checks.citation import ExcerptFound, locate_excerpt
+from verifier.errors import FormatError
 from verifier.formats.frontmatter import load_yaml
-from verifier.formats.layout import leaf_path, source_bytes_path, source_record_path
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.submit import Submission
+from verifier.state.layout import leaf_path, source_bytes_path, source_record_path
 from verifier.store.home import Home
 
 
@@ -80,5 +81,7 @@ class ScriptedAgent:
 def load_script(path: Path) -> list[dict[str, Any]]:
     """The findings of an example submission file (fixtures/submissions/*.yaml)."""
     data = load_yaml(path.read_bytes(), str(path))
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise FormatError("an example submission is a mapping with a `findings:` list", str(path))
     findings: list[dict[str, Any]] = data["findings"]
     return findings

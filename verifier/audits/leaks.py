@@ -47,23 +47,22 @@ import pygit2
 from verifier.commons.payloads import commons_payloads
 from verifier.errors import FormatError
 from verifier.formats.base import iso
-from verifier.formats.layout import LEAVES_DIR, USE_SCORES
 from verifier.pipeline.digest import digest_of
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
-from verifier.scoring.use import SHARD_ROOT
 from verifier.seal.leaks import Leak, find_leaks, labelled_needles
 from verifier.seal.sealing import Baseline, SealedBaseline, SealError, baseline_context, unseal
+from verifier.state.layout import LEDGER_DIR, SEAL_DIR, USE_SCORES, USE_SHARD_ROOT, is_seal_file
+from verifier.state.project import ProjectView
 from verifier.store.backends import commons_dsn
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.ui.site import ui_payloads
-from verifier.writes.baseline import SEAL_DIR, is_seal_file, seals_in
+from verifier.writes.baseline import seals_in
 
-LOGS_DIR = "logs"
 ANSWER = "answer_sha256"
 # Derived or append-only: their history adds nothing a search of the tip would miss.
-_HISTORY_SKIP = ("ledger", SHARD_ROOT, USE_SCORES)
+_HISTORY_SKIP = (LEDGER_DIR, USE_SHARD_ROOT, USE_SCORES)
 _TREE = pygit2.enums.ObjectType.TREE
 
 
@@ -141,13 +140,11 @@ def _history(repo: ProjectRepo, tip: str, at_tip: set[str]) -> dict[str, bytes]:
 
 def _leaf_payloads(view: GitTree) -> dict[str, bytes]:
     payloads = {}
-    for name in view.list_dir(LEAVES_DIR):
-        if name.endswith(".yaml"):
-            leaf_id = name[:-5]
-            try:
-                payloads[f"leaf:{leaf_id}"] = _json(leaf_payload(view, leaf_id))
-            except FormatError as exc:
-                payloads[f"leaf:{leaf_id}"] = str(exc).encode("utf-8")  # what `rw leaf show` would print
+    for leaf_id in ProjectView(view).leaf_ids:
+        try:
+            payloads[f"leaf:{leaf_id}"] = _json(leaf_payload(view, leaf_id))
+        except FormatError as exc:
+            payloads[f"leaf:{leaf_id}"] = str(exc).encode("utf-8")  # what `rw leaf show` would print
     return payloads
 
 
@@ -234,7 +231,7 @@ def leak_test(home: Home, slug: str, *, now: datetime, private_key: bytes,
 
         postgres = shared_database(commons_dsn(home.settings.backends.commons))
     stored = commons_payloads(home.root, slug, postgres=postgres)  # issue 10: what Commons stores is agent-visible
-    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.root / LOGS_DIR, extra={**stored, **(extra or {})})
+    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.layout.logs, extra={**stored, **(extra or {})})
     report.payloads = len(payloads)
     report.leaks = search(payloads, opened, public_answer_hashes(view))
     return report

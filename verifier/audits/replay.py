@@ -14,23 +14,35 @@ with the tip.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import pygit2
 
 from verifier.audits.audit import history_problems
-from verifier.formats.layout import LEAVES_DIR, USE_SCORES, classify, leaf_result_path
-from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, segment_path
+from verifier.formats.leaf import LeafResult
+from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_ledger_subject
 from verifier.patch.apply import git_blob_id
 from verifier.pipeline.routing import count_objects
 from verifier.pipeline.scores import apply_writes
-from verifier.scoring.use import SCORED_TYPES, SHARD_ROOT, ScoreBook
+from verifier.scoring.use import SCORED_TYPES, ScoreBook
+from verifier.state.layout import (
+    LEAVES_DIR,
+    LEDGER_DIR,
+    QUEUE_DIR,
+    SCORES_DIR,
+    USE_SCORES,
+    USE_SHARD_ROOT,
+    classify,
+    leaf_result_path,
+    queue_path,
+    segment_path,
+)
+from verifier.state.project import ProjectView
 from verifier.store.gitrepo import VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor
-from verifier.writes.holds import held_objects, operator_of
+from verifier.writes.holds import operator_of
 
-_BOOKKEEPING = ("ledger", "scores")
+_BOOKKEEPING = (LEDGER_DIR, SCORES_DIR)
 
 
 @dataclass
@@ -94,7 +106,7 @@ def _changes(repo: pygit2.Repository, parent: pygit2.Commit | None, commit: pygi
     at the end, and what matters here is that nothing else changed."""
     ids: dict[str, pygit2.Oid | None] = {}
     _diff_trees(repo, parent.tree if parent is not None else None, commit.tree, "", ids,
-                skip=("ledger", "scores") if bookkeeping else ())
+                skip=_BOOKKEEPING if bookkeeping else ())
     changes: dict[str, bytes | None] = {}
     for path, oid in ids.items():
         kind = classify(path)
@@ -140,7 +152,7 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
     for commit in chain:
         report.commits += 1
         sha = str(commit.id)
-        is_ledger = commit.author.email == VERIFIER_EMAIL and commit.message.startswith("ledger: ")
+        is_ledger = commit.author.email == VERIFIER_EMAIL and parse_ledger_subject(commit.message) is not None
         changes = _changes(repo.repo, parent, commit, bookkeeping=is_ledger)
         if is_ledger:
             parsed = _row_of(commit, report)
@@ -152,17 +164,17 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
                     objects = added_by_commit.get(row.commit, 0)
                     book.record_submission(row.operator or row.actor, objects=objects,
                                            tokens=row.cost.tokens, usd=row.cost.usd)
-                    results[leaf_result_path(row.leaf_id)] = _leaf_result(row)
+                    results[leaf_result_path(row.leaf_id)] = _leaf_result(row, row.leaf_id)
         else:
             trailers = _trailers(commit.message)
             before = GitTree(repo.repo, parent.tree if parent is not None else None)
             operator = trailers.get("Operator", commit.author.name)
             if "Hold" in trailers and trailers["Hold"].startswith("approve"):
-                for held in held_objects(before):
-                    if any(f"queue/{held.hold}/{path}" in changes for path in held.paths):
+                for held in ProjectView(before).held:
+                    if any(queue_path(held.hold, path) in changes for path in held.paths):
                         operator = operator_of(repo, before, held, operator)
                         break
-            added = apply_writes(book, before, {p: d for p, d in changes.items() if not p.startswith("queue/")},
+            added = apply_writes(book, before, {p: d for p, d in changes.items() if not p.startswith(f"{QUEUE_DIR}/")},
                                  operator)
             added_by_commit[sha] = added or count_objects(changes)
         parent = commit
@@ -170,7 +182,7 @@ def replay(repo: ProjectRepo, anchor: Anchor | None = None, *, check_anchor: boo
     tip_view = repo.view(tip)
     scores = _all_scores(book)
     _compare_ledger(tip_view, lines, report)
-    _compare_files(tip_view, scores, [SHARD_ROOT, USE_SCORES], report)
+    _compare_files(tip_view, scores, [USE_SHARD_ROOT, USE_SCORES], report)
     report.rebuilt = {**_ledger_files(lines), **scores}
     _compare_results(tip_view, results, report)
     return report
@@ -199,10 +211,9 @@ def _check_bookkeeping(row: LedgerRow, changes: dict[str, bytes | None], sha: st
                                   "which only a contribution commit may change")
 
 
-def _leaf_result(row: LedgerRow) -> bytes:
-    body = {"leaf_id": row.leaf_id, "outcome": row.outcome, "commit": row.commit, "actor": row.actor,
-            "operator": row.operator, "trace_id": row.trace_id, "at": row.at.strftime("%Y-%m-%dT%H:%M:%SZ")}
-    return json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
+def _leaf_result(row: LedgerRow, leaf_id: str) -> bytes:
+    return LeafResult(leaf_id=leaf_id, outcome=row.outcome, commit=row.commit, actor=row.actor, operator=row.operator,
+                      trace_id=row.trace_id, at=row.at).dump()
 
 
 def _all_scores(book: ScoreBook) -> dict[str, bytes]:
@@ -222,9 +233,9 @@ def _ledger_files(lines: list[bytes]) -> dict[str, bytes]:
 
 
 def _compare_ledger(view: GitTree, lines: list[bytes], report: ReplayReport) -> None:
-    _compare_files(view, _ledger_files(lines), ["ledger"], report)
-    if len(lines) and len(lines) // ROWS_PER_SEGMENT + 1 < len(view.list_dir("ledger")):
-        report.differences.append("ledger/ holds more segments than history has rows")
+    _compare_files(view, _ledger_files(lines), [LEDGER_DIR], report)
+    if len(lines) and len(lines) // ROWS_PER_SEGMENT + 1 < len(view.list_dir(LEDGER_DIR)):
+        report.differences.append(f"{LEDGER_DIR}/ holds more segments than history has rows")
 
 
 def _compare_results(view: GitTree, expected: dict[str, bytes], report: ReplayReport) -> None:

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 
 from verifier.errors import FormatError
 from verifier.formats.finding import parse_finding
-from verifier.formats.layout import classify
 from verifier.formats.link import parse_link
 from verifier.formats.review import Review, parse_review
 from verifier.formats.yamlout import dump_yaml
+from verifier.state.layout import classify
 from verifier.state.view import TreeView
 
 

@@ -1,15 +1,18 @@
-"""What a leaf-kind check is handed, and what it hands back. Plain data only."""
+"""What a leaf-kind check is handed, and what it hands back. Plain data only: the tree a check
+reads is the state room's read model over the overlay (`state`), never a walk of its own."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from verifier.errors import Rejection
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile
+from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
 
 
@@ -30,6 +33,16 @@ class CheckContext:
     # The tree the writes land on, before them (to compare old and new versions of a file).
     base_tree: TreeView | None = None
     actor_type: str = "agent"
+
+    @cached_property
+    def state(self) -> ProjectView:
+        """The project as it would be after landing, read through the one read model."""
+        return ProjectView(self.tree)
+
+    @cached_property
+    def base_state(self) -> ProjectView | None:
+        """The project before the writes (None when the check is handed no base)."""
+        return None if self.base_tree is None else ProjectView(self.base_tree)
 
 
 @dataclass(frozen=True)

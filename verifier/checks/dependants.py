@@ -22,14 +22,24 @@ from verifier.errors import FormatError
 from verifier.formats.document import parse_plan, parse_report
 from verifier.formats.finding import parse_finding
 from verifier.formats.hypothesis import parse_hypothesis
-from verifier.formats.layout import QUEUE_DIR, classify, finding_path, source_record_path
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
+from verifier.state.layout import (
+    FINDINGS_DIR,
+    LINKS_DIR,
+    PLANS_DIR,
+    QUEUE_DIR,
+    REPORTS_DIR,
+    REVIEWS_DIR,
+    classify,
+    finding_path,
+    source_record_path,
+)
 from verifier.state.view import TreeView
 
 # Where each dependent type lives, and the held copies' folders (queue/<hold>/<type folder>).
-_ROOTS = ("findings", "links", "reviews")
-_DOCUMENT_ROOTS = ("plans", "reports")
+_ROOTS = (FINDINGS_DIR, LINKS_DIR, REVIEWS_DIR)
+_DOCUMENT_ROOTS = (PLANS_DIR, REPORTS_DIR)
 LISTED_IN_ROW = 40  # ids named in the ledger row's description (each about 20 characters)
 
 
@@ -105,7 +115,7 @@ def _blockers(tree: TreeView, gone_ids: set[str]) -> list[str]:
             if data is None:
                 continue
             try:
-                document = parse_plan(data, path)[0] if root == "plans" else parse_report(data, path)[0]
+                document = parse_plan(data, path)[0] if root == PLANS_DIR else parse_report(data, path)[0]
             except FormatError:
                 continue
             cited = sorted(set(document.cites) & gone_ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from verifier.errors import FormatError, Rejection
 from verifier.formats.document import parse_plan, parse_report
-from verifier.formats.layout import classify, object_path
+from verifier.state.layout import classify, object_path
 from verifier.state.view import TreeView
 
 

@@ -9,9 +9,9 @@ from verifier.constants import MAX_FINDINGS, MIN_EXCERPT_CHARS, MIN_FINDINGS
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.ids import finding_id_for
-from verifier.formats.layout import classify, finding_path, queue_path, source_record_path
 from verifier.formats.source import parse_source
 from verifier.formats.wording import count
+from verifier.state.layout import classify, finding_path, queue_path, source_record_path
 from verifier.state.view import TreeView
 from verifier.text.normalize import normalize
 

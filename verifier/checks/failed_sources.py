@@ -13,10 +13,10 @@ from collections.abc import Mapping
 
 from verifier.errors import FormatError, Rejection
 from verifier.formats.fetch import FetchOutcome
-from verifier.formats.layout import classify, source_record_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.source import parse_source
 from verifier.formats.yamlout import dump_yaml
+from verifier.state.layout import classify, source_record_path
 from verifier.state.view import TreeView
 
 UNRESOLVED = "url_unresolved"  # the scout check's code for a URL that did not resolve

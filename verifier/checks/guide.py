@@ -8,7 +8,7 @@ import re
 from verifier.checks.context import CheckContext, CheckResult
 from verifier.constants import MAX_GUIDE_LINES as MAX_LINES
 from verifier.errors import Rejection
-from verifier.formats.layout import FIELD_GUIDE
+from verifier.state.layout import FIELD_GUIDE
 
 ATTRIBUTION = re.compile(r"\((agent|human): ([a-z0-9][a-z0-9_.-]{0,62})\)\s*$")
 

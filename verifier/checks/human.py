@@ -16,9 +16,9 @@ from verifier.checks.scout import check_source_files
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import parse_finding
 from verifier.formats.hypothesis import Hypothesis, VerdictBlock, parse_hypothesis
-from verifier.formats.layout import FIELD_GUIDE, HUMAN_LEAF, PROJECT_FILE, classify
 from verifier.formats.project import parse_project
 from verifier.formats.review import parse_review
+from verifier.state.layout import FIELD_GUIDE, HUMAN_LEAF, PROJECT_FILE, classify
 
 
 def _project(ctx: CheckContext, data: bytes) -> list[Rejection]:

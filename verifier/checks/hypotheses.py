@@ -1,24 +1,15 @@
-"""Reading hypotheses from a tree, and the rule that a new wording is a new revision."""
+"""The rules on hypotheses a check applies: a revision must exist, a loose one takes no leaf, a
+new wording is a new revision. Reading them is the state room's (verifier.state.project)."""
 
 from __future__ import annotations
 
 from datetime import date
 
-from verifier.errors import FormatError, Rejection
-from verifier.formats.hypothesis import Hypothesis, parse_hypothesis
-from verifier.formats.layout import hypothesis_path
+from verifier.errors import Rejection
+from verifier.formats.hypothesis import Hypothesis
+from verifier.state.layout import hypothesis_path
+from verifier.state.project import current_hypothesis
 from verifier.state.view import TreeView
-
-
-def current_hypothesis(tree: TreeView, hypothesis_id: str) -> Hypothesis | None:
-    path = hypothesis_path(hypothesis_id)
-    data = tree.read(path)
-    if data is None:
-        return None
-    try:
-        return parse_hypothesis(data, path)[0]
-    except FormatError:
-        return None
 
 
 def revision_problem(tree: TreeView, hypothesis_id: str, revision: int, where: str) -> Rejection | None:

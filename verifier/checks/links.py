@@ -11,10 +11,10 @@ from verifier.checks.failed_sources import failed_reason
 from verifier.checks.hypotheses import loose_problem, revision_problem
 from verifier.errors import FormatError, Rejection
 from verifier.formats.ids import link_id_for
-from verifier.formats.layout import classify, finding_path, link_path, note_path, source_record_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.link import CounterEvidenceNote, Link, parse_link, parse_note
 from verifier.formats.wording import count
+from verifier.state.layout import classify, finding_path, link_path, note_path, source_record_path
 from verifier.state.view import TreeView
 
 

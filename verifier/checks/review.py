@@ -4,15 +4,14 @@ agent never reviews an object its own leaf landed (issue 10: another agent of th
 
 from __future__ import annotations
 
-import json
-
 from verifier.checks.context import CheckContext, CheckResult
 from verifier.errors import FormatError, Rejection
 from verifier.formats.finding import parse_finding
 from verifier.formats.ids import review_id_for
-from verifier.formats.layout import classify, leaf_result_path, review_path
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
+from verifier.state.layout import classify, review_path
+from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
 
 _AMENDABLE = {"finding": {"statement", "limitation"}, "link": {"stance", "rationale"}}
@@ -29,11 +28,11 @@ def author_of(tree: TreeView, object_path: str) -> str | None:
         leaf_id = parse(data, object_path).leaf_id
     except FormatError:
         return None
-    result = tree.read(leaf_result_path(leaf_id)) if leaf_id else None
-    if not result:
+    try:
+        result = ProjectView(tree).result(leaf_id) if leaf_id else None
+    except FormatError:
         return None
-    actor = json.loads(result).get("actor")
-    return actor if isinstance(actor, str) else None
+    return result.actor if result is not None else None
 
 
 def check_review(ctx: CheckContext) -> CheckResult:

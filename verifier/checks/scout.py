@@ -12,9 +12,9 @@ from verifier.constants import MAX_SOURCES, MIN_SOURCES
 from verifier.errors import FormatError, Rejection
 from verifier.formats.fetch import FetchStatus
 from verifier.formats.ids import UrlError, canonical_url, sha256_hex, source_id_for
-from verifier.formats.layout import classify, queue_path, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, SourceRecord, parse_source
 from verifier.formats.wording import count
+from verifier.state.layout import classify, queue_path, source_bytes_path, source_record_path
 
 
 def check_source_files(  # noqa: C901, PLR0912, PLR0915 - each staged source's checks read top to bottom, one rejection each

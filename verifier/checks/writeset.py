@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from verifier.errors import Rejection
-from verifier.formats.layout import is_human_only, is_verifier_only
 from verifier.formats.leaf import WriteRule
 from verifier.patch.parse import ParsedPatch
+from verifier.state.layout import is_human_only, is_verifier_only
 
 
 def glob_match(pattern: str, path: str) -> bool:

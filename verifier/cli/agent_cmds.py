@@ -41,9 +41,9 @@ from verifier.client.http import Client
 from verifier.constants import CLAIM_TTL_S
 from verifier.errors import FormatError
 from verifier.formats.base import check_slug
-from verifier.formats.layout import FIELD_GUIDE
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
+from verifier.state.layout import FIELD_GUIDE
 
 
 def now_iso() -> str:
@@ -159,7 +159,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     click.echo(f"  payload   {dest / '.rw' / 'payload.json'}")
     for source_id in work.state.source_ids:
         click.echo(f"  source    {dest / '.rw' / 'sources' / (source_id + '.txt')}")
-    click.echo(f"  guide     {dest / '.rw' / 'FIELD-GUIDE.md'}")
+    click.echo(f"  guide     {dest / '.rw' / FIELD_GUIDE}")
     click.echo("next: cd there, `rw new ...`, `rw check`, `rw submit`")
 
 

@@ -11,11 +11,12 @@ import click
 from verifier.audits.replay import replay
 from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
-from verifier.formats.layout import USE_SCORES
 from verifier.pipeline.digest import digest
+from verifier.state.layout import USE_SCORES
+from verifier.state.project import ProjectView
 from verifier.store.identities import Actor
 from verifier.writes.followups import seal_after_landing
-from verifier.writes.holds import decide, held_objects
+from verifier.writes.holds import decide
 from verifier.writes.revert import revert
 
 
@@ -43,7 +44,7 @@ def hold_list(slug: str, as_json: bool) -> None:
     except NotFound as exc:
         fail(exc)
     items = [{"hold": h.hold, "object_id": h.object_id, "type": h.type, "paths": list(h.paths),
-              "leaf_id": h.leaf_id} for h in held_objects(repo.view(repo.tip()))]
+              "leaf_id": h.leaf_id} for h in ProjectView(repo.view(repo.tip())).held]
     emit(items, as_json, "\n".join(f"{i['hold']}\t{i['object_id']}\t{i['type']}\t{i['leaf_id'] or '-'}"
                                    for i in items) or "nothing is held")
 

@@ -14,12 +14,12 @@ from verifier.agentkit.workspace import clone, make_patch, write_files
 from verifier.cli.app import cli, emit, fail, home_from_env, now_from_env, now_or
 from verifier.cli.verdicts import show_verdict
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
-from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
 from verifier.model.adapter import backend_from_config
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.roles.importing import Imported, hypothesis_file, next_ids, parse_import, with_hypotheses
 from verifier.roles.planner import local_commons, wake
+from verifier.state.layout import PROJECT_FILE, hypothesis_path
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 from verifier.writes.project import TEMPLATE, init_project

@@ -25,14 +25,7 @@ from verifier.formats.entries import (
     RevertEntry,
     SubmitEntry,
 )
-from verifier.formats.layout import (
-    LEAVES_DIR,
-    leaf_path,
-    leaf_result_path,
-    source_bytes_path,
-    source_record_path,
-)
-from verifier.formats.leaf import LEAF_KINDS, LeafContract, default_write_rules, parse_leaf
+from verifier.formats.leaf import LEAF_KINDS, LeafContract
 from verifier.formats.schema import MODELS, schema_of
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.ledger import read_chain
@@ -40,6 +33,12 @@ from verifier.pipeline.payload import leaf_payload
 from verifier.roles.leafgate import input_problems
 from verifier.roles.records import ResolutionRecord
 from verifier.seal.sealing import SealedBaseline
+from verifier.state.layout import (
+    default_write_rules,
+    source_bytes_path,
+    source_record_path,
+)
+from verifier.state.project import ProjectView
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
 from verifier.writes.baseline import SealRecord
@@ -161,15 +160,12 @@ def leaf_show(slug: str, leaf_id: str, as_json: bool, server: str | None) -> Non
     home = home_from_env()
     try:
         view = home.project(slug).view(home.project(slug).tip())
-        data = view.read(leaf_path(leaf_id))
-        if data is None:
+        leaf = ProjectView(view).leaf(leaf_id)
+        if leaf is None:
             raise NotFound(f"no leaf {leaf_id} in {slug}")
-        contract = parse_leaf(data, leaf_path(leaf_id))
     except (NotFound, FormatError) as exc:
         fail(exc)
-    result = view.read(leaf_result_path(leaf_id))
-    state = json.loads(result)["outcome"] if result else (
-        "expired" if now_from_env() >= contract.expires_at else "open")
+    state = leaf.status(now_from_env())
     payload = {**leaf_payload(view, leaf_id), "state": state}
     emit(payload, as_json, json.dumps(payload, indent=2, sort_keys=True))
 
@@ -187,15 +183,12 @@ def leaf_list(slug: str, as_json: bool) -> None:
     except NotFound as exc:
         fail(exc)
     rows = []
-    for name in view.list_dir(LEAVES_DIR):
-        if not name.endswith(".yaml"):
-            continue
-        leaf_id = name[:-5]
-        contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
-        result = view.read(leaf_result_path(leaf_id))
-        state = json.loads(result)["outcome"] if result else ("expired" if now >= contract.expires_at else "open")
-        rows.append({"leaf_id": leaf_id, "kind": contract.kind, "state": state,
-                     "expires_at": iso(contract.expires_at)})
+    project = ProjectView(view)
+    for leaf_id in project.leaf_ids:
+        leaf = project.leaf(leaf_id)
+        assert leaf is not None  # listed, so its contract file exists
+        rows.append({"leaf_id": leaf_id, "kind": leaf.contract.kind, "state": leaf.status(now),
+                     "expires_at": iso(leaf.contract.expires_at)})
     emit(rows, as_json, "\n".join(f"{r['leaf_id']}\t{r['kind']}\t{r['state']}\t{r['expires_at']}" for r in rows))
 
 

@@ -15,6 +15,7 @@ from verifier.roles.records import read_record
 from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
 from verifier.seal.keys import PRIVATE_PEM, KeyFileError, read_private_key, resolver_dir, write_keypair
 from verifier.seal.sealing import SealError, key_id
+from verifier.state.layout import PROPOSALS_DIR
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.writes.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
@@ -129,7 +130,7 @@ def verdict_list(slug: str, as_json: bool) -> None:
     try:
         repo = home.project(slug)
         view = repo.view(repo.tip())
-        proposals = [read_record(view, f"queue/verdicts/{name}") for name in view.list_dir("queue/verdicts")
+        proposals = [read_record(view, f"{PROPOSALS_DIR}/{name}") for name in view.list_dir(PROPOSALS_DIR)
                      if name.endswith(".json")]
     except (NotFound, FormatError) as exc:
         fail(exc)

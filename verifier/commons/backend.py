@@ -7,8 +7,6 @@ from verifier.commons.db import CommonsDB, Database
 from verifier.store.backends import commons_dsn
 from verifier.store.home import Home
 
-COMMONS_FILE = "commons.sqlite3"
-
 
 def commons_database(home: Home) -> CommonsDB:
     backend = home.settings.backends.commons
@@ -16,4 +14,4 @@ def commons_database(home: Home) -> CommonsDB:
         from verifier.commons.pgdb import shared_database  # noqa: PLC0415 - psycopg only when used
 
         return shared_database(commons_dsn(backend))
-    return Database(home.root / COMMONS_FILE)
+    return Database(home.layout.commons)

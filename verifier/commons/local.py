@@ -1,8 +1,8 @@
 """The local Commons: the adapter of `verifier.commons.adapter` on an embedded SQLite database.
 
 Identity is the verifier home's registry (`verifier.store.identities`, sha256 of tokens only);
-claims, messages and outage windows are tables in `$RW_HOME/commons.sqlite3`, shared by every
-worker process of the service. Times are stored as UTC epoch seconds so SQLite compares them.
+claims, messages and outage windows are tables in the home's database file (`HomeLayout.commons`),
+shared by every worker process of the service. Times are stored as UTC epoch seconds so SQLite compares them.
 """
 
 from __future__ import annotations

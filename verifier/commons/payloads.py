@@ -1,7 +1,7 @@
 """What Commons stores that agents (or people) can be shown, as leak-test payloads (issue 10:
 `rw leaks` searches the Commons database and every payload it stores).
 
-Every table of the Commons is read, `$RW_HOME/commons.sqlite3` or the PostgreSQL database
+Every table of the Commons is read, the home's SQLite file (`HomeLayout.commons`) or the PostgreSQL database
 config.json names: messages (bodies and their JSON data, which carry digests), claims, the
 submission journal (verdicts), the notifier's memory, outages (and on PostgreSQL the leases,
 instances and identities too). A row of a table with a `project` column belongs to the project
@@ -20,10 +20,11 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifier.store.home import HomeLayout
+
 if TYPE_CHECKING:
     from verifier.commons.pgdb import PgDatabase
 
-COMMONS_FILE = "commons.sqlite3"
 
 
 def _tables(conn: sqlite3.Connection) -> list[str]:
@@ -63,7 +64,7 @@ def commons_payloads(home_root: Path, slug: str, *, postgres: PgDatabase | None 
     `postgres` when the Commons is there, else from the SQLite file in the home."""
     if postgres is not None:
         return postgres_payloads(postgres, slug)
-    path = home_root / COMMONS_FILE
+    path = HomeLayout(home_root).commons
     if not path.exists():
         return {}
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

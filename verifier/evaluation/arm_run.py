@@ -37,12 +37,11 @@ from verifier.errors import FormatError, NotFound
 from verifier.evaluation.arm import ARMS, Arm, ArmRun, compare_arms
 from verifier.evaluation.history import read_use
 from verifier.formats.base import iso
-from verifier.formats.document import parse_plan
-from verifier.formats.layout import link_path, plan_path
-from verifier.formats.link import parse_link
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.roles.records import read_records
 from verifier.scoring.resolution import Outcome, link_credit
+from verifier.state.layout import plan_path
+from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
 from verifier.store.home import Anchor, Home, Settings
@@ -57,13 +56,14 @@ class HeldOutPlan:
 
 def held_out(repo: ProjectRepo, plan_ids: Sequence[str]) -> list[HeldOutPlan]:
     view = repo.view(repo.tip())
+    state = ProjectView(view)
     records = read_records(view)
     plans = []
     for plan_id in plan_ids:
-        data = view.read(plan_path(plan_id))
-        if data is None:
+        found = state.plan(plan_id)
+        if found is None:
             raise NotFound(f"there is no plan {plan_id} ({plan_path(plan_id)})")
-        plan, _ = parse_plan(data, plan_path(plan_id))
+        plan, _ = found
         outcomes: dict[str, Outcome] = {}
         for hypothesis in plan.hypotheses:
             outcome = records[hypothesis].outcome if hypothesis in records else None
@@ -116,11 +116,11 @@ def judge(view: TreeView, *, after_seq: int, operator: str, plan: HeldOutPlan, a
             brought.update(row.objects)
     use = sum(read_use(view, brought).values())
     credit = 0
+    state = ProjectView(view)
     for object_id in sorted(o for o in brought if o.startswith("lnk_")):
-        data = view.read(link_path(object_id))
-        if data is None:
+        link = state.link(object_id)
+        if link is None:
             continue  # held in the queue or withdrawn: not in the evidence
-        link = parse_link(data, link_path(object_id))
         outcome = plan.outcomes.get(link.hypothesis_id)
         if outcome is not None:
             earned = link_credit(link.stance, link.leaf_kind, outcome)

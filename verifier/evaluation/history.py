@@ -6,35 +6,24 @@ unresolved_count. Works on any TreeView: the tip, or the tip overlaid with `rw r
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 
 from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.records import PLANNER_SCORES, ResolutionRecord, read_records
-from verifier.scoring.use import shard_path
+from verifier.roles.records import ResolutionRecord, read_records
+from verifier.state.layout import PLANNER_SCORES
+from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
 
 
 def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
     """U of each object that has a use entry (a withdrawn object: 0); each shard read once."""
-    by_shard: dict[str, list[str]] = defaultdict(list)
-    for object_id in object_ids:
-        by_shard[shard_path(object_id)].append(object_id)
+    state = ProjectView(view)
     use: dict[str, float] = {}
-    for path, ids in by_shard.items():
-        data = view.read(path)
-        if data is None:
-            continue
-        try:
-            # Decoded here: json.loads would first sniff the bytes' encoding, in Python, per shard.
-            shard = json.loads(data.decode("utf-8"))
-        except ValueError as exc:
-            raise FormatError(f"not a use-score shard: {exc}", path) from exc
-        for object_id in ids:
-            entry = shard.get(object_id)
-            if entry is not None:
-                use[object_id] = float(entry["u"]) if entry.get("present") else 0.0
+    for object_id in object_ids:
+        entry = state.use_entry(object_id)
+        if entry is not None:
+            use[object_id] = float(entry.u) if entry.present else 0.0
     return use
 
 

@@ -14,8 +14,6 @@ from verifier.evaluation.report import EvalOptions, evaluate
 from verifier.evaluation.rows import ProjectHistory, ValidationResult, parse_validation
 from verifier.store.home import Home
 
-VALIDATION_FILE = Path("eval") / "validation.json"
-
 
 def histories_from_home(home: Home, slugs: Iterable[str]) -> list[ProjectHistory]:
     histories = []
@@ -31,7 +29,7 @@ def histories_from_home(home: Home, slugs: Iterable[str]) -> list[ProjectHistory
 def validation_from_home(home: Home, path: Path | None) -> list[ValidationResult]:
     """The validation results: the given file (which must exist), else the home's default one if
     the improvement loop has written it, else none."""
-    chosen = path if path is not None else home.root / VALIDATION_FILE
+    chosen = path if path is not None else home.layout.validation_set
     if not chosen.exists():
         if path is not None:
             raise NotFound(f"no validation results file at {path}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
 
@@ -104,7 +104,7 @@ def _describe(exc: ValidationError) -> tuple[tuple[str | int, ...], str]:
     return loc, f"field {field}: {message}{suffix}"
 
 
-def validate(model: type[M], value: Any, where: str, raw: bytes | str | None = None,
+def validate(model: type[M], value: object, where: str, raw: bytes | str | None = None,
              *, front_matter: bool = False) -> M:
     """Validate a parsed document against a model; errors name the file, line and field."""
     if not isinstance(value, dict):

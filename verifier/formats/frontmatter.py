@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import re
 import threading
-from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -55,14 +54,14 @@ def _decode(data: bytes | str, where: str) -> str:
         raise FormatError(f"not valid UTF-8 at byte {exc.start}", where) from exc
 
 
-def _refuse_shared_nodes(value: Any, where: str) -> None:
+def _refuse_shared_nodes(value: object, where: str) -> None:
     """Aliases load as the same Python object in two places; refuse any container seen twice.
 
     Checking the loaded value (rather than parsing events a second time) costs one walk and
     stops before anything (validation, serialisation) could expand an alias bomb.
     """
     seen: set[int] = set()
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
         if not isinstance(node, dict | list):
@@ -122,7 +121,7 @@ def _refuse_ambiguous(text: str, where: str, line_offset: int) -> None:
             raise FormatError(f"line {line}: {problem}", where)
 
 
-def load_yaml(data: bytes | str, where: str, *, line_offset: int = 0) -> Any:
+def load_yaml(data: bytes | str, where: str, *, line_offset: int = 0) -> object:
     """Parse one YAML document from untrusted input; raise FormatError naming the line."""
     text = _decode(data, where)
     try:
@@ -179,7 +178,7 @@ def _refuse_other_readings(yaml_text: str, body: str, where: str) -> None:
         raise FormatError("a second front-matter block follows the first; keep one", where)
 
 
-def load_front_matter(data: bytes | str, where: str) -> tuple[Any, str]:
+def load_front_matter(data: bytes | str, where: str) -> tuple[object, str]:
     """Parse a Markdown file's front matter and return (mapping, body)."""
     yaml_text, body, offset = split_front_matter(data, where)
     value = load_yaml(yaml_text, where, line_offset=offset)

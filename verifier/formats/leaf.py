@@ -1,17 +1,23 @@
-"""leaves/<leaf_id>.yaml: the contract of one typed leaf (design §5.3).
+"""leaves/<leaf_id>.yaml: the contract of one typed leaf (design §5.3), and
+leaves/<leaf_id>.result.json: how it closed.
 
-The Planner (for now `rw leaf add`) writes it; the verifier reads it on every submission. It
-names the kind, the pinned inputs, the base revision the work is against, the paths the leaf may
-write (as typed rules, see checks.writeset) and when it expires.
+The Planner (for now `rw leaf add`) writes the contract; the verifier reads it on every
+submission. It names the kind, the pinned inputs, the base revision the work is against, the
+paths the leaf may write (as typed rules, see checks.writeset) and when it expires. The verifier
+writes the result when a submission of the leaf lands (accepted or held), and replay rebuilds it
+byte for byte from the ledger row.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, ValidationError, model_validator
 
-from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, parse_yaml_model
+from verifier.errors import FormatError
+from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, iso, parse_yaml_model
+from verifier.formats.ledger import Outcome
 from verifier.formats.project import HypothesisId
 from verifier.formats.source import SourceId
 
@@ -83,15 +89,26 @@ def parse_leaf(data: bytes | str, where: str) -> LeafContract:
     return parse_yaml_model(LeafContract, data, where)
 
 
-def default_write_rules(kind: LeafKind) -> list[WriteRule]:
-    """The write set a leaf of each kind gets unless its author says otherwise."""
-    rules: dict[str, list[tuple[WriteOp, str]]] = {
-        "extract": [("create", "findings/*/fnd_*.yaml")],
-        "scout": [("create", "sources/*/src_*.yaml"), ("create", "sources/*/src_*.txt"),
-                  ("create", "sources/*/src_*.html"), ("create", "sources/*/src_*.pdf")],
-        "skeptic": [("create", "links/*/lnk_*.yaml"), ("create", "notes/*.yaml")],
-        "link": [("create", "links/*/lnk_*.yaml"), ("create", "notes/*.yaml")],
-        "review": [("create", "reviews/*/rev_*.yaml")],
-        "guide": [("modify", "FIELD-GUIDE.md")],
-    }
-    return [WriteRule(op=op, path=path) for op, path in rules[kind]]
+class LeafResult(Strict):
+    """leaves/<leaf_id>.result.json: the landing that closed the leaf."""
+
+    leaf_id: LeafId
+    outcome: Outcome  # accepted or held when written; the state now also depends on holds and reverts
+    commit: CommitId | None
+    actor: str
+    operator: str | None
+    trace_id: str | None
+    at: Timestamp
+
+    def dump(self) -> bytes:
+        """The file's bytes: sorted keys, two-space indent, the timestamp in its one spelling."""
+        body = {"leaf_id": self.leaf_id, "outcome": self.outcome, "commit": self.commit, "actor": self.actor,
+                "operator": self.operator, "trace_id": self.trace_id, "at": iso(self.at)}
+        return json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
+
+
+def parse_leaf_result(data: bytes, where: str) -> LeafResult:
+    try:
+        return LeafResult.model_validate_json(data)
+    except ValidationError as exc:
+        raise FormatError(f"not a leaf result: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}", where) from exc

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
@@ -70,8 +72,30 @@ def row_hash(line: bytes) -> str:
     return hashlib.sha256(line).hexdigest()
 
 
-def segment_path(seq: int) -> str:
-    return f"ledger/{seq // ROWS_PER_SEGMENT:06d}.jsonl"
+# The subject line of the verifier's ledger commit: "ledger: #<seq> <outcome> <action>[ <leaf>]".
+_SUBJECT_PREFIX = "ledger: "
+_SUBJECT_SEQ = re.compile(r"#(\d+)\b")
+
+
+@dataclass(frozen=True)
+class LedgerSubject:
+    """What a ledger commit's subject says: the row's number, or None when it names none."""
+
+    seq: int | None
+
+
+def ledger_subject(row: LedgerRow) -> str:
+    """The subject of the commit that carries `row` (parsed back by `parse_ledger_subject`)."""
+    return f"{_SUBJECT_PREFIX}#{row.seq} {row.outcome} {row.action}" + (f" {row.leaf_id}" if row.leaf_id else "")
+
+
+def parse_ledger_subject(message: str) -> LedgerSubject | None:
+    """The ledger subject a commit message opens with, or None when it is no ledger commit's.
+    Only the prefix decides: a ledger commit with a mangled number is still one (replay reports it)."""
+    if not message.startswith(_SUBJECT_PREFIX):
+        return None
+    match = _SUBJECT_SEQ.match(message, len(_SUBJECT_PREFIX))
+    return LedgerSubject(int(match.group(1)) if match else None)
 
 
 def parse_row(line: bytes, where: str) -> LedgerRow:

@@ -86,5 +86,5 @@ class ProjectFile(Strict):
         return value
 
 
-def parse_project(data: bytes | str, where: str = "PROJECT.md") -> tuple[ProjectFile, str]:
+def parse_project(data: bytes | str, where: str) -> tuple[ProjectFile, str]:
     return parse_front_matter_model(ProjectFile, data, where)

@@ -4,8 +4,6 @@ the command line (verifier.cli.project_cmds), which may import every layer."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel
 
 from verifier.formats.document import Plan, Report
@@ -38,7 +36,7 @@ MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def schema_of(kind: str, models: dict[str, type[BaseModel]] = MODELS) -> dict[str, Any]:
+def schema_of(kind: str, models: dict[str, type[BaseModel]] = MODELS) -> dict[str, object]:
     model = models[kind]
     schema = model.model_json_schema()
     schema["$id"] = f"https://researchwiki.invalid/schema/{kind}.json"

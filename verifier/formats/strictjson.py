@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 MAX_DEPTH = 64
 # An integer no format of ours needs beyond 64 bits; past ~300 digits it is not even finite as a
@@ -26,8 +25,11 @@ class StrictJSONError(ValueError):
     """JSON that is refused: what was found, and where (a JSON pointer-ish path or a position)."""
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value: dict[str, Any] = {}
+# A JSON value as json.loads returns it: what a typed reader narrows, field by field.
+Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    value: dict[str, object] = {}
     for key, item in pairs:
         if key in value:
             raise StrictJSONError(f"duplicate key {key[:60]!r} in one object")
@@ -35,7 +37,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> object:
     raise StrictJSONError(f"{name} is not a JSON number")
 
 
@@ -60,9 +62,9 @@ def _has_lone_surrogate(text: str) -> bool:
     return False
 
 
-def _check_strings(value: Any) -> None:
+def _check_strings(value: object) -> None:
     """Refuse lone surrogates in keys and strings, and nesting deeper than MAX_DEPTH."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -77,7 +79,7 @@ def _check_strings(value: Any) -> None:
             stack.extend((item, depth + 1) for item in node)
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes | str) -> object:
     """Parse one JSON document strictly; StrictJSONError (a ValueError) says what is refused."""
     if isinstance(data, bytes):
         try:

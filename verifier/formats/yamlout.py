@@ -5,7 +5,7 @@ single-quoted, so whatever the verifier writes it reads back (verifier.formats.f
 from __future__ import annotations
 
 import io
-from typing import Any
+from collections.abc import Mapping
 
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
@@ -13,7 +13,7 @@ from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from verifier.formats.frontmatter import ambiguous_plain
 
 
-def _quoted(value: Any) -> Any:
+def _quoted(value: object) -> object:
     if isinstance(value, str):
         return SingleQuotedScalarString(value) if ambiguous_plain(value) else value
     if isinstance(value, dict):
@@ -23,7 +23,7 @@ def _quoted(value: Any) -> Any:
     return value
 
 
-def dump_yaml(value: dict[str, Any]) -> bytes:
+def dump_yaml(value: Mapping[str, object]) -> bytes:
     yaml = YAML()
     yaml.default_flow_style = False
     yaml.width = 4096  # one line per scalar: long excerpts stay greppable and diffs stay small

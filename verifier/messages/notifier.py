@@ -18,7 +18,6 @@ messaged about the past.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import defaultdict
@@ -34,15 +33,24 @@ from verifier.commons.db import CommonsDB
 from verifier.constants import DIGEST_TTL_S
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
-from verifier.formats.layout import classify, leaf_path
-from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.formats.ledger import LedgerRow
+from verifier.formats.leaf import LeafContract
+from verifier.formats.ledger import LedgerRow, parse_ledger_subject
 from verifier.formats.link import parse_link
 from verifier.messages import triggers
 from verifier.messages.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot, operator_copies
 from verifier.pipeline.digest import Digest
-from verifier.pipeline.ledger import rows_from
-from verifier.roles.records import RESOLUTION_SCORES, deltas_path
+from verifier.state.layout import (
+    FINDINGS_DIR,
+    HYPOTHESES_DIR,
+    LINKS_DIR,
+    RESOLUTION_SCORES,
+    SOURCES_DIR,
+    USE_SHARD_ROOT,
+    classify,
+    deltas_path,
+    leaf_path,
+)
+from verifier.state.project import ProjectView, rows_from
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
@@ -64,7 +72,6 @@ CREATE TABLE IF NOT EXISTS notify_firsts (project TEXT NOT NULL, what TEXT NOT N
 CREATE TABLE IF NOT EXISTS notify_agents (agent TEXT PRIMARY KEY, operator TEXT NOT NULL)
 """
 
-_LEDGER_SUBJECT = re.compile(r"^ledger: #(\d+)\b")
 MAX_ROWS_PER_PASS = 2000
 LEAF_CACHE_LIMIT = 50_000  # a long backlog is caught up in several passes, each one transaction
 AUTHORED_ACTIONS = ("submit", "human")
@@ -194,7 +201,7 @@ class Notifier:
     def catch_up(self, slug: str, *, now: datetime) -> int:
         """Post the messages for every row landed since the last pass; returns how many were new."""
         posted = 0
-        with exclusive_lock(self.home.root / "locks" / f"{slug}.commons.lock"):
+        with exclusive_lock(self.home.layout.commons_lock(slug)):
             while True:
                 count, more = self._pass(slug, now)
                 posted += count
@@ -324,10 +331,10 @@ def _landings(repo: ProjectRepo, tip: str, start: int) -> dict[int, tuple[str | 
     found: list[tuple[int, str]] = []
     commit: pygit2.Commit | None = repo.commit(tip)
     while commit is not None:
-        match = _LEDGER_SUBJECT.match(commit.message)
-        if match:
-            found.append((int(match.group(1)), str(commit.id)))
-            if int(match.group(1)) < start:
+        subject = parse_ledger_subject(commit.message)
+        if subject is not None and subject.seq is not None:
+            found.append((subject.seq, str(commit.id)))
+            if subject.seq < start:
                 break
         commit = commit.parents[0] if commit.parents else None
     out: dict[int, tuple[str | None, str]] = {}
@@ -387,11 +394,8 @@ def _file_blob(repo: ProjectRepo, commit: str | None, path: str) -> str | None:
 
 
 def _leaf(repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:
-    data = repo.view(commit).read(leaf_path(leaf_id))
-    if data is None:
-        return None
     try:
-        return parse_leaf(data, leaf_path(leaf_id))
+        return ProjectView(repo.view(commit), commit).contract(leaf_id)
     except FormatError:
         return None
 
@@ -418,7 +422,7 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
             facts.leaf_kind, facts.leaf_title, facts.source_id = leaf.kind, leaf.title, leaf.inputs.source_id
             if row.action == "leaf":
                 facts.leaf_created = _file_blob(repo, before, leaf_path(row.leaf_id)) is None
-    for top in ("findings", "links", "sources"):
+    for top in (FINDINGS_DIR, LINKS_DIR, SOURCES_DIR):
         for status, path, _old, new in _changes(repo, before, after, top):
             kind = classify(path)
             if kind is None or status != "A":
@@ -431,12 +435,12 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
                     continue
                 facts.links.append(LinkFacts(link.link_id, link.finding_id, link.hypothesis_id, link.stance,
                                              link.leaf_id))
-    for _status, _path, old, new in _changes(repo, before, after, "scores/use"):
+    for _status, _path, old, new in _changes(repo, before, after, USE_SHARD_ROOT):
         was, now = triggers.finding_use(_blob(repo, old)), triggers.finding_use(_blob(repo, new))
         for finding_id in set(was) | set(now):
             if was.get(finding_id, 0.0) != now.get(finding_id, 0.0):
                 facts.use_moves[finding_id] = (was.get(finding_id, 0.0), now.get(finding_id, 0.0))
-    for _status, path, old, new in _changes(repo, before, after, "hypotheses"):
+    for _status, path, old, new in _changes(repo, before, after, HYPOTHESES_DIR):
         kind = classify(path)
         if kind is None or kind.type != "hypothesis":
             continue

@@ -20,8 +20,6 @@ from datetime import datetime
 from verifier.messages.notifier import Notifier
 from verifier.store.home import Home
 
-COMMONS_FILE = "commons.sqlite3"  # the same file the service opens (service.core.COMMONS_FILE)
-
 
 def deliver(home: Home, *, now: datetime, slugs: Iterable[str] | None = None) -> int:
     """Drain the outbox: post the messages of every row landed since the last catch-up of each

@@ -25,8 +25,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verifier.commons.adapter import OutgoingMessage
+from verifier.errors import FormatError
 from verifier.formats.ledger import LedgerRow
+from verifier.formats.usescores import parse_shard
 from verifier.pipeline.digest import Digest
+from verifier.state.layout import USE_SHARD_ROOT
 
 SUBMIT_ACCEPTED = ("accepted", "held")
 # secret_in_answer: a model's answer the Resolver refused (verifier/roles/answergate.py); only
@@ -254,16 +257,11 @@ def finding_use(shard: bytes | None) -> dict[str, float]:
     if not shard:
         return {}
     try:
-        entries = json.loads(shard)
-    except ValueError:
-        return {}
-    if not isinstance(entries, dict):
-        return {}
-    return {
-        object_id: float(entry.get("u", 0.0))
-        for object_id, entry in entries.items()
-        if isinstance(entry, dict) and entry.get("type") == "finding" and entry.get("present", True)
-    }
+        entries = parse_shard(shard, USE_SHARD_ROOT)
+    except FormatError:
+        return {}  # a message is never worth failing a landing over
+    return {object_id: float(entry.u) for object_id, entry in entries.items()
+            if entry.type == "finding" and entry.present}
 
 
 def resolver_deltas(document: bytes | None) -> tuple[str | None, dict[str, dict[str, Any]]]:

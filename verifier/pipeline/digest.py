@@ -4,27 +4,18 @@ no trace ids, no trace contents."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import TypedDict
 
-from verifier.checks.hypotheses import current_hypothesis
-from verifier.errors import FormatError
 from verifier.formats.base import iso
-from verifier.formats.document import parse_report
-from verifier.formats.layout import LEAVES_DIR, PROJECT_FILE, USE_SCORES, leaf_path, leaf_result_path
-from verifier.formats.leaf import parse_leaf
 from verifier.formats.ledger import LedgerRow
-from verifier.formats.link import parse_link, parse_note
-from verifier.formats.project import parse_project
 from verifier.pipeline.ledger import read_chain
-from verifier.scoring.use import ScoreBook
-from verifier.store.gitrepo import GitTree
+from verifier.state.project import ProjectView, current_hypothesis
+from verifier.state.view import TreeView
 from verifier.store.home import Home
 
 NEWEST = 5
 RECENT_ROWS = 200
-Use = dict[str, dict[str, float]]  # scores/use.json's per-object use, by object type (the summary's fields)
 
 
 class ReportCard(TypedDict):
@@ -94,51 +85,32 @@ class Digest(TypedDict):
     corpus: Corpus
 
 
-def _use_table(data: bytes | None) -> Use:
-    """The per-object use tables of scores/use.json (objects of a type not there score 0)."""
-    raw = json.loads(data or b"{}")
-    tables: Use = {}
-    for kind, table in raw.items() if isinstance(raw, dict) else ():
-        if isinstance(table, dict):
-            tables[kind] = {key: value for key, value in table.items() if isinstance(value, int | float)}
-    return tables
-
-
-def _reports(view: GitTree, use: Use) -> list[ReportCard]:
+def _reports(state: ProjectView) -> list[ReportCard]:
     reports: list[ReportCard] = []
-    for path in view.walk("reports"):
-        try:
-            report, _ = parse_report(view.read(path) or b"", path)
-        except FormatError:
-            continue
+    for report, _body in state.reports.values():
         reports.append({"report_id": report.report_id, "title": report.title, "created_at": iso(report.created_at),
-                        "introduced": len(report.introduced), "use": use.get("reports", {}).get(report.report_id, 0.0)})
+                        "introduced": len(report.introduced), "use": state.use.reports.get(report.report_id, 0.0)})
     return sorted(reports, key=lambda r: (r["created_at"], r["report_id"]), reverse=True)[:NEWEST]
 
 
-def _hypotheses(view: GitTree, order: list[str], use: Use) -> tuple[list[HypothesisCard], list[str]]:
+def _hypotheses(state: ProjectView, order: list[str]) -> tuple[list[HypothesisCard], list[str]]:
     stances: dict[str, Stances] = {}
     revisions: dict[str, list[int]] = {}
     rejected: dict[str, int] = {}
-    book = ScoreBook(view.read)
-    for path in view.walk("links"):
-        try:
-            link = parse_link(view.read(path) or b"", path)
-        except FormatError:
-            continue
+    for link in state.links.values():
         counts = stances.setdefault(link.hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
-        if any((entry := book.entry(object_id)) is not None and entry.get("rejected_by")
+        if any((entry := state.use_entry(object_id)) is not None and entry.rejected_by
                for object_id in (link.link_id, link.finding_id)):
             # Withdrawn by a review (of the link, or of its finding): not evidence, as at resolution.
             rejected[link.hypothesis_id] = rejected.get(link.hypothesis_id, 0) + 1
             continue
         counts[link.stance] += 1
         revisions.setdefault(link.hypothesis_id, []).append(link.hypothesis_revision)
-    ids = list(order) + sorted({name[:-3] for name in view.list_dir("hypotheses") if name.endswith(".md")} - set(order))
+    ids = list(order) + sorted(set(state.hypothesis_ids) - set(order))
     cards: list[HypothesisCard] = []
     gaps: list[str] = []
     for hypothesis_id in ids:
-        hypothesis = current_hypothesis(view, hypothesis_id)
+        hypothesis = current_hypothesis(state.tree, hypothesis_id)
         if hypothesis is None:
             continue
         found: Stances = stances.get(hypothesis_id, {"supports": 0, "contradicts": 0, "context": 0})
@@ -147,7 +119,7 @@ def _hypotheses(view: GitTree, order: list[str], use: Use) -> tuple[list[Hypothe
             "statement": hypothesis.statement,
             "check_date": hypothesis.resolution.check_date.isoformat() if hypothesis.resolution else None,
             "verdict": {"value": hypothesis.verdict.current.value, "confidence": hypothesis.verdict.current.confidence},
-            "links": found, "evidence_health": use.get("hypotheses", {}).get(hypothesis_id, 0.0),
+            "links": found, "evidence_health": state.use.hypotheses.get(hypothesis_id, 0.0),
             "links_rejected_by_review": rejected.get(hypothesis_id, 0),
             # Links keep the revision they were made against; after a new wording they are shown as
             # "linked to an earlier wording".
@@ -167,7 +139,7 @@ def _is_move(row: LedgerRow) -> bool:
             or (row.action == "resolve" and row.kind == "verdict"))
 
 
-def _moves(view: GitTree) -> list[Move]:
+def _moves(view: TreeView) -> list[Move]:
     """The latest accepted rows that touched evidence or hypotheses, newest first."""
     rows = [row for _, row in read_chain(view)][-RECENT_ROWS:]
     moves: list[Move] = [{"seq": row.seq, "at": iso(row.at), "action": row.action, "kind": row.kind, "actor": row.actor,
@@ -176,51 +148,31 @@ def _moves(view: GitTree) -> list[Move]:
     return list(reversed(moves))[:NEWEST * 2]
 
 
-def _open_leaves(view: GitTree, now: datetime) -> list[OpenLeaf]:
-    leaves: list[OpenLeaf] = []
-    for name in view.list_dir(LEAVES_DIR):
-        if not name.endswith(".yaml"):
-            continue
-        leaf_id = name[:-5]
-        if view.read(leaf_result_path(leaf_id)) is not None:
-            continue
-        try:
-            leaf = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
-        except FormatError:
-            continue
-        if now < leaf.expires_at:
-            leaves.append({"leaf_id": leaf_id, "kind": leaf.kind, "title": leaf.title,
-                           "expires_at": iso(leaf.expires_at)})
-    return leaves
+def _open_leaves(state: ProjectView, now: datetime) -> list[OpenLeaf]:
+    return [{"leaf_id": leaf.leaf_id, "kind": leaf.contract.kind, "title": leaf.contract.title,
+             "expires_at": iso(leaf.contract.expires_at)} for leaf in state.open_leaves(now)]
 
 
-def _scout_requests(view: GitTree) -> list[str]:
-    gaps = []
-    for path in view.walk("notes"):
-        try:
-            note = parse_note(view.read(path) or b"", path)
-        except FormatError:
-            continue
-        gaps += [f"scout request ({note.hypothesis_id}): {request.gap}" for request in note.scout_requests]
-    return gaps
+def _scout_requests(state: ProjectView) -> list[str]:
+    return [f"scout request ({note.hypothesis_id}): {request.gap}"
+            for note in state.notes.values() for request in note.scout_requests]
 
 
-def digest_of(view: GitTree, slug: str, now: datetime) -> Digest:
-    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
-    use = _use_table(view.read(USE_SCORES))
-    cards, gaps = _hypotheses(view, project.hypotheses, use)
+def digest_of(view: TreeView, slug: str, now: datetime) -> Digest:
+    state = ProjectView(view)
+    project = state.project
+    cards, gaps = _hypotheses(state, project.hypotheses)
     return {
         "project": slug, "question": project.question, "at": iso(now),
-        "reports": _reports(view, use), "hypotheses": cards, "moves": _moves(view),
-        "open_gaps": gaps + _scout_requests(view), "open_leaves": _open_leaves(view, now),
-        "corpus": _corpus(view),
+        "reports": _reports(state), "hypotheses": cards, "moves": _moves(view),
+        "open_gaps": gaps + _scout_requests(state), "open_leaves": _open_leaves(state, now),
+        "corpus": _corpus(state),
     }
 
 
-def _corpus(view: GitTree) -> Corpus:
+def _corpus(state: ProjectView) -> Corpus:
     """How many findings and sources the project holds (counted by path: nothing is parsed)."""
-    return {"findings": sum(1 for path in view.walk("findings") if path.endswith(".yaml")),
-            "sources": sum(1 for path in view.walk("sources") if path.endswith(".yaml"))}
+    return {"findings": len(state.finding_ids), "sources": len(state.source_ids)}
 
 
 def digest(home: Home, slug: str, now: datetime) -> Digest:

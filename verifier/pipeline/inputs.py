@@ -10,12 +10,12 @@ from verifier.checks.policy import address_problem, url_problem
 from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.finding import parse_finding
-from verifier.formats.layout import classify, source_bytes_path, source_record_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.patch.apply import apply_patch
 from verifier.patch.parse import ParsedPatch
+from verifier.state.layout import classify, source_bytes_path, source_record_path
 from verifier.state.view import TreeView
 from verifier.store.fetcher import Fetcher
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from verifier.errors import FormatError, LedgerIntegrityError
-from verifier.formats.layout import LEDGER_DIR
 from verifier.formats.ledger import (
     GENESIS_PREV,
     ROWS_PER_SEGMENT,
@@ -18,8 +17,8 @@ from verifier.formats.ledger import (
     parse_segment,
     row_hash,
     row_line,
-    segment_path,
 )
+from verifier.state.layout import LEDGER_DIR, segment_path
 from verifier.state.view import TreeView
 
 
@@ -75,23 +74,3 @@ def read_chain(view: TreeView) -> Iterator[tuple[bytes, LedgerRow]]:
                 )
             expected_seq, expected_prev = row.seq + 1, row_hash(line)
             yield line, row
-
-
-def rows_from(view: TreeView, start: int, limit: int | None = None) -> list[LedgerRow]:
-    """Ledger rows with seq >= start (at most `limit`), parsing only those: the rest of a segment,
-    and the segments before it, are skipped."""
-    rows: list[LedgerRow] = []
-    first = start // ROWS_PER_SEGMENT
-    for name in sorted(view.list_dir(LEDGER_DIR)):
-        if not name.endswith(".jsonl") or not name[:-6].isdigit() or int(name[:-6]) < first:
-            continue
-        path = f"{LEDGER_DIR}/{name}"
-        lines = (view.read(path) or b"").split(b"\n")[:-1]
-        skip = max(0, start - int(name[:-6]) * ROWS_PER_SEGMENT)
-        for line in lines[skip:]:
-            if limit is not None and len(rows) >= limit:
-                return rows
-            row = parse_row(line, path)
-            if row.seq >= start:
-                rows.append(row)
-    return rows

@@ -9,11 +9,11 @@ from typing import Protocol, runtime_checkable
 
 from verifier.checks.writeset import evaluate
 from verifier.errors import Rejected, Rejection
-from verifier.formats.layout import classify
 from verifier.formats.leaf import WriteRule
 from verifier.patch.apply import apply_patch
 from verifier.patch.casefold import case_clashes
 from verifier.patch.parse import ParsedPatch
+from verifier.state.layout import classify
 from verifier.state.view import Overlay, TreeView
 
 _DUPLICATE_NAMES = {"finding": "finding_id", "source": "source_id", "source-bytes": "source_id",

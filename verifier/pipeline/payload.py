@@ -9,61 +9,63 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
-from verifier.formats.finding import parse_finding
-from verifier.formats.layout import classify, finding_path, leaf_path, source_record_path
-from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.formats.link import parse_link
-from verifier.formats.source import parse_source
-from verifier.store.gitrepo import GitTree
+from verifier.formats.leaf import LeafContract
+from verifier.state.layout import classify, finding_path, leaf_path, source_record_path
+from verifier.state.project import ProjectView, current_hypothesis
+from verifier.state.view import TreeView
 
 Json = dict[str, JsonValue]  # a payload is a JSON document handed to the agent as it is
 
 
-def _source(view: GitTree, source_id: str) -> Json:
-    data = view.read(source_record_path(source_id))
-    if data is None:
+def _source(state: ProjectView, source_id: str) -> Json:
+    record = state.source(source_id)
+    if record is None:
         return {"source_id": source_id, "missing": True}
-    record = parse_source(data, source_record_path(source_id))
     return {"path": source_record_path(source_id),
             "record": record.model_dump(mode="json", exclude={"fetched_by", "leaf_id"}),
             "text_command": f"rw source text <project> {source_id}"}
 
 
-def _finding(view: GitTree, finding_id: str) -> Json:
+def _finding(state: ProjectView, finding_id: str) -> Json:
     path = finding_path(finding_id)
-    finding = parse_finding(view.read(path) or b"", path)
+    finding = state.finding(finding_id)
+    if finding is None:
+        raise FormatError(f"finding {finding_id} is not in the project", path)
     return {"path": path, "finding": finding.model_dump(mode="json", exclude={"leaf_id"}),
-            "source": _source(view, finding.source_id)}
+            "source": _source(state, finding.source_id)}
 
 
-def review_payload(view: GitTree, leaf: LeafContract) -> Json:
+def review_payload(state: ProjectView, leaf: LeafContract) -> Json:
     target = leaf.inputs.object_path or ""
     kind = classify(target)
-    if kind is None or view.read(target) is None:
+    if kind is None or state.read(target) is None:
         return {"object": {"path": target, "missing": True}}
     if kind.type == "finding":
-        return {"object": _finding(view, kind.object_id)}
+        return {"object": _finding(state, kind.object_id)}
     if kind.type == "link":
-        link = parse_link(view.read(target) or b"", target)
-        hypothesis = current_hypothesis(view, link.hypothesis_id)
+        link = state.link(kind.object_id)
+        assert link is not None  # read just above
+        hypothesis = current_hypothesis(state.tree, link.hypothesis_id)
         return {"object": {"path": target, "link": link.model_dump(mode="json", exclude={"leaf_id"}),
-                           "finding": _finding(view, link.finding_id),
+                           "finding": _finding(state, link.finding_id),
                            "hypothesis": {"hypothesis_id": link.hypothesis_id,
                                           "statement": hypothesis.statement if hypothesis else None}}}
     return {"object": {"path": target, "unsupported": kind.type}}
 
 
-def leaf_payload(view: GitTree, leaf_id: str) -> Json:
+def leaf_payload(view: TreeView, leaf_id: str) -> Json:
     """The contract plus what the leaf's kind needs to start work."""
-    contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
+    state = ProjectView(view)
+    contract = state.contract(leaf_id)
+    if contract is None:
+        raise FormatError(f"there is no leaf {leaf_id}", leaf_path(leaf_id))
     payload: Json = {"contract": contract.model_dump(mode="json")}
     try:
         if contract.kind == "review":
-            payload["inputs"] = review_payload(view, contract)
+            payload["inputs"] = review_payload(state, contract)
         elif contract.kind == "extract" and contract.inputs.source_id:
-            payload["inputs"] = {"source": _source(view, contract.inputs.source_id)}
+            payload["inputs"] = {"source": _source(state, contract.inputs.source_id)}
         elif contract.inputs.hypothesis_id:
             hypothesis = current_hypothesis(view, contract.inputs.hypothesis_id)
             payload["inputs"] = {"hypothesis": hypothesis.model_dump(mode="json", exclude={"baseline", "verdict"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
 
-from verifier.formats.layout import HOLD_OF, QUEUE_DIR, classify, queue_path
+from verifier.state.layout import HOLD_OF, QUEUE_DIR, classify, queue_path
 
 
 def route(writes: dict[str, bytes | None], holds: Sequence[str],

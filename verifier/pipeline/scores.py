@@ -10,11 +10,11 @@ from collections.abc import Mapping
 
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan, parse_report
-from verifier.formats.layout import classify
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
 from verifier.formats.source import parse_source
 from verifier.scoring.use import SCORED_TYPES, ObjectFacts, ScoreBook
+from verifier.state.layout import classify
 from verifier.state.view import TreeView
 
 

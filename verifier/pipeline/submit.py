@@ -43,7 +43,6 @@ crash when something unexpected broke (and then nothing else of the attempt is k
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -66,14 +65,7 @@ from verifier.errors import (
 from verifier.formats.base import iso
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.fetch import FetchOutcome
-from verifier.formats.layout import (
-    PROJECT_FILE,
-    leaf_path,
-    leaf_result_path,
-    plan_path,
-    queue_path,
-)
-from verifier.formats.leaf import LeafContract, WriteRule, parse_leaf
+from verifier.formats.leaf import LeafContract, LeafResult, WriteRule, parse_leaf, parse_leaf_result
 from verifier.formats.ledger import Cost
 from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.trace import TraceRecord
@@ -89,6 +81,7 @@ from verifier.pipeline.trace import inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import PROJECT_FILE, QUEUE_DIR, leaf_path, leaf_result_path, plan_path, queue_path
 from verifier.state.view import Overlay, TreeView
 from verifier.store.fetcher import Fetcher
 from verifier.store.gitrepo import Person, agent_email
@@ -227,8 +220,8 @@ def _check_open(view: TreeView, leaf: LeafContract, now: datetime) -> None:
     """The leaf is open, unexpired, and its plan is not held."""
     result_data = view.read(leaf_result_path(leaf.leaf_id))
     if result_data is not None:
-        done = json.loads(result_data)
-        raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done['outcome']} at commit {done['commit']}")
+        done = parse_leaf_result(result_data, leaf_result_path(leaf.leaf_id))
+        raise _reject("leaf_closed", f"leaf {leaf.leaf_id} was already {done.outcome} at commit {done.commit}")
     if now >= leaf.expires_at:
         raise _reject("leaf_expired", f"leaf {leaf.leaf_id} expired at {iso(leaf.expires_at)}")
     if leaf.plan_id and view.read(plan_path(leaf.plan_id)) is None and view.read(
@@ -285,7 +278,7 @@ def route_holds(tip: Tip, leaf: LeafContract | None, writes: dict[str, bytes | N
     if leaf is None:
         return writes, []  # people's edits are their own judgement: holds gate what agents bring in
     routed, holds = route(writes, tip.project.holds, result.hold_paths)
-    queued = [path for path, data in routed.items() if data is not None and path.startswith("queue/")
+    queued = [path for path, data in routed.items() if data is not None and path.startswith(f"{QUEUE_DIR}/")
               and tip.view.read(path) is not None]
     if queued:
         # Never overwrite what already waits for a person: the first submission keeps its place.
@@ -355,9 +348,9 @@ def land_accepted(writer: ProjectWriter, attempt: Attempt, judged: Judgement, no
     def bookkeeping(commit: str | None) -> dict[str, bytes | None]:
         files: dict[str, bytes | None] = dict(judged.score_writes)
         if leaf is not None:
-            body = {"leaf_id": leaf.leaf_id, "outcome": judged.outcome, "commit": commit, "actor": actor.handle,
-                    "operator": actor.operator, "trace_id": trace.trace_id if trace else None, "at": iso(now)}
-            files[leaf_result_path(leaf.leaf_id)] = json.dumps(body, sort_keys=True, indent=2).encode() + b"\n"
+            files[leaf_result_path(leaf.leaf_id)] = LeafResult(
+                leaf_id=leaf.leaf_id, outcome=judged.outcome, commit=commit, actor=actor.handle,
+                operator=actor.operator, trace_id=trace.trace_id if trace else None, at=now).dump()
         return files
 
     description = judged.summary + ("; " + "; ".join(judged.notes) if judged.notes else "")

@@ -50,7 +50,7 @@ import pygit2
 from verifier.constants import QUARANTINE_MAX_AGE_S
 from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
 from verifier.formats.entries import LedgerEntry
-from verifier.formats.ledger import LedgerRow, row_hash
+from verifier.formats.ledger import LedgerRow, ledger_subject, parse_ledger_subject, row_hash
 from verifier.pipeline.landing import Contribution, Landed, message
 from verifier.pipeline.ledger import append_row, ledger_head
 from verifier.store.files import exclusive_lock
@@ -80,7 +80,7 @@ def no_crash(_step: str) -> None:
 def ledger_commit_row(commit: pygit2.Commit) -> tuple[bytes, LedgerRow] | None:
     """The exact ledger line a verifier's ledger commit carries in its message, and its row;
     None for any other commit."""
-    if commit.author.email != VERIFIER_EMAIL or not commit.message.startswith("ledger: "):
+    if commit.author.email != VERIFIER_EMAIL or parse_ledger_subject(commit.message) is None:
         return None
     parts = commit.message.split("\n\n")
     if len(parts) < 2:
@@ -317,10 +317,9 @@ class ProjectWriter:
         self.crash_point("ledger")
         tree = self.repo.build_tree(parent, writes)
         row_json = line.decode("utf-8").rstrip("\n")  # the exact line, so replay rebuilds it byte for byte
-        subject = f"ledger: #{row.seq} {row.outcome} {row.action}" + (f" {row.leaf_id}" if row.leaf_id else "")
         ledger_commit = self.repo.create_commit(
             tree=tree, parents=[parent] if parent else [], author=VERIFIER, committer=VERIFIER,
-            message=message(subject, row_json, {"Verifier-Version": verifier_version()}), when=now)
+            message=message(ledger_subject(row), row_json, {"Verifier-Version": verifier_version()}), when=now)
         return Landed(row, commit_id, ledger_commit, line)
 
     def _publish(self, row: LedgerRow, tip: str, line: bytes | None, *, several: bool = False) -> None:

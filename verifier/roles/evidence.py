@@ -16,40 +16,23 @@ facts of its resolution record. Pure (the tree and a history lookup are passed i
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from verifier.errors import FormatError
-from verifier.formats.finding import Finding, parse_finding
+from verifier.formats.finding import Finding
 from verifier.formats.hypothesis import Hypothesis
-from verifier.formats.layout import (
-    finding_path,
-    leaf_result_path,
-    link_path,
-    queue_path,
-    source_record_path,
-)
 from verifier.formats.link import Link, parse_link
-from verifier.formats.review import parse_review
-from verifier.formats.source import parse_source
 from verifier.model.schema import Evidence, ResolveRequest, request_sha256
 from verifier.roles.records import Balance, FindingFact, LinkFact, ResolutionRecord, ReviewFact
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import link_path, queue_path
+from verifier.state.project import ProjectView, WalkableTree
 from verifier.writes.baseline import baseline_request
 
 UNKNOWN_OPERATOR = "unknown"
 HistoryLookup = Callable[[str], bytes | None]
-
-
-class WalkableTree(Protocol):
-    def read(self, path: str) -> bytes | None: ...
-
-    def list_dir(self, path: str) -> list[str]: ...
-
-    def walk(self, prefix: str = "") -> Iterator[str]: ...
 
 
 @dataclass(frozen=True)
@@ -64,54 +47,38 @@ class Gathered:
         return self.record.corpus_verdict
 
 
-def _links_of(view: WalkableTree, prefix: str, hypothesis_id: str) -> dict[str, Link]:
-    links = {}
-    for path in view.walk(prefix):
-        try:
-            link = parse_link(view.read(path) or b"", path)
-        except FormatError:
-            continue
-        if link.hypothesis_id == hypothesis_id:
-            links[link.link_id] = link
-    return links
-
-
-def _finding(view: WalkableTree, finding_id: str) -> Finding | None:
-    data = view.read(finding_path(finding_id))
-    if data is None:
-        return None
+def _finding(state: ProjectView, finding_id: str) -> Finding | None:
     try:
-        return parse_finding(data, finding_path(finding_id))
+        return state.finding(finding_id)
     except FormatError:
         return None
 
 
-def _source_url(view: WalkableTree, source_id: str) -> str | None:
-    data = view.read(source_record_path(source_id))
-    if data is None:
-        return None
+def _source_url(state: ProjectView, source_id: str) -> str | None:
     try:
-        return parse_source(data, source_record_path(source_id)).url
+        record = state.source(source_id)
     except FormatError:
         return None
+    return record.url if record is not None else None
 
 
 def _operator(book: ScoreBook, view: WalkableTree, object_id: str, leaf_id: str | None) -> str:
     entry = book.entry(object_id)
     if entry is not None:
-        return str(entry["operator"])
+        return entry.operator
     if leaf_id:  # never landed in the corpus (held): the operator of the leaf that made it
-        data = view.read(leaf_result_path(leaf_id))
-        if data:
-            operator = json.loads(data).get("operator")
-            if isinstance(operator, str):
-                return operator
+        try:
+            result = ProjectView(view).result(leaf_id)
+        except FormatError:
+            result = None
+        if result is not None and result.operator is not None:
+            return result.operator
     return UNKNOWN_OPERATOR
 
 
 def _rejected(book: ScoreBook, object_id: str) -> bool:
     entry = book.entry(object_id)
-    return entry is not None and bool(entry.get("rejected_by"))
+    return entry is not None and bool(entry.rejected_by)
 
 
 def _withdrawn(view: WalkableTree, link_id: str, history: HistoryLookup) -> Link | None:
@@ -132,13 +99,14 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
         raise FormatError(f"{hypothesis.hypothesis_id} has no resolution criterion, check date and measure")
     h = hypothesis.hypothesis_id
     book = ScoreBook(view.read)
-    present = _links_of(view, "links", h)
+    state = ProjectView(view)
+    present = {link_id: link for link_id, link in state.links.items() if link.hypothesis_id == h}
     evidence: list[Evidence] = []
     facts: dict[str, LinkFact] = {}
     findings: dict[str, FindingFact] = {}
     for link_id in sorted(present):
         link = present[link_id]
-        finding = _finding(view, link.finding_id)
+        finding = _finding(state, link.finding_id)
         entry = book.entry(link_id)
         # A link out of the evidence: its finding is gone, or a standing `reject` review withdrew
         # it or its finding (issue 10: the effect applied is the one resolution sees).
@@ -147,17 +115,13 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
             evidence.append(Evidence(link_id=link_id, finding_id=link.finding_id, stance=link.stance,
                                      statement=finding.statement, excerpt=finding.excerpt,
                                      limitation=finding.limitation, source_id=finding.source_id,
-                                     source_url=_source_url(view, finding.source_id)))
+                                     source_url=_source_url(state, finding.source_id)))
         facts[link_id] = LinkFact(link_id=link_id, finding_id=link.finding_id, revision=link.hypothesis_revision,
                                   stance=link.stance, leaf_kind=link.leaf_kind,
                                   operator=_operator(book, view, link_id, link.leaf_id), in_evidence=in_evidence,
-                                  use=float(entry["u"]) if entry is not None and in_evidence else 0.0)
+                                  use=float(entry.u) if entry is not None and in_evidence else 0.0)
     reviews: list[ReviewFact] = []
-    for path in view.walk("reviews"):
-        try:
-            review = parse_review(view.read(path) or b"", path)
-        except FormatError:
-            continue
+    for review in state.reviews.values():
         if not review.object_id.startswith("lnk_"):
             continue  # reviews of findings are not scored by resolution
         if review.object_id not in facts:
@@ -174,7 +138,7 @@ def gather(view: WalkableTree, hypothesis: Hypothesis, *, now: datetime, history
                                   reviewer=_operator(book, view, review.review_id, review.leaf_id)))
     for fact in facts.values():
         if fact.finding_id not in findings:
-            finding = _finding(view, fact.finding_id)
+            finding = _finding(state, fact.finding_id)
             findings[fact.finding_id] = FindingFact(
                 finding_id=fact.finding_id,
                 operator=_operator(book, view, fact.finding_id, finding.leaf_id if finding else None))

@@ -25,6 +25,7 @@ from verifier.errors import FormatError
 from verifier.formats.frontmatter import load_yaml, split_front_matter
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.yamlout import dump_yaml
+from verifier.state.layout import PROJECT_FILE
 
 RESOLUTION_FIELDS = ("criterion", "check_date", "measure")
 KNOWN_FIELDS = ("statement", *RESOLUTION_FIELDS, "imported_from")
@@ -104,13 +105,13 @@ def next_ids(existing: list[str], count: int) -> list[str]:
 def with_hypotheses(project_md: bytes, order: list[str]) -> bytes:
     """PROJECT.md with its `hypotheses:` line set to `order` (flow style), the rest byte for byte."""
     text = project_md.decode("utf-8")
-    front, _body, _line = split_front_matter(text, "PROJECT.md")
+    front, _body, _line = split_front_matter(text, PROJECT_FILE)
     line = f"hypotheses: [ {', '.join(order)} ]"
     if _HYPOTHESES_LINE.search(front):
         current = _HYPOTHESES_LINE.search(front)
         assert current is not None
         if "[" not in current.group(0):
-            raise FormatError("hypotheses: is a block list; write it as [ H1, H2 ] to import into it", "PROJECT.md")
+            raise FormatError("hypotheses: is a block list; write it as [ H1, H2 ] to import into it", PROJECT_FILE)
         new_front = _HYPOTHESES_LINE.sub(line, front, count=1)
     else:
         new_front = front.rstrip("\n") + "\n" + line

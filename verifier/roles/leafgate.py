@@ -9,11 +9,12 @@ by construction (it only picks what it read at the same tip).
 
 from __future__ import annotations
 
-from verifier.checks.hypotheses import current_hypothesis, revision_problem
+from verifier.checks.hypotheses import revision_problem
 from verifier.errors import FormatError
-from verifier.formats.layout import classify, finding_path, source_record_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.source import parse_source
+from verifier.state.layout import classify, finding_path, source_record_path
+from verifier.state.project import current_hypothesis
 from verifier.state.view import TreeView
 
 

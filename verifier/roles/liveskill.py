@@ -18,12 +18,12 @@ SEED = Path(__file__).resolve().parents[2] / "skill" / "SKILL.md"
 
 
 def live_skill_path(home: Home) -> Path:
-    return home.root / "skill" / "SKILL.md"
+    return home.layout.skill / "SKILL.md"
 
 
 def _write(home: Home, data: bytes) -> str:
     version = skill_version(data)
-    write_atomic(home.root / "skill" / "history" / f"{version}.md", data, durable=home.settings.durable)
+    write_atomic(home.layout.skill / "history" / f"{version}.md", data, durable=home.settings.durable)
     write_atomic(live_skill_path(home), data, durable=home.settings.durable)
     return version
 
@@ -32,7 +32,7 @@ def read_live_skill(home: Home, *, seed: Path = SEED) -> bytes:
     """The bytes workers read; seeded from the checked-in skill the first time."""
     path = live_skill_path(home)
     if not path.exists():
-        with exclusive_lock(home.root / "locks" / "skill.lock"):
+        with exclusive_lock(home.layout.named_lock("skill")):
             if not path.exists():
                 data = seed.read_bytes()
                 sections(data.decode("utf-8"), str(seed))
@@ -48,5 +48,5 @@ def live_skill_version(home: Home) -> str:
 def install_skill(home: Home, text: str) -> str:
     """Make `text` the live skill (the gate calls this for a kept proposal); returns its version."""
     sections(text, "candidate skill")
-    with exclusive_lock(home.root / "locks" / "skill.lock"):
+    with exclusive_lock(home.layout.named_lock("skill")):
         return _write(home, text.encode("utf-8"))

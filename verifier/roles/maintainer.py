@@ -59,7 +59,7 @@ def configured_backend(home: Home) -> Backend | None:
 
 
 def _counts_at_last_pass(home: Home) -> dict[str, dict[str, int]]:
-    path = home.root / "loop" / "maintainer.json"
+    path = home.layout.loop / "maintainer.json"
     if not path.exists():
         return {}
     value = json.loads(path.read_bytes()).get("counts_at_last_pass", {})
@@ -122,7 +122,7 @@ def _diagnose(backend: Backend, failures: list[Pattern], notes: list[str], stopp
 def run_pass(home: Home, *, now: datetime, backend: Backend | None = None) -> PassReport:
     """One maintainer pass; returns what it sampled and wrote. One pass at a time: a page is read,
     merged and written back, and two passes at once would lose one's evidence."""
-    with exclusive_lock(home.root / "locks" / "maintainer.lock"):
+    with exclusive_lock(home.layout.named_lock("maintainer")):
         return _pass(home, now, backend)
 
 
@@ -155,6 +155,6 @@ def _pass(home: Home, now: datetime, backend: Backend | None) -> PassReport:
     written = sorted(path for path in writes if path.startswith("patterns/"))
     writes["logs.md"] = ((wiki.read("logs.md") or "") + log_entry(stamp, sampled, written, model)).encode()
     commit = wiki.write(writes, f"maintainer pass: {len(facts)} traces, {len(written)} pattern pages", now)
-    write_atomic(home.root / "loop" / "maintainer.json",
+    write_atomic(home.layout.loop / "maintainer.json",
                  json.dumps({"counts_at_last_pass": index.counts(), "last_pass": stamp}).encode())
     return PassReport(sampled, written, commit, model, notes)

@@ -21,7 +21,7 @@ TEMPLATE = Path(__file__).resolve().parents[2] / "ops-wiki-template"
 
 
 def ops_wiki_path(home: Home) -> Path:
-    return home.root / "ops-wiki.git"
+    return home.layout.ops_wiki
 
 
 class OpsWiki:
@@ -30,7 +30,7 @@ class OpsWiki:
     def __init__(self, home: Home, *, template: Path = TEMPLATE) -> None:
         self.home = home
         self.path = ops_wiki_path(home)
-        self.lock = home.root / "locks" / "ops-wiki.lock"
+        self.lock = home.layout.named_lock("ops-wiki")
         with exclusive_lock(self.lock):
             if not self.path.exists():
                 self._create(template)

@@ -33,7 +33,6 @@ from verifier.errors import ConflictError, NotFound
 from verifier.formats.base import iso
 from verifier.formats.document import parse_plan
 from verifier.formats.entries import PlanEntry
-from verifier.formats.layout import leaf_path, plan_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.yamlout import dump_yaml
 from verifier.model.adapter import Backend
@@ -45,10 +44,10 @@ from verifier.roles.planjudge import judge
 from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
 from verifier.roles.planstate import WAITING_MARK, held_plan_path, read_state, waiting_digest
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import leaf_path, plan_path
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
 
-COMMONS_FILE = "commons.sqlite3"  # the service's Commons database (verifier.service.core)
 ATTEMPTS = 3
 MAX_REFUSALS_SHOWN = 30
 

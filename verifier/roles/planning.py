@@ -30,7 +30,8 @@ from typing import Any
 from verifier.constants import LEAF_TTL, WARM_MAX_BYTES, WARM_POOL, WARM_TTL
 from verifier.formats.base import iso
 from verifier.formats.duration import parse_duration
-from verifier.formats.leaf import LeafContract, LeafKind, default_write_rules
+from verifier.formats.leaf import LeafContract, LeafKind
+from verifier.state.layout import default_write_rules
 
 PLANNER = "planner"
 LINK_BATCH = 10  # findings per link leaf: enough to see a pattern, small enough to finish

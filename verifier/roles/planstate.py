@@ -21,23 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan
-from verifier.formats.layout import (
-    FIELD_GUIDE,
-    LEAVES_DIR,
-    PROJECT_FILE,
-    classify,
-    leaf_path,
-    leaf_result_path,
-    queue_path,
-)
-from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.formats.link import parse_link, parse_note
-from verifier.formats.project import ProjectFile, parse_project
-from verifier.formats.review import parse_review
-from verifier.formats.source import parse_source
+from verifier.formats.leaf import LeafContract
+from verifier.formats.project import ProjectFile
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.planning import (
     PLANNER,
@@ -48,10 +35,19 @@ from verifier.roles.planning import (
     SourceFacts,
     leaf_keys,
 )
-from verifier.roles.records import PLANNER_SCORES
+from verifier.state.layout import (
+    FIELD_GUIDE,
+    PLANNER_SCORES,
+    PLANS_DIR,
+    PLANS_QUEUE,
+    finding_path,
+    link_path,
+    plan_path,
+    queue_path,
+)
+from verifier.state.project import ProjectView, current_hypothesis
 from verifier.store.gitrepo import GitTree
 
-PLANS_QUEUE = "queue/plans/plans"
 WAITING_MARK = "waiting leaves sha256 "  # in a held plan's ledger row, before the digest of its leaves
 _HELD_ROW = re.compile(r"^plan ([a-z0-9][a-z0-9-]{2,63}): .*; held for a person's approval \(" + WAITING_MARK
                        + r"([0-9a-f]{64})\)$")
@@ -93,58 +89,37 @@ class Read:
     open_leaves: dict[str, LeafContract]  # open leaves (re-posted to Commons on every wake)
 
 
-def _leaves(view: GitTree, now: datetime, claimed: frozenset[str]) -> _Leaves:
+def _leaves(state: ProjectView, now: datetime, claimed: frozenset[str]) -> _Leaves:
     """Every contract; open ones hold their keys. A claimed warm leaf has been taken: it still
     holds its source, but no longer counts in the warm pool."""
     found = _Leaves()
-    for name in view.list_dir(LEAVES_DIR):
-        if not name.endswith(".yaml"):
-            continue
-        leaf_id = name[:-5]
-        try:
-            contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
-        except FormatError:
-            continue
+    for leaf_id, leaf in state.leaves.items():
+        contract = leaf.contract
         found.contracts[leaf_id] = contract
-        result = view.read(leaf_result_path(leaf_id))
-        if result is not None:
-            found.outcome[leaf_id] = str(json.loads(result).get("outcome"))
+        if leaf.result is not None:
+            found.outcome[leaf_id] = leaf.result.outcome
         elif now < contract.expires_at:
             warm = bool(contract.warm) and leaf_id not in claimed
             found.open.append(OpenLeaf(leaf_id, contract.kind, leaf_keys(contract), warm))
     return found
 
 
-def _graph(view: GitTree) -> _Graph:
+def _graph(state: ProjectView) -> _Graph:
     graph = _Graph()
-    for path in sorted(view.walk("links")):
-        try:
-            link = parse_link(view.read(path) or b"", path)
-        except FormatError:
-            continue
-        graph.link_paths.append(path)
+    for link_id, link in state.links.items():
+        graph.link_paths.append(link_path(link_id))
         graph.linked.add((link.hypothesis_id, link.finding_id))
         graph.has_links.add(link.hypothesis_id)
         if link.stance == "contradicts":
             graph.challenged.add((link.hypothesis_id, link.hypothesis_revision))
-    for path in sorted(view.walk("notes")):
-        try:
-            note = parse_note(view.read(path) or b"", path)
-        except FormatError:
-            continue
+    for note in state.notes.values():
         graph.challenged.add((note.hypothesis_id, note.hypothesis_revision))
         graph.scout_requests += [(note.hypothesis_id, request.gap) for request in note.scout_requests]
     return graph
 
 
-def _reviewed(view: GitTree) -> set[str]:
-    reviewed = set()
-    for path in view.walk("reviews"):
-        try:
-            reviewed.add(parse_review(view.read(path) or b"", path).object_path)
-        except FormatError:
-            continue
-    return reviewed
+def _reviewed(state: ProjectView) -> set[str]:
+    return {review.object_path for review in state.reviews.values()}
 
 
 def waiting_digest(contracts: list[LeafContract]) -> str:
@@ -178,8 +153,8 @@ def _plans(view: GitTree, existing: dict[str, LeafContract],
                          for c in _held_leaves(view.read(path) or b"", path, held)]
         except (FormatError, ValueError):
             continue
-    for name in sorted(view.list_dir("plans")):
-        path = f"plans/{name}"
+    for name in sorted(view.list_dir(PLANS_DIR)):
+        path = f"{PLANS_DIR}/{name}"
         try:
             released += [c for c in _held_leaves(view.read(path) or b"", path, held) if c.leaf_id not in existing]
         except (FormatError, ValueError):
@@ -187,18 +162,11 @@ def _plans(view: GitTree, existing: dict[str, LeafContract],
     return reserved, released
 
 
-def _sources(view: GitTree, leaves: _Leaves, failures: dict[str, int]) -> list[SourceFacts]:
+def _sources(state: ProjectView, leaves: _Leaves, failures: dict[str, int]) -> list[SourceFacts]:
     extracted = {c.inputs.source_id for leaf_id, c in leaves.contracts.items()
                  if c.kind == "extract" and leaves.outcome.get(leaf_id) == "accepted"}
     sources = []
-    for path in sorted(view.walk("sources")):
-        kind = classify(path)
-        if kind is None or kind.type != "source":
-            continue
-        try:
-            record = parse_source(view.read(path) or b"", path)
-        except FormatError:
-            continue
+    for record in state.sources.values():
         sources.append(SourceFacts(record.source_id, record.status, record.size, bool(record.warm),
                                    record.source_id in extracted, failures.get(record.source_id, 0)))
     return sources
@@ -253,7 +221,7 @@ def _hypotheses(view: GitTree, project: ProjectFile, graph: _Graph) -> list[Hypo
 
 def finding_ids(view: GitTree) -> list[str]:
     """Accepted findings, by id (from their paths: nothing to parse)."""
-    return sorted(path.rsplit("/", 1)[1][:-5] for path in view.walk("findings") if path.endswith(".yaml"))
+    return list(ProjectView(view).finding_ids)
 
 
 def _filing(findings: list[str], hypotheses: list[HypothesisFacts], leaves: _Leaves, graph: _Graph,
@@ -279,12 +247,12 @@ def _filing(findings: list[str], hypotheses: list[HypothesisFacts], leaves: _Lea
     return unfiled
 
 
-def _unreviewed(view: GitTree, leaves: _Leaves, graph: _Graph, cap: int) -> list[str]:
-    reviewed = _reviewed(view)
+def _unreviewed(state: ProjectView, leaves: _Leaves, graph: _Graph, cap: int) -> list[str]:
+    reviewed = _reviewed(state)
     under_review = {c.inputs.object_path for leaf_id, c in leaves.contracts.items()
                     if c.kind == "review" and leaves.live(leaf_id)}
     out: list[str] = []
-    for path in [*sorted(view.walk("findings")), *graph.link_paths]:
+    for path in [*(finding_path(f) for f in state.finding_ids), *graph.link_paths]:
         if path not in reviewed and path not in under_review:
             out.append(path)
             if len(out) >= cap:
@@ -319,21 +287,22 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
                asked: Callable[[str, int], bool], claimed: frozenset[str] = frozenset()) -> Read:
     """The state a wake decides from. `asked(H, revision)` says whether Commons already holds the
     steward's question about that hypothesis revision."""
-    project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
-    leaves = _leaves(view, now, claimed)
+    read = ProjectView(view, tip)
+    project = read.project
+    leaves = _leaves(read, now, claimed)
     ledger = _ledger(view, leaves.contracts)
     failures, rejections, last_wake = ledger.failures, ledger.rejections, ledger.last_wake
     reserved, released = _plans(view, leaves.contracts, ledger.held)
-    graph = _graph(view)
+    graph = _graph(read)
     hypotheses = _hypotheses(view, project, graph)
-    sources = _sources(view, leaves, failures)
+    sources = _sources(read, leaves, failures)
     cap = project.budget_per_loop.leaves_max * settings.link_batch
-    findings = finding_ids(view)
+    findings = list(read.finding_ids)
     state = ProjectState(
         slug=slug, tip=tip, steward=project.steward, hold_plans="plans" in project.holds,
         leaves_max=project.budget_per_loop.leaves_max, hypotheses=hypotheses, sources=sources,
         open_leaves=leaves.open + reserved, unfiled=_filing(findings, hypotheses, leaves, graph, cap),
-        unreviewed=_unreviewed(view, leaves, graph, project.budget_per_loop.leaves_max),
+        unreviewed=_unreviewed(read, leaves, graph, project.budget_per_loop.leaves_max),
         gaps=_gaps(view, hypotheses, sources, graph), rejections=rejections, findings=len(findings),
         field_guide=(view.read(FIELD_GUIDE) or b"").decode("utf-8", "replace"),
         asked=frozenset(f"{h.hypothesis_id}:{h.revision}" for h in hypotheses
@@ -344,4 +313,4 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
 
 
 def held_plan_path(plan_id: str) -> str:
-    return queue_path("plans", f"plans/{plan_id}.md")
+    return queue_path(PLANS_DIR, plan_path(plan_id))

@@ -23,15 +23,13 @@ records, the reports and the use-score summary.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
 from verifier.errors import FormatError
 from verifier.formats.base import Day, Sha256Hex, Strict, Text, Timestamp, iso
-from verifier.formats.document import parse_report
-from verifier.formats.layout import USE_SCORES
 from verifier.formats.project import HypothesisId
 from verifier.scoring.resolution import (
     Finding,
@@ -44,30 +42,15 @@ from verifier.scoring.resolution import (
     resolution_document,
     score_resolutions,
 )
+from verifier.state.layout import (
+    RECORDS_DIR,
+)
+from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
-
-RECORDS_DIR = "scores/resolutions"
-PROPOSALS_DIR = "queue/verdicts"
-RESOLUTION_SCORES = "scores/resolution.json"
-PLANNER_SCORES = "scores/planner.json"
-DELTAS_DIR = "scores/credit-deltas"
-REPORTS_DIR = "reports"
 
 CorpusVerdict = Literal["true", "false", "none"]
 Outcome = Literal["true", "false", "unresolved"]
 Operator = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-
-
-def record_path(hypothesis_id: str) -> str:
-    return f"{RECORDS_DIR}/{hypothesis_id}.json"
-
-
-def proposal_path(hypothesis_id: str) -> str:
-    return f"{PROPOSALS_DIR}/{hypothesis_id}.json"
-
-
-def deltas_path(seq: int) -> str:
-    return f"{DELTAS_DIR}/{seq:06d}.json"
 
 
 class LinkFact(Strict):
@@ -211,18 +194,6 @@ def read_records(view: TreeView) -> dict[str, ResolutionRecord]:
     return records
 
 
-def _reports(view: TreeView, names: Iterable[str]) -> list[Report]:
-    reports = []
-    for name in names:
-        path = f"{REPORTS_DIR}/{name}"
-        try:
-            report, _ = parse_report(view.read(path) or b"", path)
-        except FormatError:
-            continue  # the human check refuses a malformed report; history may hold one fixed later
-        reports.append(Report(report.report_id, tuple(report.introduced)))
-    return reports
-
-
 def resolution_scores(view: TreeView, project: str, records: Mapping[str, ResolutionRecord]) -> bytes:
     """scores/resolution.json over every decided record, the reports and the use summary."""
     resolutions: list[Resolution] = []
@@ -235,8 +206,10 @@ def resolution_scores(view: TreeView, project: str, records: Mapping[str, Resolu
         links += own_links
         reviews += own_reviews
         findings.update((f.finding_id, f) for f in own_findings)
-    reports = _reports(view, [n for n in view.list_dir(REPORTS_DIR) if n.endswith(".md")])
-    summary: dict[str, Any] = json.loads(view.read(USE_SCORES) or b"{}")
+    state = ProjectView(view)
+    # A malformed report is left out: the human check refuses one; history may hold one fixed later.
+    reports = [Report(report.report_id, tuple(report.introduced)) for report, _body in state.reports.values()]
+    summary = state.use
     scores = score_resolutions(resolutions, links, reviews, findings.values(), reports)
     return dump_json(resolution_document(project, scores, activity_from_use_summary(summary)))
 

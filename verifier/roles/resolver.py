@@ -46,15 +46,14 @@ from typing import Any, Literal
 import pygit2
 from ruamel.yaml import YAML
 
-from verifier.audits.leaks import LOGS_DIR, OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
-from verifier.checks.hypotheses import current_hypothesis, revision_rule
+from verifier.audits.leaks import OpenedBaseline, agent_visible_payloads, public_answer_hashes, search
+from verifier.checks.hypotheses import revision_rule
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
 from verifier.formats.base import iso
 from verifier.formats.entries import ResolveEntry
 from verifier.formats.frontmatter import split_front_matter
 from verifier.formats.hypothesis import Actor as VerdictActor
 from verifier.formats.hypothesis import Hypothesis, Verdict, parse_hypothesis
-from verifier.formats.layout import PROJECT_FILE, hypothesis_path
 from verifier.formats.project import parse_project
 from verifier.formats.wording import count
 from verifier.model.adapter import Backend, ModelError, ask
@@ -66,29 +65,36 @@ from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.answergate import SECRET_IN_ANSWER, revoke_in, safe_text, screen
 from verifier.roles.evidence import HistoryLookup, gather
 from verifier.roles.records import (
-    PLANNER_SCORES,
-    RESOLUTION_SCORES,
     BaselineOutcome,
     Decider,
     ModelCall,
     Outcome,
     ResolutionRecord,
-    deltas_path,
     planner_scores,
-    proposal_path,
     read_record,
     read_records,
-    record_path,
     resolution_scores,
 )
 from verifier.scoring.resolution import credit_deltas, deltas_document, dump_json
 from verifier.seal.sealing import SealError, baseline_context, unseal
+from verifier.state.layout import (
+    PLANNER_SCORES,
+    PROJECT_FILE,
+    RESOLUTION_SCORES,
+    deltas_path,
+    hypothesis_path,
+    opened_path,
+    proposal_path,
+    record_path,
+    request_record_path,
+)
+from verifier.state.project import current_hypothesis
 from verifier.state.view import Overlay
 from verifier.store.gitrepo import VERIFIER, GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
-from verifier.writes.baseline import ATTEMPTS, SealState, hypotheses_in, opened_path, read_seal, request_record_path
+from verifier.writes.baseline import ATTEMPTS, SealState, hypotheses_in, read_seal
 
 RESOLVER = "resolver"
 RunStatus = Literal["resolved", "unresolved", "queued", "waiting", "opened", "failed", "changed"]
@@ -196,7 +202,7 @@ def _open(home: Home, repo: ProjectRepo, view: GitTree, slug: str, record: Resol
     except SealError as exc:
         raise ResolverError(f"{state.path}: {exc}; keep the key its `recipient` names (docs/resolver.md)") from exc
     # The leak test runs before the seal is retired: a baseline agents could read is no control.
-    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.root / LOGS_DIR)
+    payloads = agent_visible_payloads(repo, slug, now=now, logs=home.layout.logs)
     leaks = search(payloads, [OpenedBaseline(h, state.sealed, baseline)], public_answer_hashes(view))
     if leaks:
         where = ", ".join(sorted({f"{b.leak.where} ({b.leak.secret})" for b in leaks})[:5])

@@ -41,9 +41,9 @@ from verifier.roles.maintainer import configured_backend, due_for_maintenance, r
 from verifier.roles.planner import wake
 from verifier.roles.proposer import run_proposer
 from verifier.roles.validation import CommandWorker
-from verifier.state.board import ContractCache, board
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.ui.board import ContractCache, board
 
 TERM_GRACE_S = 5.0
 EXPANDED = ("RW_PROJECT", "RW_LEAF", "RW_SERVER", "RW_HOME")
@@ -131,7 +131,7 @@ def run_workers(home: Home, config: WorkerConfig, leaves: list[tuple[str, str]],
     """Start one worker per leaf, all at once, and wait for each up to the limit."""
     started: list[tuple[str, str, subprocess.Popen[bytes], Path, float]] = []
     for slug, leaf_id in leaves:
-        log = home.root / "runs" / slug / f"{leaf_id}-{time.strftime('%Y%m%dT%H%M%S')}.log"
+        log = home.layout.runs(slug) / f"{leaf_id}-{time.strftime('%Y%m%dT%H%M%S')}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "RW_PROJECT": slug, "RW_LEAF": leaf_id, "RW_TOKEN": config.token,
                "RW_SERVER": config.server or "", "RW_HOME": str(home.root)}

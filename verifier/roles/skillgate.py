@@ -26,7 +26,7 @@ from verifier.store.home import Home
 
 
 def _state(home: Home) -> dict[str, dict[str, object]]:
-    path = home.root / "loop" / "gate.json"
+    path = home.layout.loop / "gate.json"
     return dict(json.loads(path.read_bytes())) if path.exists() else {}
 
 
@@ -46,7 +46,7 @@ def _check_pinned(home: Home, validation: LoadedSet) -> None:
 def _save_best(home: Home, validation: LoadedSet, best: float, version: str) -> None:
     state = _state(home)
     state[validation.version] = {"best": best, "skill_version": version, "digest": validation.digest()}
-    write_atomic(home.root / "loop" / "gate.json", json.dumps(state, sort_keys=True, indent=2).encode())
+    write_atomic(home.layout.loop / "gate.json", json.dumps(state, sort_keys=True, indent=2).encode())
 
 
 def _record(home: Home, decision: Decision, now: datetime) -> None:
@@ -71,7 +71,7 @@ def gate(home: Home, kind: str, candidate: str, *, worker: Worker, now: datetime
          validation: LoadedSet | None = None) -> Decision:
     """Gate one proposal: a candidate skill that may differ from the live one in `kind`'s section only."""
     validation = validation or load_validation_set()
-    with exclusive_lock(home.root / "locks" / "skillgate.lock"):
+    with exclusive_lock(home.layout.named_lock("skillgate")):
         live = read_live_skill(home).decode("utf-8")
         try:
             check_one_section(live, candidate, kind)

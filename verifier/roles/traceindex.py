@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.errors import AuthError, FormatError, NotFound
-from verifier.formats.layout import PROJECT_FILE
-from verifier.formats.ledger import ROWS_PER_SEGMENT, parse_segment, segment_path
+from verifier.formats.ledger import ROWS_PER_SEGMENT, parse_segment
 from verifier.formats.project import parse_project
 from verifier.formats.skill import SKILL_KINDS
 from verifier.roles.outcomes import OUTCOMES, OutcomeEntry, counts, entry_from_row, parse_entry
+from verifier.state.layout import PROJECT_FILE, segment_path
 from verifier.store.files import exclusive_lock, write_atomic
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -73,7 +73,7 @@ def authorize_reader(home: Home, token: str) -> Reader:
 class TraceIndex:
     def __init__(self, home: Home) -> None:
         self.home = home
-        self.root = home.root / "loop" / "outcomes"
+        self.root = home.layout.loop / "outcomes"
 
     def _stratum(self, kind: str, outcome: str) -> Path:
         return self.root / f"{kind}.{outcome}.jsonl"

@@ -36,12 +36,12 @@ from verifier.constants import WORKER_TIMEOUT_S
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Strict, iso
 from verifier.formats.frontmatter import load_front_matter
-from verifier.formats.layout import PROJECT_FILE, classify
-from verifier.formats.leaf import LeafContract, default_write_rules
+from verifier.formats.leaf import LeafContract
 from verifier.formats.skill import skill_version
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.submit import Submission, submit
 from verifier.roles.gating import LeafScore
+from verifier.state.layout import PROJECT_FILE, classify, default_write_rules
 from verifier.store.fetcher import HttpFetcher
 from verifier.store.home import Home, Settings
 from verifier.writes.project import add_leaf, init_project
@@ -258,6 +258,8 @@ def _loopback_template(template: Path, into: Path) -> Path:
     http to 127.0.0.1), so the verifier's real fetch runs on the pinned bytes; nothing else changes."""
     shutil.copytree(template, into)
     front, body = load_front_matter((into / PROJECT_FILE).read_bytes(), PROJECT_FILE)
+    if not isinstance(front, dict):
+        raise FormatError("front matter is not a mapping of fields", str(into / PROJECT_FILE))
     policy = dict(front.get("source_policy") or {})
     policy.update(allow_http=True, allow_domains=["127.0.0.1"])
     front["source_policy"] = policy

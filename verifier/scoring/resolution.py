@@ -38,7 +38,10 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
+
+from verifier.formats.strictjson import Json
+from verifier.formats.usescores import UseSummary
 
 Stance = Literal["supports", "contradicts", "context"]
 Outcome = Literal["true", "false", "unresolved"]
@@ -123,21 +126,14 @@ class OperatorActivity:
     tokens_objects: int | None = None
 
 
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def activity_from_use_summary(summary: Mapping[str, Any]) -> list[OperatorActivity]:
+def activity_from_use_summary(summary: UseSummary) -> list[OperatorActivity]:
     """OperatorActivity from the operators block of scores/use.json (scoring/use.py writes it)."""
-    operators: Mapping[str, Mapping[str, Any]] = summary.get("operators", {})
-    return [OperatorActivity(operator=name, accepted_leaves=int(row.get("accepted_leaves", 0)),
-                             accepted_objects=int(row.get("accepted_objects", 0)),
-                             use_score=float(row.get("use_score", 0.0)),
-                             usd=None if row.get("usd") is None else float(row["usd"]),
-                             tokens=None if row.get("tokens") is None else int(row["tokens"]),
-                             usd_objects=_optional_int(row.get("usd_objects")),
-                             tokens_objects=_optional_int(row.get("tokens_objects")))
-            for name, row in sorted(operators.items())]
+    return [OperatorActivity(operator=name, accepted_leaves=row.accepted_leaves,
+                             accepted_objects=row.accepted_objects, use_score=float(row.use_score),
+                             usd=None if row.usd is None else float(row.usd),
+                             tokens=None if row.tokens is None else int(row.tokens),
+                             usd_objects=row.usd_objects, tokens_objects=row.tokens_objects)
+            for name, row in sorted(summary.operators.items())]
 
 
 # --- the rules ----------------------------------------------------------------------------
@@ -197,7 +193,7 @@ class LiftScore:
     no_baseline: int  # resolved true/false without a sealed baseline: cannot be compared
     lift: float | None  # (wins - losses) / n, None when n == 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"n": self.n, "wins": self.wins, "losses": self.losses, "ties": self.ties,
                 "unresolved": self.unresolved, "no_baseline": self.no_baseline, "lift": self.lift}
 
@@ -227,7 +223,7 @@ class PlatformLift:
     projects: dict[str, LiftScore]
     overall: LiftScore
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"version": DOCUMENT_VERSION, "overall": self.overall.to_json(),
                 "projects": {slug: self.projects[slug].to_json() for slug in sorted(self.projects)}}
 
@@ -408,14 +404,14 @@ def _disclosed(objects: int | None, activity: OperatorActivity) -> int:
     return activity.accepted_objects if objects is None else objects
 
 
-def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = ()) -> list[dict[str, Any]]:
+def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = ()) -> list[Json]:
     """Per operator, the five v0 components next to each other; unknown inputs are null, not 0.
 
     Deliberately no total: a composite waits until ten hypotheses have resolved (design §7.4).
     """
     active = _unique(activity, "operator", "operator activity")
     names = sorted(set(active) | set(scores.operators) | set(scores.review_accuracy))
-    rows = []
+    rows: list[Json] = []
     for name in names:
         act = active.get(name)
         credit = scores.operators.get(name)
@@ -438,7 +434,7 @@ def components(scores: ResolutionScores, activity: Iterable[OperatorActivity] = 
 
 
 def resolution_document(project: str, scores: ResolutionScores,
-                        activity: Iterable[OperatorActivity] = ()) -> dict[str, Any]:
+                        activity: Iterable[OperatorActivity] = ()) -> dict[str, Json]:
     """The content of scores/resolution.json."""
     links_per_hypothesis: dict[str, int] = defaultdict(int)
     for item in scores.links:
@@ -485,7 +481,7 @@ def resolution_document(project: str, scores: ResolutionScores,
     }
 
 
-def dump_json(document: Any) -> bytes:
+def dump_json(document: Json) -> bytes:
     """The one spelling of a scores file: sorted keys, two-space indent, UTF-8, final newline."""
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
 
@@ -532,7 +528,7 @@ class CreditDelta:
                          f"({plural(len(self.reviews), 'review')}).")
         return " ".join(parts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"operator": self.operator, "hypothesis_id": self.hypothesis_id, "outcome": self.outcome,
                 "previous_outcome": self.previous_outcome, "link_credit": self.link_credit,
                 "finding_credit": self.finding_credit, "review_accuracy": self.review_accuracy,
@@ -590,5 +586,5 @@ def credit_deltas(after: Resolution, links: Iterable[Link], reviews: Iterable[Re
     return deltas
 
 
-def deltas_document(deltas: Sequence[CreditDelta]) -> list[dict[str, Any]]:
+def deltas_document(deltas: Sequence[CreditDelta]) -> list[Json]:
     return [delta.to_json() for delta in sorted(deltas, key=lambda d: (d.hypothesis_id, d.operator))]

@@ -23,39 +23,34 @@ disclosed leaves and is null until one discloses; `usd_objects` counts the accep
 those leaves (the denominator of `usd_per_accepted_object`), and `usd_undisclosed` counts the
 leaves left out, so an average is never diluted by zeros that were never measured.
 
-Pure: shard files are read through a callable and written back as bytes.
+Pure: shard files are read through a callable and written back as bytes, through the typed
+models of verifier.formats.usescores.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from verifier.formats.layout import USE_SCORES
+from verifier.formats.usescores import (
+    COST_UNITS,
+    CROSS_OPERATOR,
+    SAME_OPERATOR,
+    Number,
+    OperatorUse,
+    UseEntry,
+    UseSummary,
+    dump_shard,
+    parse_shard,
+)
+from verifier.state.layout import USE_SCORES, use_shard_path
 
-SHARD_ROOT = "scores/use"
-CROSS_OPERATOR = 1.0
-SAME_OPERATOR = 0.25
 SCORED_TYPES = ("source", "finding", "link", "plan", "report", "review")
-COST_UNITS = ("tokens", "usd")
+__all__ = ["COST_UNITS", "CROSS_OPERATOR", "SAME_OPERATOR", "SCORED_TYPES", "ObjectFacts", "ScoreBook", "weight"]
 
 
 def weight(citing_operator: str, cited_operator: str) -> float:
     return CROSS_OPERATOR if citing_operator != cited_operator else SAME_OPERATOR
-
-
-def shard_path(object_id: str) -> str:
-    digits = object_id[4:8]
-    if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
-        digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
-    return f"{SHARD_ROOT}/{digits[:2]}/{digits[2:]}.json"
-
-
-def _dump(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False).encode() + b"\n"
 
 
 @dataclass(frozen=True)
@@ -77,132 +72,123 @@ class ScoreBook:
     """Scores over lazily read shards; `writes()` returns only what changed."""
 
     read: Callable[[str], bytes | None]
-    shards: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    shards: dict[str, dict[str, UseEntry]] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)
-    _summary: dict[str, Any] | None = None
+    _summary: UseSummary | None = None
     summary_dirty: bool = False
 
     # -- storage ---------------------------------------------------------------------------
-    def _shard(self, path: str) -> dict[str, dict[str, Any]]:
+    def _shard(self, path: str) -> dict[str, UseEntry]:
         if path not in self.shards:
             data = self.read(path)
-            self.shards[path] = json.loads(data) if data else {}
+            self.shards[path] = parse_shard(data, path) if data else {}
         return self.shards[path]
 
-    def entry(self, object_id: str) -> dict[str, Any] | None:
-        return self._shard(shard_path(object_id)).get(object_id)
+    def entry(self, object_id: str) -> UseEntry | None:
+        return self._shard(use_shard_path(object_id)).get(object_id)
 
-    def _put(self, object_id: str, entry: dict[str, Any]) -> None:
-        path = shard_path(object_id)
+    def _put(self, object_id: str, entry: UseEntry) -> None:
+        path = use_shard_path(object_id)
         self._shard(path)[object_id] = entry
         self.dirty.add(path)
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> UseSummary:
         if self._summary is None:
-            data = self.read(USE_SCORES)
-            self._summary = json.loads(data) if data else {
-                "hypotheses": {}, "reports": {}, "operators": {},
-                "weights": {"cross_operator": CROSS_OPERATOR, "same_operator": SAME_OPERATOR}}
+            self._summary = UseSummary.parse(self.read(USE_SCORES), USE_SCORES)
         return self._summary
 
-    def _operator(self, name: str) -> dict[str, Any]:
+    def _operator(self, name: str) -> OperatorUse:
         self.summary_dirty = True
-        operators: dict[str, dict[str, Any]] = self.summary["operators"]
-        row = operators.setdefault(name, {"accepted_leaves": 0, "accepted_objects": 0, "use_score": 0.0,
-                                          "tokens": None, "usd": None})
+        row = self.summary.operators.setdefault(name, OperatorUse())
         for unit in COST_UNITS:
-            row.setdefault(f"{unit}_objects", 0)
-            row.setdefault(f"{unit}_undisclosed", 0)
+            if getattr(row, f"{unit}_objects") is None:
+                setattr(row, f"{unit}_objects", 0)
+            if getattr(row, f"{unit}_undisclosed") is None:
+                setattr(row, f"{unit}_undisclosed", 0)
         return row
 
     # -- use flowing through the graph -------------------------------------------------------
-    def _aggregate(self, object_id: str, entry: dict[str, Any], delta: float) -> None:
+    def _aggregate(self, object_id: str, entry: UseEntry, delta: Number) -> None:
         """Carry a change of a present object's use into the sums that include it."""
-        self._operator(entry["operator"])["use_score"] += delta
-        if entry["type"] == "link":
-            hypotheses: dict[str, float] = self.summary["hypotheses"]
-            hypotheses[entry["hypothesis"]] = hypotheses.get(entry["hypothesis"], 0.0) + delta
+        self._operator(entry.operator).use_score += delta
+        if entry.type == "link":
+            hypotheses = self.summary.hypotheses
+            assert entry.hypothesis is not None, f"link {object_id} has no hypothesis in its entry"
+            hypotheses[entry.hypothesis] = hypotheses.get(entry.hypothesis, 0.0) + delta
 
-    @staticmethod
-    def _active(entry: dict[str, Any]) -> bool:
-        """Present and not rejected by a review: only active objects count anywhere."""
-        return bool(entry["present"]) and not entry.get("rejected_by")
-
-    def _bump(self, object_id: str, delta: float) -> None:
+    def _bump(self, object_id: str, delta: Number) -> None:
         """Add `delta` to an object's use and to every sum that includes it."""
         entry = self.entry(object_id)
         if entry is None:
             return
-        entry["u"] += delta
+        entry.u += delta
         self._put(object_id, entry)
-        if self._active(entry):
+        if entry.active:
             self._aggregate(object_id, entry, delta)
-        reports: dict[str, float] = self.summary["reports"]
-        for report in entry.get("introduced_by", []):
+        reports = self.summary.reports
+        for report in entry.introduced_by or []:
             if report in reports:
                 reports[report] += delta
                 self.summary_dirty = True
 
-    def _activate(self, object_id: str, entry: dict[str, Any]) -> None:
+    def _activate(self, object_id: str, entry: UseEntry) -> None:
         """The object starts counting: its own use in the sums, and what it lends to what it cites."""
-        self._aggregate(object_id, entry, entry["u"])
-        gave: list[list[Any]] = []
-        if entry["type"] == "link":
-            finding = self.entry(entry["finding"])
+        self._aggregate(object_id, entry, entry.u)
+        gave: list[tuple[str, Number]] = []
+        if entry.type == "link" and entry.finding is not None:
+            finding = self.entry(entry.finding)
             if finding is not None:
-                w = weight(entry["operator"], finding["operator"])
-                gave.append([entry["finding"], w])
-                gave.append([object_id, w])  # a link's own use starts at the weight it lends
-        for target in entry.get("cites", []):
+                w = weight(entry.operator, finding.operator)
+                gave.append((entry.finding, w))
+                gave.append((object_id, w))  # a link's own use starts at the weight it lends
+        for target in entry.cites or []:
             cited = self.entry(target)
             if cited is not None:
-                gave.append([target, weight(entry["operator"], cited["operator"])])
-        entry["gave"] = gave
+                gave.append((target, weight(entry.operator, cited.operator)))
+        entry.gave = gave
         for target, w in gave:
             self._bump(target, w)
-        if entry["type"] == "report":
+        if entry.type == "report":
             self._introduce(object_id, entry, +1)
 
-    def _deactivate(self, object_id: str, entry: dict[str, Any]) -> None:
+    def _deactivate(self, object_id: str, entry: UseEntry) -> None:
         """The object stops counting: take back exactly what it gave, from the weights recorded."""
-        for target, w in entry.pop("gave", []):
+        gave, entry.gave = entry.gave or [], None
+        for target, w in gave:
             self._bump(target, -w)
-        if entry["type"] == "report":
+        if entry.type == "report":
             self._introduce(object_id, entry, -1)
-        self._aggregate(object_id, entry, -entry["u"])
+        self._aggregate(object_id, entry, -entry.u)
 
     # -- events ----------------------------------------------------------------------------
     def add(self, facts: ObjectFacts) -> None:
         """An object landed, or came back after a revert (then it keeps its first operator)."""
         entry = self.entry(facts.object_id)
-        if entry is not None and entry["present"]:
+        if entry is not None and entry.present:
             return
         if entry is None:
-            entry = {"type": facts.type, "operator": facts.operator, "present": False, "u": 0.0}
-            if facts.type == "link":
-                entry.update(finding=facts.finding_id, hypothesis=facts.hypothesis_id)
-            if facts.type in ("plan", "report"):
-                entry.update(cites=sorted(facts.cites), introduced=sorted(facts.introduced))
+            entry = UseEntry(type=facts.type, operator=facts.operator, present=False, u=0.0)
+            _describe(entry, facts)
             if facts.type == "review" and facts.rejects:
-                entry["rejects"] = facts.rejects
-        entry["present"] = True
+                entry.rejects = facts.rejects
+        entry.present = True
         self._put(facts.object_id, entry)
-        if self._active(entry):
+        if entry.active:
             self._activate(facts.object_id, entry)
-        if entry.get("rejects"):
-            self._reject(entry["rejects"], facts.object_id, +1)
+        if entry.rejects:
+            self._reject(entry.rejects, facts.object_id, +1)
 
     def remove(self, object_id: str) -> None:
         """An object was withdrawn (reverted or deleted): take back exactly what it gave."""
         entry = self.entry(object_id)
-        if entry is None or not entry["present"]:
+        if entry is None or not entry.present:
             return
-        if entry.get("rejects"):
-            self._reject(entry["rejects"], object_id, -1)
-        if self._active(entry):
+        if entry.rejects:
+            self._reject(entry.rejects, object_id, -1)
+        if entry.active:
             self._deactivate(object_id, entry)
-        entry["present"] = False
+        entry.present = False
         self._put(object_id, entry)
 
     def _reject(self, target_id: str, review_id: str, sign: int) -> None:
@@ -211,20 +197,17 @@ class ScoreBook:
         target = self.entry(target_id)
         if target is None:
             return
-        rejected_by: list[str] = list(target.get("rejected_by", []))
+        rejected_by = list(target.rejected_by or [])
         if (review_id in rejected_by) == (sign > 0):
             return
         if sign > 0:
-            if self._active(target):
+            if target.active:
                 self._deactivate(target_id, target)
-            target["rejected_by"] = sorted([*rejected_by, review_id])
+            target.rejected_by = sorted([*rejected_by, review_id])
         else:
             rejected_by.remove(review_id)
-            if rejected_by:
-                target["rejected_by"] = rejected_by
-            else:
-                target.pop("rejected_by")
-            if self._active(target):
+            target.rejected_by = rejected_by or None
+            if target.active:
                 self._activate(target_id, target)
         self._put(target_id, target)
 
@@ -233,31 +216,28 @@ class ScoreBook:
         self.remove(facts.object_id)
         entry = self.entry(facts.object_id)
         if entry is not None:
-            if facts.type == "link":
-                entry.update(finding=facts.finding_id, hypothesis=facts.hypothesis_id)
-            if facts.type in ("plan", "report"):
-                entry.update(cites=sorted(facts.cites), introduced=sorted(facts.introduced))
+            _describe(entry, facts)
             if facts.type == "review":
-                entry.pop("rejects", None)
-                if facts.rejects:
-                    entry["rejects"] = facts.rejects
+                entry.rejects = facts.rejects or None
         self.add(facts)
 
-    def _introduce(self, report_id: str, entry: dict[str, Any], sign: int) -> None:
-        reports: dict[str, float] = self.summary["reports"]
-        total = 0.0
-        for object_id in entry.get("introduced", []):
+    def _introduce(self, report_id: str, entry: UseEntry, sign: int) -> None:
+        reports = self.summary.reports
+        total: Number = 0.0
+        for object_id in entry.introduced or []:
             target = self.entry(object_id)
             if target is None:
                 continue
-            owners: list[str] = target.setdefault("introduced_by", [])
+            if target.introduced_by is None:
+                target.introduced_by = []
+            owners = target.introduced_by
             if sign > 0 and report_id not in owners:
                 owners.append(report_id)
                 owners.sort()
             elif sign < 0 and report_id in owners:
                 owners.remove(report_id)
             self._put(object_id, target)
-            total += target["u"]
+            total += target.u
         if sign > 0:
             reports[report_id] = total
         else:
@@ -267,22 +247,32 @@ class ScoreBook:
     def record_submission(self, operator: str, *, objects: int, tokens: int | None, usd: float | None) -> None:
         """An accepted (or held) leaf submission: the components other than use."""
         row = self._operator(operator)
-        row["accepted_leaves"] += 1
-        row["accepted_objects"] += objects
+        row.accepted_leaves += 1
+        row.accepted_objects += objects
         for unit, amount in (("tokens", tokens), ("usd", usd)):
-            if amount is None:
-                row[f"{unit}_undisclosed"] += 1  # unknown, not free: left out of the sum and the average
+            if amount is None:  # unknown, not free: left out of the sum and the average
+                setattr(row, f"{unit}_undisclosed", (getattr(row, f"{unit}_undisclosed") or 0) + 1)
             else:
-                row[unit] = (row[unit] or 0) + amount
-                row[f"{unit}_objects"] += objects
+                setattr(row, unit, (getattr(row, unit) or 0) + amount)
+                setattr(row, f"{unit}_objects", (getattr(row, f"{unit}_objects") or 0) + objects)
 
     # -- output ----------------------------------------------------------------------------
     def writes(self) -> dict[str, bytes | None]:
-        out: dict[str, bytes | None] = {path: _dump(self.shards[path]) for path in sorted(self.dirty)}
+        out: dict[str, bytes | None] = {path: dump_shard(self.shards[path]) for path in sorted(self.dirty)}
         if self.summary_dirty or self.dirty:
             summary = self.summary
-            for row in summary["operators"].values():
-                usd, objects = row.get("usd"), row.get("usd_objects", row["accepted_objects"])
-                row["usd_per_accepted_object"] = round(usd / objects, 6) if usd is not None and objects else None
-            out[USE_SCORES] = _dump(summary)
+            for row in summary.operators.values():
+                usd = row.usd
+                objects = row.usd_objects if row.usd_objects is not None else row.accepted_objects
+                row.usd_per_accepted_object = round(usd / objects, 6) if usd is not None and objects else None
+                row.has_per_object = True
+            out[USE_SCORES] = summary.dump()
         return out
+
+
+def _describe(entry: UseEntry, facts: ObjectFacts) -> None:
+    """What an object's entry records of what it links and cites (set on landing and on an edit)."""
+    if facts.type == "link":
+        entry.finding, entry.hypothesis, entry.linked = facts.finding_id, facts.hypothesis_id, True
+    if facts.type in ("plan", "report"):
+        entry.cites, entry.introduced = sorted(facts.cites), sorted(facts.introduced)

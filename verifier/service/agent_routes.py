@@ -17,12 +17,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from verifier.errors import FormatError, NotFound
-from verifier.formats.layout import FIELD_GUIDE, leaf_path, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.payload import leaf_payload
 from verifier.service.core import Service, clock
 from verifier.service.githttp import git_http
 from verifier.service.routes import actor_of, path, reply, service
+from verifier.state.layout import FIELD_GUIDE, leaf_path, source_bytes_path, source_record_path
 
 SOURCE_ID_RE = re.compile(r"^src_[0-9a-f]{16}$")
 

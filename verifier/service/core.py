@@ -38,7 +38,6 @@ from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import bundle_digest
 from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import Digest, digest
-from verifier.pipeline.ledger import rows_from
 from verifier.pipeline.submit import Submission, submit
 from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
 from verifier.service.config import Runtime, ServiceConfig
@@ -47,16 +46,16 @@ from verifier.service.journal import Journal, Record
 from verifier.service.recovery import settle
 from verifier.service.schemas import ClaimRequest, ThreadPost
 from verifier.service.screening import refuse_secret_message
-from verifier.state.board import BoardLeaf, ContractCache, board, leaf_state
+from verifier.state.project import rows_from
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
+from verifier.ui.board import BoardLeaf, ContractCache, board, leaf_state
 
 log = logging.getLogger("rw.service")
 LEAF_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,63}$")
 SUBMISSION_ID_RE = re.compile(r"^sub_[0-9a-f]{24}$")
 IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9_.:-]{8,128}$")
-COMMONS_FILE = "commons.sqlite3"
 
 
 def clock() -> datetime:

@@ -20,11 +20,12 @@ from verifier.commons.db import CommonsDB
 from verifier.commons.local import epoch, moment
 from verifier.formats.base import iso
 from verifier.formats.entries import LeafEntry
-from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.wording import count
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.writer import ProjectWriter
+from verifier.state.layout import leaf_path
+from verifier.state.project import ProjectView
 from verifier.store.home import Home
 
 SCHEMA = """
@@ -58,24 +59,23 @@ def outage_since(last_alive: datetime | None, now: datetime, minimum_s: float) -
 def extend_leaves(home: Home, slug: str, outage: Outage, now: datetime) -> list[str]:
     """Push back the expiry of the project's leaves that were open when the outage began."""
     with ProjectWriter.open(home, slug) as writer:
-        view = writer.view()
+        state = ProjectView(writer.view())
         writes: dict[str, bytes | None] = {}
-        for name in view.list_dir(LEAVES_DIR):
-            if not name.endswith(".yaml"):
+        leaves: list[str] = []
+        for leaf_id in state.leaf_ids:
+            if state.is_closed(leaf_id):
                 continue
-            leaf_id = name[:-5]
-            if view.read(leaf_result_path(leaf_id)) is not None:
-                continue
-            contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
-            if contract.expires_at <= outage.started_at:
+            contract = state.contract(leaf_id)  # an unreadable contract stops the extension: say so
+            if contract is None or contract.expires_at <= outage.started_at:
                 continue  # it had expired before anyone was kept from working on it
             extended = contract.model_copy(update={"expires_at": contract.expires_at + outage.duration})
             data = dump_yaml(extended.model_dump(mode="json", exclude_none=True))
             parse_leaf(data, leaf_path(leaf_id))  # what we write must read back as a contract
             writes[leaf_path(leaf_id)] = data
+            leaves.append(leaf_id)
         if not writes:
             return []
-        leaves = sorted(path[len(LEAVES_DIR) + 1:-5] for path in writes)
+        leaves.sort()
         description = (f"expiry of {count(len(leaves), 'open leaf', 'open leaves')} extended by {outage.duration}, "
                        "the verifier outage "
                        f"from {iso(outage.started_at)} to {iso(outage.ended_at)}: {', '.join(leaves)}")

@@ -36,14 +36,14 @@ from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityErro
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
 from verifier.messages.notifier import Notifier
-from verifier.pipeline.ledger import rows_from
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.journal import Journal, Record
 from verifier.service.outage import Heartbeat, apply_outage, outage_since
-from verifier.state.board import ContractCache
+from verifier.state.project import rows_from
 from verifier.store.home import Home
 from verifier.store.hooks import ensure_hooks
 from verifier.store.prune import prune_unreachable
+from verifier.ui.board import ContractCache
 
 _TRACE_ID = re.compile(r"^trc_[0-9a-f]{16}$")
 

@@ -39,7 +39,7 @@ from verifier.wiring import open_home
 
 @contextlib.contextmanager
 def service_lock(home: Home, wait_s: float = SERVICE_LOCK_WAIT_S) -> Iterator[None]:
-    path = home.root / "locks" / "service.lock"
+    path = home.layout.named_lock("service")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait_s

@@ -27,8 +27,8 @@ from verifier.service.core import Answer, Service, _asserted_body, claim_json, c
 from verifier.service.limits import read_json
 from verifier.service.routes import actor_of, answer, path, service
 from verifier.service.schemas import ClaimRequest
-from verifier.state.board import BoardLeaf, board
 from verifier.store.identities import Actor
+from verifier.ui.board import BoardLeaf, board
 
 log = logging.getLogger("rw.service")
 

@@ -1,4 +1,5 @@
-"""The read-only view of a project tree that checks see, and an overlay of pending writes.
+"""The read-only view of a project tree that the read model and the checks see, and an overlay
+of pending writes.
 
 Checks never touch pygit2: the store hands them something that satisfies `TreeView`, and the
 pipeline lays the patch's writes over it with `Overlay`, so a check reads the tree as it would be

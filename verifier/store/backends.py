@@ -1,7 +1,7 @@
 """Which systems hold the verifier's state: the `backends` block of config.json, and the one
 factory that turns it into a trace store.
 
-Embedded defaults: traces in $RW_HOME/traces, the Commons in $RW_HOME/commons.sqlite3, project
+Embedded defaults: traces in $RW_HOME/traces, the Commons in the home (HomeLayout.commons), project
 repositories only in $RW_HOME/projects. A deployment beyond one machine (docs/deploy.md) names an
 S3-compatible bucket, a PostgreSQL database and per-project git remotes instead. Secrets are never
 written here: S3 keys come from the usual AWS environment (AWS_ACCESS_KEY_ID, ...), the PostgreSQL

@@ -3,13 +3,25 @@
     $RW_HOME/
       config.json                 optional settings (see Settings)
       identities.json             agents and people, hashed tokens (in PostgreSQL when the Commons is)
+      commons.sqlite3             the embedded Commons: claims, messages, outages, the job journal
       projects/<slug>.git         bare project repositories (agents clone these)
       projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
       projects/<slug>.next.json   the anchor a publish of several landings is moving to (until it is)
       locks/<slug>.lock           one writer per project (<slug>.writing: one is open, or was killed)
       locks/<slug>.publish.lock   one push to the project's git host at a time
+      locks/<slug>.commons.lock   one Commons notifier pass per project at a time
+      locks/<name>.lock           the service, the ops wiki, the skill, the maintainer, the skill gate
       traces/<trace_id>/          the private trace store
       cache/text/                 derived source text, keyed by blob and extractor version
+      logs/                       run logs (searched by the leak test)
+      runs/<slug>/                the runner's per-leaf logs
+      loop/                       the improvement loop: outcomes/, maintainer.json, gate.json
+      skill/                      the live SKILL.md and history/<version>.md
+      ops-wiki.git                the operations wiki
+      eval/validation.json        the validation set (rw eval)
+      site/                       the static site `rw demo` builds
+
+`HomeLayout` spells every one of these paths; nothing else joins a name onto the home's root.
 
 At rest, the home's secrets and databases (PRIVATE_FILES: identities, config, the Commons
 database) are 0600 and its private folders (PRIVATE_DIRS: the trace store, the ops wiki) 0700
@@ -43,7 +55,8 @@ from verifier.store.identities import FileIdentities, Identities
 from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 
 # What only this home's owner may read (relative to the home): 0600 files, 0700 folders.
-PRIVATE_FILES = ("identities.json", "config.json", "commons.sqlite3", "commons.sqlite3-wal", "commons.sqlite3-shm")
+COMMONS_FILE = "commons.sqlite3"  # the embedded Commons database (SQLite), in the home's root
+PRIVATE_FILES = ("identities.json", "config.json", COMMONS_FILE, f"{COMMONS_FILE}-wal", f"{COMMONS_FILE}-shm")
 PRIVATE_DIRS = ("traces", "ops-wiki.git")
 PRIVATE_FILE_MODE, PRIVATE_DIR_MODE = 0o600, 0o700
 
@@ -103,6 +116,89 @@ class Anchor:
     commit: str
 
 
+@dataclass(frozen=True)
+class HomeLayout:
+    """Where each file of the home lives (the tree in this module's docstring)."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def identities(self) -> Path:
+        return self.root / "identities.json"
+
+    @property
+    def commons(self) -> Path:
+        """The embedded Commons database, opened by the service, the outbox and the Planner."""
+        return self.root / COMMONS_FILE
+
+    @property
+    def projects(self) -> Path:
+        return self.root / "projects"
+
+    @property
+    def traces(self) -> Path:
+        return self.root / "traces"
+
+    @property
+    def locks(self) -> Path:
+        return self.root / "locks"
+
+    def repo(self, slug: str) -> Path:
+        return self.projects / f"{check_slug(slug)}.git"
+
+    def anchor(self, slug: str) -> Path:
+        return self.projects / f"{check_slug(slug)}.anchor.json"
+
+    def next_anchor(self, slug: str) -> Path:
+        return self.projects / f"{check_slug(slug)}.next.json"
+
+    def lock(self, slug: str) -> Path:
+        return self.locks / f"{check_slug(slug)}.lock"
+
+    def publish_lock(self, slug: str) -> Path:
+        return self.locks / f"{check_slug(slug)}.publish.lock"
+
+    def text_cache(self, name: str) -> Path:
+        return self.root / "cache" / "text" / name
+
+    def commons_lock(self, slug: str) -> Path:
+        return self.locks / f"{check_slug(slug)}.commons.lock"
+
+    def named_lock(self, name: Literal["service", "ops-wiki", "skill", "maintainer", "skillgate"]) -> Path:
+        return self.locks / f"{name}.lock"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def runs(self, slug: str) -> Path:
+        return self.root / "runs" / check_slug(slug)
+
+    @property
+    def loop(self) -> Path:
+        return self.root / "loop"
+
+    @property
+    def skill(self) -> Path:
+        return self.root / "skill"
+
+    @property
+    def ops_wiki(self) -> Path:
+        return self.root / "ops-wiki.git"
+
+    @property
+    def validation_set(self) -> Path:
+        return self.root / "eval" / "validation.json"
+
+    @property
+    def site(self) -> Path:
+        return self.root / "site"
+
+
 def _no_crash(_step: str) -> None:
     """Production's crash point (see pipeline.writer): nothing happens."""
 
@@ -145,6 +241,7 @@ class Home:
     def __init__(self, root: Path, *, crash_point: CrashPoint = _no_crash, identities: Identities | None = None,
                  traces: TraceBackend | None = None, deployment: Deployment | None = None) -> None:
         self.root = root
+        self.layout = HomeLayout(root)
         self.crash_point = crash_point
         self.tightened = tighten(root)  # what was found readable by others, now private again
         self.settings = self.read_settings(root)
@@ -152,12 +249,12 @@ class Home:
         if identities is None and backends.commons.kind != "sqlite":
             raise FormatError(f"backends.commons.kind is {backends.commons.kind}, but this home was opened "
                               "without its identity registry: open it with verifier.wiring.open_home",
-                              str(root / "config.json"))
+                              str(HomeLayout(root).config))
         if deployment is None and (backends.remotes or backends.instance is not None):
             raise FormatError("config.json names git hosts or instances, but this home was opened without its "
-                              "deployment: open it with verifier.wiring.open_home", str(root / "config.json"))
-        self.identities: Identities = identities or FileIdentities(root / "identities.json")
-        self.traces: TraceBackend = traces or trace_store(backends.traces, root / "traces",
+                              "deployment: open it with verifier.wiring.open_home", str(HomeLayout(root).config))
+        self.identities: Identities = identities or FileIdentities(self.layout.identities)
+        self.traces: TraceBackend = traces or trace_store(backends.traces, self.layout.traces,
                                                           durable=self.settings.durable)
         self.deployment = deployment or Deployment()
 
@@ -169,7 +266,7 @@ class Home:
     @staticmethod
     def read_settings(root: Path) -> Settings:
         """config.json of the home at `root` (the defaults when there is none)."""
-        path = root / "config.json"
+        path = HomeLayout(root).config
         if not path.exists():
             return Settings()
         try:
@@ -178,27 +275,27 @@ class Home:
             raise FormatError(f"bad settings: {exc}", str(path)) from exc
 
     def save_settings(self, settings: Settings) -> None:
-        write_atomic(self.root / "config.json", settings.model_dump_json(indent=2).encode(), mode=PRIVATE_FILE_MODE)
+        write_atomic(self.layout.config, settings.model_dump_json(indent=2).encode(), mode=PRIVATE_FILE_MODE)
         self.settings = settings
 
     def repo_path(self, slug: str) -> Path:
-        return self.root / "projects" / f"{check_slug(slug)}.git"
+        return self.layout.repo(slug)
 
     def project(self, slug: str) -> ProjectRepo:
         path = self.repo_path(slug)
         if not path.exists():
-            raise NotFound(f"no project {slug!r} in {self.root / 'projects'}")
+            raise NotFound(f"no project {slug!r} in {self.layout.projects}")
         return ProjectRepo(path)
 
     def projects(self) -> list[str]:
-        folder = self.root / "projects"
+        folder = self.layout.projects
         return sorted(path.name[:-4] for path in folder.glob("*.git")) if folder.exists() else []
 
     def lock_path(self, slug: str) -> Path:
-        return self.root / "locks" / f"{check_slug(slug)}.lock"
+        return self.layout.lock(slug)
 
     def anchor_path(self, slug: str) -> Path:
-        return self.root / "projects" / f"{check_slug(slug)}.anchor.json"
+        return self.layout.anchor(slug)
 
     def read_anchor(self, slug: str) -> Anchor | None:
         path = self.anchor_path(slug)
@@ -212,10 +309,10 @@ class Home:
         write_atomic(self.anchor_path(slug), json.dumps(body).encode(), durable=self.settings.durable)
 
     def publish_lock_path(self, slug: str) -> Path:
-        return self.root / "locks" / f"{check_slug(slug)}.publish.lock"
+        return self.layout.publish_lock(slug)
 
     def next_anchor_path(self, slug: str) -> Path:
-        return self.root / "projects" / f"{check_slug(slug)}.next.json"
+        return self.layout.next_anchor(slug)
 
     def read_next_anchor(self, slug: str) -> Anchor | None:
         """The anchor an unfinished publish was moving to (verifier.deploy.publishing)."""
@@ -238,7 +335,7 @@ class Home:
     def source_text(self, blob_id: str, data: bytes, media_type: str) -> str:
         """The derived text of retained bytes, cached by blob id and extractor version."""
         version = hashlib.sha256(EXTRACTOR_VERSION.encode()).hexdigest()[:12]
-        path = self.root / "cache" / "text" / f"{blob_id}-{version}.txt"
+        path = self.layout.text_cache(f"{blob_id}-{version}.txt")
         if path.exists():
             return path.read_text(encoding="utf-8")
         text = extract_text(data, media_type)

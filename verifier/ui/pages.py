@@ -19,8 +19,10 @@ from verifier.formats.finding import Finding
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import Link, parse_link
+from verifier.formats.usescores import UseSummary
 from verifier.pipeline.digest import digest_of
 from verifier.roles.records import ResolutionRecord
+from verifier.state.layout import queue_path
 from verifier.ui.readmodel import HeldItem, ProjectReader
 
 FINDINGS_PER_PAGE = 50
@@ -56,12 +58,11 @@ def _leaders(reader: ProjectReader) -> list[dict[str, Any]]:
     components = {row["operator"]: row for row in reader.resolution.get("components", [])
                   if isinstance(row, dict) and "operator" in row}
     rows = []
-    for name, row in reader.use.get("operators", {}).items():
+    for name, row in reader.use.operators.items():
         extra = components.get(name, {})
-        rows.append({"operator": name, "key": key_of(name), "use_score": row.get("use_score", 0.0),
-                     "accepted_leaves": row.get("accepted_leaves", 0),
-                     "accepted_objects": row.get("accepted_objects", 0),
-                     "usd_per_accepted_object": row.get("usd_per_accepted_object"),
+        rows.append({"operator": name, "key": key_of(name), "use_score": row.use_score,
+                     "accepted_leaves": row.accepted_leaves, "accepted_objects": row.accepted_objects,
+                     "usd_per_accepted_object": row.usd_per_accepted_object,
                      "resolution_credit": extra.get("resolution_credit"),
                      "review_accuracy": extra.get("review_accuracy")})
     return sorted(rows, key=lambda r: (-float(r["use_score"] or 0), r["operator"]))
@@ -132,7 +133,7 @@ def hypothesis_card(reader: ProjectReader, hypothesis: Hypothesis) -> dict[str, 
         "criterion": criterion.criterion if criterion else None,
         "check_date": criterion.check_date.isoformat() if criterion else None,
         "measure": criterion.measure if criterion else None,
-        "evidence_health": reader.use.get("hypotheses", {}).get(h, 0.0),
+        "evidence_health": reader.use.hypotheses.get(h, 0.0),
         "supports": [x for x in links if x["stance"] == "supports"],
         "contradicts": [x for x in links if x["stance"] == "contradicts"],
         "context": [x for x in links if x["stance"] == "context"],
@@ -205,7 +206,7 @@ def _finding_item(reader: ProjectReader, finding_id: str) -> dict[str, Any] | No
 
 
 def findings_facets(reader: ProjectReader) -> dict[str, list[dict[str, str]]]:
-    operators = sorted(reader.use.get("operators", {}))
+    operators = sorted(reader.use.operators)
     return {
         "source": [{"value": s, "label": r.title or r.url} for s, r in sorted(reader.sources.items())],
         "operator": [{"value": key_of(o), "label": o} for o in operators],
@@ -268,7 +269,7 @@ def ledger_page(reader: ProjectReader, page: int) -> dict[str, Any] | None:
 
 def _effect(item: HeldItem) -> str:
     held = item.held
-    moves = ", ".join(f"queue/{held.hold}/{p} → {p}" for p in held.paths)
+    moves = ", ".join(f"{queue_path(held.hold, p)} → {p}" for p in held.paths)
     if held.type == "source":
         return f"Approving includes this source in the corpus (status: included): {moves}."
     if held.type == "link":
@@ -325,7 +326,7 @@ def acceptance_by_kind(rows: list[LedgerRow]) -> list[dict[str, Any]]:
     return out
 
 
-def who_page(reader: ProjectReader, key: str, history: list[tuple[str, dict[str, Any]]]) -> dict[str, Any] | None:
+def who_page(reader: ProjectReader, key: str, history: list[tuple[str, UseSummary]]) -> dict[str, Any] | None:
     """An operator's or an agent's rows (`key` is `key_of` their name), with use score over time
     from `history` (time, use summary) pairs, oldest first."""
     name = next((n for n in people(reader) if key_of(n) == key), None)
@@ -333,12 +334,12 @@ def who_page(reader: ProjectReader, key: str, history: list[tuple[str, dict[str,
         return None
     rows = [row for row in reader.rows if name in (row.operator, row.actor)]
     accepted = [row_view(row) for row in rows if row.outcome == "accepted" and row.commit][::-1]
-    series = [(at, float(summary.get("operators", {}).get(name, {}).get("use_score", 0.0)))
+    series = [(at, float(row.use_score) if (row := summary.operators.get(name)) is not None else 0.0)
               for at, summary in history]
-    now_use = reader.use.get("operators", {}).get(name, {})
+    now_use = reader.use.operators.get(name)
     by_kind = acceptance_by_kind(rows)
     return {"title": f"{reader.slug}: {name}", "slug": reader.slug, "name": name,
-            "is_operator": name in reader.use.get("operators", {}), "use_score": now_use.get("use_score"),
+            "is_operator": now_use is not None, "use_score": now_use.use_score if now_use is not None else None,
             "accepted_total": len(accepted), "accepted": accepted[:CONTRIBUTIONS_SHOWN],
             "use_over_time": series, "by_kind": by_kind,
             "by_kind_rows": [(k["kind"], k["accepted"], k["total"]) for k in by_kind]}
@@ -347,7 +348,7 @@ def who_page(reader: ProjectReader, key: str, history: list[tuple[str, dict[str,
 def people(reader: ProjectReader) -> list[str]:
     """Every operator and agent named in the ledger or the scores (for the static site)."""
     names = {row.operator for row in reader.rows if row.operator} | {row.actor for row in reader.rows}
-    return sorted(names | set(reader.use.get("operators", {})))
+    return sorted(names | set(reader.use.operators))
 
 
 # --- a commit ----------------------------------------------------------------------------------

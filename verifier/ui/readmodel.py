@@ -20,29 +20,28 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError, LedgerIntegrityError
-from verifier.formats.document import Report, parse_report
+from verifier.formats.document import Report
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.hypothesis import Hypothesis
-from verifier.formats.layout import PROJECT_FILE, QUEUE_DIR, USE_SCORES, finding_path
 from verifier.formats.ledger import LedgerRow
 from verifier.formats.link import Link, parse_link
-from verifier.formats.project import ProjectFile, parse_project
-from verifier.formats.source import SourceRecord, parse_source
+from verifier.formats.project import ProjectFile
+from verifier.formats.source import SourceRecord
+from verifier.formats.usescores import UseEntry, UseSummary
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.records import (
+from verifier.roles.records import ResolutionRecord, parse_record, read_records
+from verifier.state.layout import (
     DELTAS_DIR,
+    LINKS_DIR,
     PROPOSALS_DIR,
     RESOLUTION_SCORES,
-    ResolutionRecord,
-    parse_record,
-    read_records,
+    finding_path,
+    opened_path,
+    queue_path,
 )
-from verifier.scoring.use import ScoreBook
+from verifier.state.project import HeldObject, ProjectView, current_hypothesis, walk
 from verifier.store.gitrepo import GitTree
-from verifier.writes.baseline import opened_path
-from verifier.writes.holds import HeldObject, held_objects
 
 UNKNOWN = "unknown"
 # Findings are written by the verifier's own YAML dumper: the top-level key starts its line.
@@ -66,6 +65,7 @@ class ProjectReader:
         self.now = now
         self.text_of = text_of
         self.commit = commit
+        self.state = ProjectView(view, commit)
         self._findings: dict[str, Finding | None] = {}
         # Derived lists the pages compute once per reader (e.g. a filter's matching findings).
         self.memo: dict[tuple[str, ...], list[str]] = {}
@@ -77,55 +77,53 @@ class ProjectReader:
         except ValueError:
             return {}
 
-    @cached_property
+    @property
     def project(self) -> ProjectFile:
-        return parse_project(self.view.read(PROJECT_FILE) or b"", PROJECT_FILE)[0]
+        return self.state.project
 
     @cached_property
-    def use(self) -> dict[str, Any]:
-        value: dict[str, Any] = self._json(USE_SCORES)
-        return value
+    def use(self) -> UseSummary:
+        try:
+            return self.state.use
+        except FormatError:
+            return UseSummary()  # a page shows what it can read
 
     @cached_property
     def resolution(self) -> dict[str, Any]:
         value: dict[str, Any] = self._json(RESOLUTION_SCORES)
         return value
 
-    @cached_property
-    def book(self) -> ScoreBook:
-        return ScoreBook(self.view.read)
+    def _entry(self, object_id: str) -> UseEntry | None:
+        try:
+            return self.state.use_entry(object_id)
+        except FormatError:
+            return None
 
     def operator_of(self, object_id: str) -> str:
-        entry = self.book.entry(object_id)
-        return str(entry["operator"]) if entry is not None else UNKNOWN
+        entry = self._entry(object_id)
+        return entry.operator if entry is not None else UNKNOWN
 
     def use_of(self, object_id: str) -> float:
-        entry = self.book.entry(object_id)
-        return float(entry["u"]) if entry is not None and entry.get("present", True) else 0.0
+        entry = self._entry(object_id)
+        return float(entry.u) if entry is not None and entry.present else 0.0
 
     @cached_property
     def hypotheses(self) -> list[Hypothesis]:
         """PROJECT.md's order, then any other hypothesis file by id."""
         order = list(self.project.hypotheses)
-        files = sorted({n[:-3] for n in self.view.list_dir("hypotheses") if n.endswith(".md")} - set(order))
+        files = sorted(set(self.state.hypothesis_ids) - set(order))
         found = (current_hypothesis(self.view, h) for h in [*order, *files])
         return [h for h in found if h is not None]
 
     @cached_property
     def links(self) -> list[Link]:
-        links = []
-        for path in self.view.walk("links"):
-            try:
-                links.append(parse_link(self.view.read(path) or b"", path))
-            except FormatError:
-                continue
-        return sorted(links, key=lambda link: link.link_id)
+        return sorted(self.state.links.values(), key=lambda link: link.link_id)
 
     @cached_property
     def _link_paths_by_finding(self) -> dict[str, list[str]]:
         """finding id -> paths of the links naming it, from one pass over the bytes (no parse)."""
         out: dict[str, list[str]] = {}
-        for path in self.view.walk("links"):
+        for path in walk(self.view, LINKS_DIR):
             match = _FINDING_LINE.search(self.view.read(path) or b"")
             if match:
                 out.setdefault(match.group(1).decode(), []).append(path)
@@ -145,7 +143,7 @@ class ProjectReader:
 
     @cached_property
     def finding_ids(self) -> list[str]:
-        return sorted(path.rsplit("/", 1)[1][:-5] for path in self.view.walk("findings") if path.endswith(".yaml"))
+        return list(self.state.finding_ids)
 
     def finding(self, finding_id: str) -> Finding | None:
         return self._findings[finding_id] if finding_id in self._findings else self._load(finding_id)
@@ -173,15 +171,7 @@ class ProjectReader:
 
     @cached_property
     def sources(self) -> dict[str, SourceRecord]:
-        out = {}
-        for path in self.view.walk("sources"):
-            if path.endswith(".yaml"):
-                try:
-                    record = parse_source(self.view.read(path) or b"", path)
-                except FormatError:
-                    continue
-                out[record.source_id] = record
-        return out
+        return dict(self.state.sources)
 
     @cached_property
     def records(self) -> dict[str, ResolutionRecord]:
@@ -220,8 +210,8 @@ class ProjectReader:
     @cached_property
     def held(self) -> list[HeldItem]:
         items = []
-        for held in held_objects(self.view):
-            files = {path: self.view.read(f"{QUEUE_DIR}/{held.hold}/{path}") or b"" for path in held.paths}
+        for held in self.state.held:
+            files = {path: self.view.read(queue_path(held.hold, path)) or b"" for path in held.paths}
             items.append(HeldItem(held, files))
         return items
 
@@ -240,10 +230,5 @@ class ProjectReader:
 
     @cached_property
     def reports(self) -> list[tuple[Report, str]]:
-        out = []
-        for path in self.view.walk("reports"):
-            try:
-                out.append(parse_report(self.view.read(path) or b"", path))
-            except FormatError:
-                continue
+        out = list(self.state.reports.values())
         return sorted(out, key=lambda item: (item[0].created_at, item[0].report_id), reverse=True)

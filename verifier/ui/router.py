@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from verifier.formats.usescores import UseSummary
 from verifier.ui import pages
 from verifier.ui.readmodel import ProjectReader
 
@@ -18,7 +19,7 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}\.html$")
 class Lookups:
     """What a page may need from outside the tip's tree, passed in by the edge."""
 
-    history: Callable[[], list[tuple[str, dict[str, Any]]]]  # (time, scores/use.json), oldest first
+    history: Callable[[], list[tuple[str, UseSummary]]]  # (time, scores/use.json), oldest first
     commit: Callable[[str], dict[str, Any] | None]  # a commit's message, author and changed paths
 
 

@@ -5,7 +5,6 @@ go through `render_path` / `project_files`, so the three see the same pages.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
@@ -16,8 +15,9 @@ import pygit2
 
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import iso
-from verifier.formats.layout import USE_SCORES, source_bytes_path, source_record_path
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
+from verifier.formats.usescores import UseSummary
+from verifier.state.layout import USE_SCORES, source_bytes_path, source_record_path
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.text.extract import extract_text
@@ -63,7 +63,7 @@ def open_reader(repo: ProjectRepo, slug: str, now: datetime, derive: Deriver = u
     return ProjectReader(view, slug, now, text_reader(view, derive), commit=tip)
 
 
-def use_history(repo: ProjectRepo, tip: str, limit: int = HISTORY_POINTS) -> list[tuple[str, dict[str, Any]]]:
+def use_history(repo: ProjectRepo, tip: str, limit: int = HISTORY_POINTS) -> list[tuple[str, UseSummary]]:
     """scores/use.json along the branch's first-parent history, oldest first, at most `limit`
     versions (evenly sampled, the newest always kept)."""
     walker = repo.repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
@@ -83,11 +83,11 @@ def use_history(repo: ProjectRepo, tip: str, limit: int = HISTORY_POINTS) -> lis
     if len(versions) > limit:
         step = len(versions) / limit
         versions = [versions[int(i * step)] for i in range(limit - 1)] + [versions[-1]]
-    out: list[tuple[str, dict[str, Any]]] = []
+    out: list[tuple[str, UseSummary]] = []
     for moment, blob_id in versions:
         found = repo.repo[blob_id]
         if isinstance(found, pygit2.Blob):
-            out.append((moment, json.loads(found.data)))
+            out.append((moment, UseSummary.parse(found.data, USE_SCORES)))
     return out
 
 
@@ -108,9 +108,9 @@ def commit_facts(repo: ProjectRepo, sha: str) -> dict[str, Any] | None:
 
 
 def lookups(repo: ProjectRepo, tip: str | None) -> Lookups:
-    history: list[list[tuple[str, dict[str, Any]]]] = []
+    history: list[list[tuple[str, UseSummary]]] = []
 
-    def once() -> list[tuple[str, dict[str, Any]]]:
+    def once() -> list[tuple[str, UseSummary]]:
         if not history:
             history.append(use_history(repo, tip) if tip else [])
         return history[0]

@@ -40,7 +40,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, ValidationError
 
-from verifier.checks.hypotheses import current_hypothesis
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Sha256Hex, Strict, Timestamp
 from verifier.formats.entries import ResolveEntry
@@ -54,12 +53,11 @@ from verifier.pipeline.writer import ProjectWriter
 from verifier.seal.keys import PUBLIC_PEM, KeyFileError, read_public_key, resolver_dir
 from verifier.seal.sealing import KEY_ID_RE, Baseline, SealedBaseline, baseline_context, seal
 from verifier.secrets import scan_bytes
+from verifier.state.layout import SEAL_DIR, SEAL_SUFFIX, hypothesis_path, request_record_path, seal_path
+from verifier.state.project import ProjectView, current_hypothesis
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 
-SEAL_DIR = "scores/baseline"
-SEAL_SUFFIX = ".sealed"
-HYPOTHESES_DIR = "hypotheses"
 # A hypothesis whose wording changes while its baseline call is out is asked again, this often.
 ATTEMPTS = 3
 WITHHELD_MODEL = "withheld"  # sealed instead of a model name that failed the secret gate
@@ -79,23 +77,6 @@ class SealFailedError(BaselineError):
         super().__init__(f"could not seal {len(failures)} baseline{'s' if len(failures) != 1 else ''}: {listed}")
 
 
-def seal_path(hypothesis_id: str) -> str:
-    return f"{SEAL_DIR}/{hypothesis_id}{SEAL_SUFFIX}"
-
-
-def request_record_path(hypothesis_id: str) -> str:
-    return f"{SEAL_DIR}/{hypothesis_id}.request.json"
-
-
-def opened_path(hypothesis_id: str) -> str:
-    """Where the Resolver commits the opened baseline."""
-    return f"{SEAL_DIR}/{hypothesis_id}.json"
-
-
-def is_seal_file(path: str) -> bool:
-    return path.startswith(f"{SEAL_DIR}/") and path.endswith(SEAL_SUFFIX)
-
-
 def seal_path_of(hypothesis: Hypothesis) -> str:
     """The seal's path: scores/baseline/<H>.sealed. A hypothesis may name it (`baseline.sealed`,
     design §3.5) but not elsewhere: the verifier writes only its own layout, and a path outside
@@ -103,7 +84,7 @@ def seal_path_of(hypothesis: Hypothesis) -> str:
     default = seal_path(hypothesis.hypothesis_id)
     named = hypothesis.baseline.sealed if hypothesis.baseline is not None else None
     if named is not None and named != default:
-        raise BaselineError(f"hypotheses/{hypothesis.hypothesis_id}.md: baseline.sealed is {named!r}; "
+        raise BaselineError(f"{hypothesis_path(hypothesis.hypothesis_id)}: baseline.sealed is {named!r}; "
                             f"the verifier seals baselines at {default!r} only (or leave the field out)")
     return default
 
@@ -162,8 +143,8 @@ def seals_in(view: GitTree) -> list[SealState]:
 
 def hypotheses_in(view: GitTree) -> list[Hypothesis]:
     """Every readable hypothesis, in id order (a malformed file is the human check's business)."""
-    ids = sorted((name[:-3] for name in view.list_dir(HYPOTHESES_DIR) if name.endswith(".md")),
-                 key=lambda h: (len(h), h))
+    state = ProjectView(view)
+    ids = sorted(state.hypothesis_ids, key=lambda h: (len(h), h))
     return [h for h in (current_hypothesis(view, i) for i in ids) if h is not None]
 
 
@@ -200,7 +181,7 @@ def public_key_of(home: Home) -> bytes:
 def model_backend(home: Home) -> Backend:
     """The frontier-model backend configured in $RW_HOME/config.json (`model`)."""
     if home.settings.model is None:
-        raise BaselineError(f"no model is configured: add a `model` block to {home.root / 'config.json'}, e.g. "
+        raise BaselineError(f"no model is configured: add a `model` block to {home.layout.config}, e.g. "
                             '{"model": {"backend": "command", "command": ["my-model", "--json"]}} '
                             "(docs/resolver.md)")
     return backend_from_config(home.settings.model, base=home.root)

@@ -8,67 +8,22 @@ the operator of the agent that made it, found through its leaf's result file.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from datetime import datetime
 
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.entries import HoldEntry
-from verifier.formats.layout import QUEUE_DIR, classify, leaf_result_path
-from verifier.formats.link import parse_link
 from verifier.formats.source import parse_source
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
+from verifier.state.layout import QUEUE_DIR, classify, queue_path
+from verifier.state.project import HeldObject, ProjectView
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
-
-
-@dataclass(frozen=True)
-class HeldObject:
-    hold: str
-    object_id: str
-    type: str
-    paths: tuple[str, ...]  # corpus paths (without the queue prefix)
-    leaf_id: str | None
-
-
-def held_objects(view: GitTree) -> list[HeldObject]:
-    """Everything waiting in the queue, one entry per object (a source's record and bytes together)."""
-    types: dict[tuple[str, str], str] = {}
-    paths: dict[tuple[str, str], list[str]] = {}
-    for queued in sorted(view.walk(QUEUE_DIR)):
-        _, hold, corpus_path = queued.split("/", 2)
-        kind = classify(corpus_path)
-        if kind is None:
-            continue
-        key = (hold, kind.object_id)
-        types[key] = "source" if kind.type == "source-bytes" else kind.type
-        paths.setdefault(key, []).append(corpus_path)
-    return [HeldObject(hold, object_id, types[(hold, object_id)], tuple(found),
-                       _leaf_of(view, hold, tuple(found)))
-            for (hold, object_id), found in sorted(paths.items())]
-
-
-def _leaf_of(view: GitTree, hold: str, paths: tuple[str, ...]) -> str | None:
-    """The leaf named by the held object's own record, read with its strict model."""
-    for path in paths:
-        kind = classify(path)
-        data = view.read(f"{QUEUE_DIR}/{hold}/{path}")
-        if kind is None or data is None:
-            continue
-        try:
-            if kind.type == "source":
-                return parse_source(data, path).leaf_id
-            if kind.type == "link":
-                return parse_link(data, path).leaf_id
-        except FormatError:
-            return None
-    return None
 
 
 def operator_of(repo: ProjectRepo, view: GitTree, held: HeldObject, fallback: str) -> str:
@@ -77,16 +32,16 @@ def operator_of(repo: ProjectRepo, view: GitTree, held: HeldObject, fallback: st
     commit must confirm it, or the approver's operator is used."""
     if not held.leaf_id:
         return fallback
-    data = view.read(leaf_result_path(held.leaf_id))
-    if not data:
+    try:
+        result = ProjectView(view).result(held.leaf_id)
+    except FormatError:
         return fallback
-    result = json.loads(data)
-    operator, commit = result.get("operator"), result.get("commit")
-    if not isinstance(operator, str) or not isinstance(commit, str) or not repo.has_object(commit):
+    if result is None or result.operator is None or result.commit is None or not repo.has_object(result.commit):
         return fallback
+    operator, commit = result.operator, result.commit
     landed = repo.view(commit)
     for path in held.paths:
-        queued = f"{QUEUE_DIR}/{held.hold}/{path}"
+        queued = queue_path(held.hold, path)
         if landed.blob_id(queued) is None or landed.blob_id(queued) != view.blob_id(queued):
             return fallback
     return operator
@@ -100,12 +55,12 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
     reason = require_reason(reason, "a hold decision", "--reason")
     with ProjectWriter.open(home, slug) as writer:
         repo, view = writer.repo, writer.view()
-        held = next((item for item in held_objects(view) if item.object_id == object_id), None)
+        held = next((item for item in ProjectView(view).held if item.object_id == object_id), None)
         if held is None:
             raise NotFound(f"nothing with id {object_id} is held in {slug}'s queue")
         writes: dict[str, bytes | None] = {}
         for path in held.paths:
-            queued = f"{QUEUE_DIR}/{held.hold}/{path}"
+            queued = queue_path(held.hold, path)
             writes[queued] = None
             if approve:
                 if view.read(path) is not None:

@@ -15,7 +15,6 @@ from verifier.checks.failed_sources import extract_refusal
 from verifier.errors import ConflictError, FormatError
 from verifier.formats.base import check_slug
 from verifier.formats.entries import InitEntry, LeafEntry
-from verifier.formats.layout import PROJECT_FILE, classify, is_verifier_only, leaf_path
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
 from verifier.formats.yamlout import dump_yaml
@@ -23,6 +22,7 @@ from verifier.patch.paths import path_problem
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.secrets_gate import refuse_secret_files
 from verifier.pipeline.writer import ProjectWriter
+from verifier.state.layout import LEAVES_DIR, PROJECT_FILE, classify, is_verifier_only, leaf_path
 from verifier.store.home import Home
 from verifier.store.hooks import install_hooks
 
@@ -40,7 +40,7 @@ def _template_files(folder: Path, slug: str) -> dict[str, bytes]:
         problem = path_problem(relative)
         if problem is not None:
             raise FormatError(problem.message, str(path))
-        if is_verifier_only(relative) and not relative.startswith("leaves/"):
+        if is_verifier_only(relative) and not relative.startswith(f"{LEAVES_DIR}/"):
             raise FormatError("the verifier writes this path itself", str(path))
         data = path.read_bytes()
         if relative == PROJECT_FILE:
@@ -48,7 +48,7 @@ def _template_files(folder: Path, slug: str) -> dict[str, bytes]:
         files[relative] = data
     if PROJECT_FILE not in files:
         raise FormatError(f"a project template needs {PROJECT_FILE}", str(folder))
-    project, _ = parse_project(files[PROJECT_FILE])
+    project, _ = parse_project(files[PROJECT_FILE], PROJECT_FILE)
     if project.project != slug:
         raise FormatError(f"project is {project.project!r}, expected {slug!r}", PROJECT_FILE)
     return files

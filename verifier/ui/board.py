@@ -8,7 +8,6 @@ per blob and kept (a worker sees the same leaves over and over as the tip moves)
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,10 +16,11 @@ from typing import Any, Literal
 from verifier.commons.adapter import Claim
 from verifier.errors import FormatError
 from verifier.formats.base import iso
-from verifier.formats.layout import LEAVES_DIR, leaf_path, leaf_result_path
 from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.state.leaf_fate import LandedObjects, fate
+from verifier.state.layout import leaf_path
+from verifier.state.project import ProjectView
 from verifier.store.gitrepo import GitTree
+from verifier.ui.leaf_fate import LandedObjects, fate
 
 LeafState = Literal["open", "claimed", "expired", "accepted", "held", "rejected", "reverted"]
 _CACHE_LIMIT = 100_000
@@ -75,10 +75,9 @@ LANDED = LandedObjects()  # what each contribution commit added; commits never c
 
 
 def leaf_state(view: GitTree, contract: LeafContract, claim: Claim | None, now: datetime) -> LeafState:
-    result = view.read(leaf_result_path(contract.leaf_id))
-    if result is not None:
-        landed = json.loads(result)  # the state now, after holds and reverts
-        return fate(view, contract.leaf_id, str(landed.get("outcome")), landed.get("commit"), LANDED)
+    landed = ProjectView(view).result(contract.leaf_id)
+    if landed is not None:  # the state now, after holds and reverts
+        return fate(view, contract.leaf_id, landed.outcome, landed.commit, LANDED)
     if now >= contract.expires_at:
         return "expired"
     return "claimed" if claim is not None else "open"
@@ -86,10 +85,8 @@ def leaf_state(view: GitTree, contract: LeafContract, claim: Claim | None, now: 
 
 def board(view: GitTree, cache: ContractCache, claims: dict[str, Claim], now: datetime) -> list[BoardLeaf]:
     leaves = []
-    for name in view.list_dir(LEAVES_DIR):
-        if not name.endswith(".yaml"):
-            continue
-        contract = cache.contract(view, name[:-5])
+    for leaf_id in ProjectView(view).leaf_ids:
+        contract = cache.contract(view, leaf_id)
         if contract is None:
             continue
         claim = claims.get(contract.leaf_id)

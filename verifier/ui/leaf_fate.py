@@ -16,8 +16,8 @@ from typing import Literal
 
 import pygit2
 
-from verifier.formats.layout import QUEUE_DIR, classify
-from verifier.pipeline.ledger import rows_from
+from verifier.state.layout import QUEUE_DIR, classify
+from verifier.state.project import rows_from
 from verifier.store.gitrepo import GitTree
 
 Fate = Literal["accepted", "held", "rejected", "reverted"]
