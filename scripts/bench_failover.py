@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_submit import NOW, SLUG, build_corpus
 
-from verifier.devservers import postgres_cluster
+from tests.support.devservers import postgres_cluster
 from verifier.errors import RetryableError
 from verifier.formats.leaf import LeafContract, LeafInputs, default_write_rules
 from verifier.pipeline.hosting import attach_remote

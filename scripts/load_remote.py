@@ -1,6 +1,6 @@
 """The remote half of scripts/load.py (`--backends remote`): the same planned submissions across two
 `rw serve` instances sharing a PostgreSQL Commons, an S3-compatible trace store (moto) and a git
-host (`git daemon`), all started on loopback by `verifier.devservers`. The instances split the
+host (`git daemon`), all started on loopback by `tests.support.devservers`. The instances split the
 projects between them (placed on the least-loaded live instance, verifier.pipeline.spreading);
 every agent sends a submission to instance p % 2 for project p, which forwards it to the instance
 writing the project, and, with the submission's one Idempotency-Key, to the other instance when
@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -30,9 +31,10 @@ from pathlib import Path
 
 import boto3
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support, from a fresh checkout
+from tests.support.devservers import git_daemon, postgres_cluster, s3_server
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
-from verifier.devservers import git_daemon, postgres_cluster, s3_server
 from verifier.pipeline.hosting import attach_remote
 from verifier.pipeline.instances import resync
 from verifier.pipeline.ledger import read_chain

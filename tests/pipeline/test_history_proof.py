@@ -1,0 +1,96 @@
+"""A history that proves itself: what was written outside the verifier is named by id and author,
+and the project refuses every write, through every door, until a person repairs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.git import git, plant_commit
+from tests.support.service_harness import distinct_findings, live_leaf
+from tests.support.world import NOW, SLUG, World
+from verifier.errors import HistoryBrokenError
+from verifier.pipeline.audit import verify_ledger
+from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.repair import repair
+from verifier.pipeline.replay import replay
+from verifier.pipeline.writer import ProjectWriter
+from verifier.service.config import ServiceConfig
+from verifier.service.core import Service
+from verifier.service.errors import ApiError
+
+RW = str(Path(sys.executable).parent / "rw")
+
+
+def rw(home: Path, *args: str, token: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RW_HOME": str(home), "RW_TOKEN": token, "RW_NOW": "2026-11-30T12:00:00Z"}
+    return subprocess.run([RW, *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_fresh_project_replays_and_verifies(world: World) -> None:
+    assert replay(world.repo, world.home.read_anchor(SLUG), check_anchor=True).ok
+    assert verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
+
+
+def test_a_planted_commit_is_named_and_refuses_writes_until_repair(world: World) -> None:
+    anchored = world.tip()
+    planted = plant_commit(world.repo.path, "findings/zz/fnd_0000000000000000.yaml", "finding_id: x\n")
+    report = verify_ledger(world.repo, world.home.read_anchor(SLUG))
+    assert any(planted in problem and "Stew Ard" in problem for problem in report.problems)
+    assert any(planted in d for d in replay(world.repo, world.home.read_anchor(SLUG), check_anchor=True).differences)
+    result = rw(world.home.root, "ledger", SLUG, "--verify")
+    assert result.returncode == 1 and planted in result.stdout
+
+    with pytest.raises(HistoryBrokenError, match="rw repair"):
+        world.leaf("extract-1")
+    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    submission_refused = rw(world.home.root, "leaf", "add", SLUG, "--kind", "guide", token=person)
+    assert submission_refused.returncode == 7 and "rw repair" in submission_refused.stderr
+    assert "Traceback" not in submission_refused.stderr
+
+    fixed = rw(world.home.root, "repair", SLUG, "--to", anchored, "--reason", "a planted commit", token=person)
+    assert fixed.returncode == 0, fixed.stderr
+    rows = [row for _, row in read_chain(world.repo.view(world.tip()))]
+    assert rows[-1].action == "repair" and planted[:12] in rows[-1].description
+    assert verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
+    world.leaf("extract-1")  # writes are accepted again
+
+
+def test_a_ledger_row_edited_in_place_refuses_writes(world: World) -> None:
+    anchored = world.tip()
+    segment = (world.repo.view(anchored).read("ledger/000000.jsonl") or b"").decode()
+    edited = segment.replace('"outcome":"accepted"', '"outcome":"rejected"', 1)
+    plant_commit(world.repo.path, "ledger/000000.jsonl", edited, message="ledger: fix")
+    assert not verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
+    with pytest.raises(HistoryBrokenError), ProjectWriter.open(world.home, SLUG):
+        pass
+    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    actor = world.home.identities.authenticate(person)
+    repair(world.home, SLUG, actor, anchored, reason="an edited ledger row", now=NOW)
+    with ProjectWriter.open(world.home, SLUG) as writer:
+        assert writer.tip == world.tip()
+
+
+def test_repair_refuses_a_target_the_ledger_does_not_vouch_for(world: World) -> None:
+    planted = plant_commit(world.repo.path, "notes.md", "hello\n")
+    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    result = rw(world.home.root, "repair", SLUG, "--to", planted, "--reason", "keep it", token=person)
+    assert result.returncode == 2 and "not a ledger commit" in result.stderr
+    assert git(world.repo.path, "rev-parse", "refs/heads/main").stdout.strip() == planted
+
+
+def test_the_service_refuses_a_submission_to_a_broken_project(world: World) -> None:
+    live_leaf(world.home, "extract-9")
+    submission = world.creation("extract-9", distinct_findings(world.agent, "extract-9", 0))
+    plant_commit(world.repo.path, "notes.md", "hello\n")
+    service = Service(ServiceConfig(home=world.home.root))
+    actor = world.home.identities.authenticate(world.agent.token)
+    with pytest.raises(ApiError) as refused:
+        service.submit(actor, world.agent.token, SLUG, "extract-9", submission.bundle, submission.patch, None)
+    assert (refused.value.status, refused.value.code) == (409, "history_broken")
+    assert "rw repair" in str(refused.value.message)
+    service.db.close()
