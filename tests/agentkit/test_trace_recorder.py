@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.secrets import CASES, Case
+from tests.support.secret_cases import CASES, Case
 from verifier.agentkit.tracing import KEYWORD_KIND, MAX_TOOL_EVENT_CHARS, TraceLog, marker, strip_secrets
 from verifier.agentkit.workspace import creation_patch
 from verifier.errors import Rejected

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.support.secrets import make_cases
+from tests.support.secret_cases import make_cases
 from tests.support.world import NOTE_ID, NOW, SLUG, World
 from verifier.errors import FormatError
 from verifier.formats.leaf import LeafContract, default_write_rules

@@ -19,7 +19,7 @@ from detect_secrets.plugins.base import RegexBasedDetector
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.support.secrets import Case, make_cases
+from tests.support.secret_cases import Case, make_cases
 from verifier.secrets import SecretHit, scan_bytes
 from verifier.secrets import scan as scan_module
 from verifier.secrets.patterns import DETECTORS, KINDS, SKIPPED, value_group

@@ -8,6 +8,9 @@ import json
 import sys
 from pathlib import Path
 
+# The repository root in place of this script's own folder, whose helper modules would shadow the
+# standard library's (tests.support is imported as a package from the root).
+sys.path.pop(0)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.support.loop import skill_following_worker
