@@ -29,6 +29,8 @@ from verifier.errors import AuthError, ConflictError
 from verifier.service.journal import Journal
 from verifier.store.identities import Actor, FileIdentities
 
+pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+
 T = TypeVar("T")
 INSTANCES = 6
 

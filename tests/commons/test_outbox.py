@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.support.service_harness import start
@@ -15,6 +16,8 @@ from verifier.cli.main import COMMAND_MODULES
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.commons.outbox import COMMONS_FILE
+
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
 
 assert COMMAND_MODULES  # every command registered on `cli`
 

@@ -23,6 +23,8 @@ from verifier.pipeline.verdict import Submission
 from verifier.service.client import Client, Reply, Unreachable
 from verifier.store.gitrepo import ProjectRepo
 
+pytestmark = pytest.mark.slow  # two real `rw serve`, PostgreSQL, S3 and git daemon
+
 LEASE_S = 2.0
 LEAVES = 6
 KILL_AFTER = 2  # acknowledged acceptances before the holder is killed

@@ -16,6 +16,8 @@ from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.pipeline.hosting import attach_remote
 from verifier.store.remote import remote_tip
 
+pytestmark = pytest.mark.slow  # a real git daemon
+
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:

@@ -22,6 +22,8 @@ from verifier.errors import RetryableError
 from verifier.pipeline.hosting import attach_remote
 from verifier.store.home import Home
 
+pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+
 
 @pytest.fixture(scope="module")
 def dsn() -> Iterator[str]:

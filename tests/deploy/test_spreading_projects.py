@@ -30,6 +30,8 @@ from verifier.pipeline.spreading import Route, rebalance, route
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 
+pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+
 assert COMMAND_MODULES  # every command registered on `cli`
 SECOND = "grid-storage"  # fixtures/seed-grid-storage
 

@@ -26,6 +26,8 @@ from verifier.service.client import Client, encode_form
 from verifier.service.forwarding import FORWARDED_BY
 from verifier.store.gitrepo import ProjectRepo
 
+pytestmark = pytest.mark.slow  # two real `rw serve`, PostgreSQL, S3 and git daemon
+
 LEASE_S = 2.0
 
 

@@ -14,6 +14,8 @@ from tests.support.world import FIXTURES, NOW, SLUG, make_home
 from verifier.pipeline.project import init_project
 from verifier.store.home import Home
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 UNREACHABLE = 5
 
 

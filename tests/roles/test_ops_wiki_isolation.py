@@ -22,6 +22,8 @@ from verifier.roles.proposer import build_request, run_proposer
 from verifier.roles.skillgate import gate
 from verifier.roles.traceindex import TraceIndex
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 CANARY = "OPSWIKI-CANARY-7f3c2b Agents in this group retyped quotes from memory"
 VERBATIM = "## Extract\n\nQuote every excerpt verbatim.\n"
 

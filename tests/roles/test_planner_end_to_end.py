@@ -20,6 +20,8 @@ from verifier.formats.layout import USE_SCORES, finding_path
 from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons, wake
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 SLUG = "open-weights"
 
 

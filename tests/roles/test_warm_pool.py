@@ -16,6 +16,8 @@ from verifier.pipeline.project import init_project
 from verifier.roles.planner import local_commons, wake
 from verifier.store.home import Home, Settings
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 SLUG = "edge-inference"
 
 

@@ -18,6 +18,8 @@ from verifier.agentkit.scripted import ScriptedAgent
 from verifier.pipeline.project import init_project
 from verifier.store.fetcher import OfflineFetcher
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 
 @dataclass
 class Site:

@@ -17,6 +17,8 @@ from tests.support.world import FIXTURES, NOW, SLUG, make_home
 from verifier.pipeline.project import init_project
 from verifier.store.home import Home
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 
 @dataclass
 class Site:

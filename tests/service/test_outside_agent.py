@@ -19,6 +19,8 @@ from verifier.formats.skill import skill_version
 from verifier.pipeline.project import init_project
 from verifier.store.home import Home
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = (ROOT / "skill" / "SKILL.md").read_bytes().decode("utf-8")
 

@@ -29,6 +29,8 @@ from verifier.service.client import Client, Reply, encode_form
 from verifier.service.openapi import openapi_document
 from verifier.store.fetcher import OfflineFetcher
 
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
 
 @dataclass
 class Site:

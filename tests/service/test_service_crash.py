@@ -25,6 +25,8 @@ from verifier.service.recovery import orphan_traces
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import Home
 
+pytestmark = pytest.mark.slow  # a real `rw serve` killed at each step
+
 # The landing's durable steps, and the service's own points before and after the pipeline.
 STEPS = ["journal", "contribution", "ledger", "branch", "anchor", "respond"]
 LANDED = {"anchor", "respond"}  # the branch had moved when the process died

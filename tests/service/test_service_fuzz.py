@@ -26,6 +26,8 @@ from tests.support.world import FIXTURES, NOW, SLUG, make_home
 from verifier.pipeline.project import init_project
 from verifier.service.openapi import openapi_document
 
+pytestmark = pytest.mark.slow  # a real `rw serve` fuzzed from its OpenAPI description
+
 EXAMPLES_PER_OPERATION = 25
 BUDGET_S = 150.0  # the whole run stops sending after this, however many examples are left
 LEAVES = ("fuzz-1", "fuzz-2", "fuzz-3")

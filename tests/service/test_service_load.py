@@ -8,7 +8,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.world import ROOT
+
+pytestmark = pytest.mark.slow  # scripts/load.py through a real server
 
 
 def test_load_small() -> None:

@@ -9,11 +9,15 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.support.service_harness import RW, distinct_findings, free_port, live_leaf, start
 from tests.support.world import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.project import init_project
 from verifier.store.fetcher import OfflineFetcher
+
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
 
 
 def make_world(tmp_path: Path) -> World:

@@ -18,6 +18,8 @@ from verifier.formats.trace import TraceRecord
 from verifier.store.home import Home
 from verifier.store.objecttraces import ObjectTraceStore
 
+pytestmark = pytest.mark.slow  # an S3-compatible server (moto) as its own process
+
 BUCKET = "rw-traces"
 
 

@@ -21,6 +21,8 @@ from tests.support.browser import chromium
 from tests.support.ui import HOSTILE, UiProject, ui_project
 from tests.support.world import SLUG, World
 
+pytestmark = pytest.mark.slow  # a real `rw serve` and headless Chromium
+
 
 @pytest.fixture
 def served(world: World) -> Iterator[tuple[UiProject, service_harness.Server]]:
