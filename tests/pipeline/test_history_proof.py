@@ -1,5 +1,6 @@
 """A history that proves itself: what was written outside the verifier is named by id and author,
-and the project refuses every write, through every door, until a person repairs it."""
+and the project refuses every write, through every door, until a person repairs it. The bad states
+are published by the project simulator (tests/support/simulator.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.git import git, plant_commit
 from tests.support.service_harness import distinct_findings, live_leaf
+from tests.support.simulator import ProjectSimulator
 from tests.support.world import NOW, SLUG, World
 from verifier.errors import HistoryBrokenError
 from verifier.pipeline.audit import verify_ledger
@@ -38,7 +39,8 @@ def test_a_fresh_project_replays_and_verifies(world: World) -> None:
 
 def test_a_planted_commit_is_named_and_refuses_writes_until_repair(world: World) -> None:
     anchored = world.tip()
-    planted = plant_commit(world.repo.path, "findings/zz/fnd_0000000000000000.yaml", "finding_id: x\n")
+    planted = ProjectSimulator(world.home, SLUG).foreign_commit(
+        {"findings/zz/fnd_0000000000000000.yaml": b"finding_id: x\n"})
     report = verify_ledger(world.repo, world.home.read_anchor(SLUG))
     assert any(planted in problem and "Stew Ard" in problem for problem in report.problems)
     assert any(planted in d for d in replay(world.repo, world.home.read_anchor(SLUG), check_anchor=True).differences)
@@ -62,9 +64,7 @@ def test_a_planted_commit_is_named_and_refuses_writes_until_repair(world: World)
 
 def test_a_ledger_row_edited_in_place_refuses_writes(world: World) -> None:
     anchored = world.tip()
-    segment = (world.repo.view(anchored).read("ledger/000000.jsonl") or b"").decode()
-    edited = segment.replace('"outcome":"accepted"', '"outcome":"rejected"', 1)
-    plant_commit(world.repo.path, "ledger/000000.jsonl", edited, message="ledger: fix")
+    ProjectSimulator(world.home, SLUG).edit_ledger_row(0, lambda row: row.update(outcome="rejected"))
     assert not verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
     with pytest.raises(HistoryBrokenError), ProjectWriter.open(world.home, SLUG):
         pass
@@ -76,17 +76,17 @@ def test_a_ledger_row_edited_in_place_refuses_writes(world: World) -> None:
 
 
 def test_repair_refuses_a_target_the_ledger_does_not_vouch_for(world: World) -> None:
-    planted = plant_commit(world.repo.path, "notes.md", "hello\n")
+    planted = ProjectSimulator(world.home, SLUG).foreign_commit({"notes.md": b"hello\n"})
     person = world.home.identities.add("stew", "stew-op", "human", NOW)
     result = rw(world.home.root, "repair", SLUG, "--to", planted, "--reason", "keep it", token=person)
     assert result.returncode == 2 and "not a ledger commit" in result.stderr
-    assert git(world.repo.path, "rev-parse", "refs/heads/main").stdout.strip() == planted
+    assert world.repo.tip() == planted
 
 
 def test_the_service_refuses_a_submission_to_a_broken_project(world: World) -> None:
     live_leaf(world.home, "extract-9")
     submission = world.creation("extract-9", distinct_findings(world.agent, "extract-9", 0))
-    plant_commit(world.repo.path, "notes.md", "hello\n")
+    ProjectSimulator(world.home, SLUG).foreign_commit({"notes.md": b"hello\n"})
     service = Service(ServiceConfig(home=world.home.root))
     actor = world.home.identities.authenticate(world.agent.token)
     with pytest.raises(ApiError) as refused:
@@ -94,3 +94,34 @@ def test_the_service_refuses_a_submission_to_a_broken_project(world: World) -> N
     assert (refused.value.status, refused.value.code) == (409, "history_broken")
     assert "rw repair" in str(refused.value.message)
     service.db.close()
+
+
+def test_a_branch_moved_back_refuses_writes_and_is_named(world: World) -> None:
+    world.leaf("extract-1")
+    world.leaf("extract-2")
+    anchored = world.tip()
+    moved = ProjectSimulator(world.home, SLUG).rewind(1)  # the last landing (one ledger commit) is gone
+    assert world.tip() == moved != anchored
+    report = verify_ledger(world.repo, world.home.read_anchor(SLUG))
+    assert any("truncated ledger or branch reset" in problem for problem in report.problems), report.problems
+    with pytest.raises(HistoryBrokenError, match="is not the anchor.s commit"), ProjectWriter.open(world.home, SLUG):
+        pass
+    with pytest.raises(HistoryBrokenError):
+        world.leaf("extract-3")
+
+
+def test_a_branch_moved_sideways_refuses_writes_until_repair(world: World) -> None:
+    anchored = world.tip()
+    simulator = ProjectSimulator(world.home, SLUG)
+    sideways = simulator.foreign_commit({"notes.md": b"another line\n"})
+    simulator.move_branch(anchored)
+    other = simulator.foreign_commit({"notes.md": b"a third line\n"})
+    assert world.tip() == other != sideways
+    report = verify_ledger(world.repo, world.home.read_anchor(SLUG))
+    assert not report.ok
+    with pytest.raises(HistoryBrokenError, match=other[:12]), ProjectWriter.open(world.home, SLUG):
+        pass
+    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    repair(world.home, SLUG, world.home.identities.authenticate(person), anchored, reason="a moved branch", now=NOW)
+    assert verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
+    world.leaf("extract-1")

@@ -7,7 +7,8 @@ import json
 
 import pygit2
 
-from tests.support.world import NOW, SLUG, World
+from tests.support.simulator import ProjectSimulator
+from tests.support.world import SLUG, World
 from verifier.formats.ledger import ROWS_PER_SEGMENT, row_hash, segment_path
 from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
@@ -22,13 +23,7 @@ def build_history(world: World) -> None:
 
 def rewrite_ledger(world: World, mutate) -> None:  # type: ignore[no-untyped-def]
     """Commit a tampered ledger on top of the branch, as a hostile maintainer could."""
-    view = world.repo.view(world.tip())
-    data = view.read("ledger/000000.jsonl") or b""
-    new = mutate(data)
-    tree = world.repo.build_tree(world.tip(), {"ledger/000000.jsonl": new})
-    commit = world.repo.create_commit(tree=tree, parents=[world.tip()], author=VERIFIER, committer=VERIFIER,
-                                      message="tamper\n", when=NOW)
-    world.repo.repo.references["refs/heads/main"].set_target(pygit2.Oid(hex=commit))
+    ProjectSimulator(world.home, SLUG).replace_ledger_segment(0, mutate, author=VERIFIER)
 
 
 def test_clean_history_verifies(world: World) -> None:
@@ -63,7 +58,7 @@ def test_rewritten_row_is_reported(world: World) -> None:
 def test_branch_reset_is_reported(world: World) -> None:
     build_history(world)
     first = list(world.repo.repo.walk(world.tip(), pygit2.enums.SortMode.REVERSE))[1]
-    world.repo.repo.references["refs/heads/main"].set_target(first.id)
+    ProjectSimulator(world.home, SLUG).move_branch(str(first.id))
     report = verify_ledger(world.repo, world.home.read_anchor(SLUG))
     assert not report.ok and any("reset" in p for p in report.problems)
 
