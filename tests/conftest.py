@@ -8,18 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.world import FIXTURES, NOW, SLUG, World, make_home
+from tests.support.world import NOW, World, make_world
 from verifier.agentkit.scripted import ScriptedAgent
-from verifier.pipeline.project import init_project
-from verifier.store.fetcher import OfflineFetcher
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
-    home = make_home(tmp_path / "home")
-    init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
-    token = home.identities.add("agent-a", "op-a", "agent", NOW)
-    return World(home, ScriptedAgent(home, "agent-a", "op-a", token), OfflineFetcher())
+    return make_world(tmp_path)
 
 
 @pytest.fixture

@@ -104,7 +104,7 @@ def test_a_branch_moved_back_refuses_writes_and_is_named(world: World) -> None:
     assert world.tip() == moved != anchored
     report = verify_ledger(world.repo, world.home.read_anchor(SLUG))
     assert any("truncated ledger or branch reset" in problem for problem in report.problems), report.problems
-    with pytest.raises(HistoryBrokenError, match="is not the anchor.s commit"), ProjectWriter.open(world.home, SLUG):
+    with pytest.raises(HistoryBrokenError, match="is not the anchor's commit"), ProjectWriter.open(world.home, SLUG):
         pass
     with pytest.raises(HistoryBrokenError):
         world.leaf("extract-3")

@@ -13,13 +13,14 @@ from verifier.agentkit.scripted import ScriptedAgent, load_script
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.ids import source_id_for
 from verifier.formats.leaf import LeafContract, WriteRule, default_write_rules
-from verifier.pipeline.project import add_leaf
+from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, Verdict, submit
-from verifier.store.fetcher import Fetcher
+from verifier.store.fetcher import Fetcher, OfflineFetcher
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home, Settings
 
-__all__ = ["FIXTURES", "GUIDE_ID", "NOTE_ID", "NOW", "PDF_ID", "ROOT", "SLUG", "ScriptedAgent", "World", "make_home"]
+__all__ = ["FIXTURES", "GUIDE_ID", "NOTE_ID", "NOW", "PDF_ID", "ROOT", "SLUG", "ScriptedAgent", "World", "make_home",
+           "make_world"]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -100,3 +101,11 @@ def make_home(root: Path) -> Home:
     home = Home(root)
     home.save_settings(Settings(durable=False, fetch="offline"))
     return Home(root)
+
+
+def make_world(root: Path) -> World:
+    """A home under `root` with the fixture project and agent-a registered (the `world` fixture)."""
+    home = make_home(root / "home")
+    init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
+    token = home.identities.add("agent-a", "op-a", "agent", NOW)
+    return World(home, ScriptedAgent(home, "agent-a", "op-a", token), OfflineFetcher())

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.ui import AFTER_H1, HOSTILE, UiProject, edit, resolve, ui_project
-from tests.support.world import SLUG, World
+from tests.support.world import SLUG, World, make_world
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.ui.site import build_site, open_reader, project_page
@@ -22,9 +22,10 @@ assert COMMAND_MODULES  # the commands register on import
 P = f"p/{SLUG}/"
 
 
-@pytest.fixture
-def project(world: World) -> UiProject:
-    return ui_project(world)
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> UiProject:
+    """Built once for the module: the tests that take it only read it (those that write build their own)."""
+    return ui_project(make_world(tmp_path_factory.mktemp("ui")))
 
 
 def site(project: UiProject) -> dict[str, bytes]:
