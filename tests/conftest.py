@@ -1,5 +1,6 @@
 """Shared fixtures only (helpers live in tests/support/): a throwaway verifier home with the fixture
-project and an agent, a second agent, and the servers of a two-instance deployment."""
+project and an agent, a second agent, the resolution fixture built once per session (each test
+gets a copy), and the servers of a two-instance deployment."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.resolution import BuiltScenarios
 from tests.support.world import NOW, World, make_world
 from verifier.agentkit.scripted import ScriptedAgent
 
@@ -15,6 +17,12 @@ from verifier.agentkit.scripted import ScriptedAgent
 @pytest.fixture
 def world(tmp_path: Path) -> World:
     return make_world(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def built_scenarios(tmp_path_factory: pytest.TempPathFactory) -> BuiltScenarios:
+    """The resolution fixture (tests.support.resolution.build), built on first use and copied per test."""
+    return BuiltScenarios(tmp_path_factory.mktemp("resolution-fixture"))
 
 
 @pytest.fixture

@@ -119,6 +119,7 @@ def test_leaf_show_reports_state(world: World, env: dict[str, str]) -> None:
     assert json.loads(out)["state"] == "accepted"
 
 
+@pytest.mark.slow  # `rw demo` as a subprocess of the console script
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     """The README's first command, as a subprocess of the installed console script."""
     rw_bin = Path(sys.executable).with_name("rw")

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.support.loop import SEED_SKILL, with_extract
@@ -25,6 +26,7 @@ def rw(world: World, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+@pytest.mark.slow  # a real worker process per validation leaf
 def test_gate_by_hand_with_the_configured_worker_command(world: World, tmp_path: Path) -> None:
     install_skill(world.home, SEED_SKILL)
     code, out = rw(world, "loop", "gate", "--kind", "extract", "--candidate", str(tmp_path))

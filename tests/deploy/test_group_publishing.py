@@ -8,10 +8,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.support.git_hosts import git
 from tests.support.world import SLUG, World
 from verifier.errors import RetryableError
 from verifier.pipeline.hosting import attach_remote
+
+pytestmark = pytest.mark.slow  # real git pushes to a host repository
 
 THREADS = 6
 

@@ -19,6 +19,8 @@ from verifier.pipeline.hosting import attach_remote
 from verifier.store.home import Home
 from verifier.store.remote import remote_tip
 
+pytestmark = pytest.mark.slow  # real git pushes to a host repository
+
 assert COMMAND_MODULES  # every command registered on `cli`
 
 

@@ -128,6 +128,7 @@ def _arm_settings(world: World, recorded: dict[str, Any], tmp_path: Path) -> Non
     world.home.save_settings(Settings.model_validate({**settings, "eval_arm": {"single": worker, "swarm": worker}}))
 
 
+@pytest.mark.slow  # real arm worker processes
 def test_controlled_arm_reports_both_arms_the_difference_and_n(history: World, tmp_path: Path) -> None:
     findings = sorted(path.rsplit("/", 1)[1][:-5] for path in history.repo.view(history.tip()).walk("findings"))
     single = [{"leaf_id": "arm-link-1", "hypothesis": "H1", "links": [[findings[0], "supports"]]}]
@@ -152,6 +153,7 @@ def test_controlled_arm_reports_both_arms_the_difference_and_n(history: World, t
     assert not any("arm-link" in path for path in history.repo.view(history.tip()).walk("leaves"))
 
 
+@pytest.mark.slow  # real arm worker processes
 def test_controlled_arm_names_what_did_not_finish(history: World, tmp_path: Path) -> None:
     _arm_settings(history, {"single": [], "swarm": {"fail": True}}, tmp_path)
     code, out = run(history, "eval-arm", SLUG, "--plan", PLAN_ID, "--json")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.git import clone, commit_file, git, plant_commit, push_for_review
 from tests.support.world import NOW, SLUG, World
 from verifier.agentkit.objects import link_file
@@ -16,6 +18,8 @@ from verifier.pipeline.audit import verify_ledger
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.replay import replay
 from verifier.scoring.use import shard_path
+
+pytestmark = pytest.mark.slow  # real git pushes through the hooks, each landing in its own python process
 
 
 def person(world: World) -> str:

@@ -127,6 +127,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert not _alive(child), "the grandchild outlived the timeout"
 
 
+@pytest.mark.slow  # a real helper process that outlives the call
 def test_a_process_that_left_the_group_does_not_hold_the_call(tmp_path: Path) -> None:
     """A helper that escaped the process group keeps stdout open; the call still returns."""
     argv = script(tmp_path, """

@@ -9,6 +9,7 @@ import base64
 import json
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 
 from tests.support.edits import edit, report_doc
 from tests.support.patches import modify
-from tests.support.resolution import AFTER_H1, Answers, Scenario, answer, build, resolve
+from tests.support.resolution import AFTER_H1, Answers, BuiltScenarios, Scenario, answer, build, resolve
 from tests.support.world import NOTE_ID, NOW, SLUG, World
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file
@@ -40,8 +41,8 @@ assert COMMAND_MODULES  # the commands register on import
 
 
 @pytest.fixture
-def scenario(world: World) -> Scenario:
-    return build(world)
+def scenario(built_scenarios: BuiltScenarios, tmp_path: Path) -> Scenario:
+    return built_scenarios.copy(tmp_path)  # the fixture built once per session, copied for this test
 
 
 def sealed(scenario: Scenario, hypothesis_id: str = "H1") -> OpenedBaseline:

@@ -28,10 +28,10 @@ from tests.support.resolution import (
     RECORDINGS,
     UPDATE,
     Answers,
+    BuiltScenarios,
     FixtureBackend,
     Scenario,
     answer,
-    build,
     configure,
     resolve,
 )
@@ -96,8 +96,8 @@ def healthy(scenario: Scenario) -> None:
 
 
 @pytest.fixture
-def scenario(world: World) -> Scenario:
-    return build(world)
+def scenario(built_scenarios: BuiltScenarios, tmp_path: Path) -> Scenario:
+    return built_scenarios.copy(tmp_path)  # the fixture built once per session, copied for this test
 
 
 # --- baselines at activation --------------------------------------------------------------------
