@@ -4,13 +4,11 @@ are published by the project simulator (tests/support/simulator.py)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import Ran, rw_here
 from tests.support.service_harness import distinct_findings, live_leaf
 from tests.support.simulator import ProjectSimulator
 from tests.support.world import NOW, SLUG, World
@@ -24,12 +22,10 @@ from verifier.service.config import ServiceConfig
 from verifier.service.core import Service
 from verifier.service.errors import ApiError
 
-RW = str(Path(sys.executable).parent / "rw")
 
-
-def rw(home: Path, *args: str, token: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RW_HOME": str(home), "RW_TOKEN": token, "RW_NOW": "2026-11-30T12:00:00Z"}
-    return subprocess.run([RW, *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+def rw(home: Path, *args: str, token: str = "") -> Ran:
+    """The `rw` door, run in this process through the console script's entry point."""
+    return rw_here(*args, env={"RW_HOME": str(home), "RW_TOKEN": token, "RW_NOW": "2026-11-30T12:00:00Z"})
 
 
 def test_a_fresh_project_replays_and_verifies(world: World) -> None:
