@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.eval_history import AFTER_H1, PLAN_ID, build_history
-from tests.support.world import SLUG, World
+from tests.support.world import SLUG, World, copied_world, make_world
 from verifier.checks.view import Overlay
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
@@ -27,8 +27,10 @@ from verifier.store.home import Settings
 assert COMMAND_MODULES  # the commands are registered on `cli`
 
 
-@pytest.fixture
-def history(world: World) -> World:
+@pytest.fixture(scope="module")
+def built_history(tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The history, built once for the module; each test gets a copy (`history`)."""
+    world = make_world(tmp_path_factory.mktemp("eval-history"))
     outcomes = build_history(world)
     assert outcomes == {"extract-bad": "rejected finding_count", "extract-good": "accepted", "plan": "accepted",
                         "link-1": "accepted",
@@ -36,6 +38,11 @@ def history(world: World) -> World:
                         "skeptic-1": "accepted",
                         "review-1": "accepted", "resolve": "H1 resolved"}
     return world
+
+
+@pytest.fixture
+def history(built_history: World, tmp_path: Path) -> World:
+    return copied_world(built_history, tmp_path / "copy")
 
 
 def run(world: World, *args: str) -> tuple[int, str]:

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.support.edits import edit, report_doc
-from tests.support.world import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World, make_world
+from tests.support.world import FIXTURES, GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World, copied_world, make_world
 from verifier.agentkit.objects import link_file, note_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.formats.layout import link_path
-from verifier.gitdoor.hooks import install_hooks
 from verifier.model.adapter import Backend, BackendName, Exchange, RecordedBackend, recording_path
 from verifier.pipeline.baseline import seal_missing
 from verifier.roles.resolver import resolve_project
@@ -183,12 +181,7 @@ def answer(verdict: str, confidence: float = 0.7) -> dict[str, object]:
 
 def copied(scenario: Scenario, dest: Path) -> Scenario:
     """The built scenario's home copied under `dest`: a real home of its own, to change freely."""
-    root = dest / "home"
-    shutil.copytree(scenario.home.root, root, symlinks=True)
-    home = Home(root)
-    install_hooks(home.root, home.repo_path(SLUG))  # the hooks name their home
-    world = World(home, replace(scenario.world.agent, home=home), scenario.world.fetcher)
-    return replace(scenario, world=world)
+    return replace(scenario, world=copied_world(scenario.world, dest))
 
 
 class BuiltScenarios:

@@ -3,7 +3,8 @@ to write leaves and submissions (the fixtures in tests/conftest.py hand it out).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,14 +14,15 @@ from verifier.agentkit.scripted import ScriptedAgent, load_script
 from verifier.agentkit.workspace import creation_patch
 from verifier.formats.ids import source_id_for
 from verifier.formats.leaf import LeafContract, WriteRule, default_write_rules
+from verifier.gitdoor.hooks import install_hooks
 from verifier.pipeline.project import add_leaf, init_project
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.store.fetcher import Fetcher, OfflineFetcher
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home, Settings
 
-__all__ = ["FIXTURES", "GUIDE_ID", "NOTE_ID", "NOW", "PDF_ID", "ROOT", "SLUG", "ScriptedAgent", "World", "make_home",
-           "make_world"]
+__all__ = ["FIXTURES", "GUIDE_ID", "NOTE_ID", "NOW", "PDF_ID", "ROOT", "SLUG", "ScriptedAgent", "World", "copied_world",
+           "make_home", "make_world"]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -109,3 +111,14 @@ def make_world(root: Path) -> World:
     init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
     token = home.identities.add("agent-a", "op-a", "agent", NOW)
     return World(home, ScriptedAgent(home, "agent-a", "op-a", token), OfflineFetcher())
+
+
+def copied_world(world: World, dest: Path) -> World:
+    """`world`'s home copied to `dest`/home: a real home of its own, to change freely. The project's
+    hooks name their home, so they are written again for the copy."""
+    root = dest / "home"
+    shutil.copytree(world.home.root, root, symlinks=True)
+    home = Home(root)
+    for slug in home.projects():
+        install_hooks(home.root, home.repo_path(slug))
+    return World(home, replace(world.agent, home=home), world.fetcher)
