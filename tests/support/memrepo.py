@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import pygit2
+
 from verifier.errors import ConflictError, NotFound
-from verifier.store.gitrepo import BRANCH, STAGED, Person
+from verifier.store.gitrepo import BRANCH, STAGED, Person, ProjectRepo
 
 BLOB_MODE = 0o100644
 TREE_MODE = 0o040000
@@ -139,6 +141,43 @@ class MemRepo:
         self.trees: dict[str, dict[str, tuple[int, str]]] = {}
         self.commits: dict[str, MemCommit] = {}
         self.refs: dict[str, str] = {}
+
+    @classmethod
+    def copy_of(cls, repo: ProjectRepo) -> MemRepo:
+        """Every commit reachable from `repo`'s main and staged refs, with its trees and blobs; each
+        tree's id is computed again here and must be git's (a copy that disagrees fails loudly)."""
+        mem = cls(repo.path.name)
+        pending = [ref for ref in (repo.tip(), repo.staged()) if ref is not None]
+        while pending:
+            oid = pending.pop()
+            if oid in mem.commits:
+                continue
+            commit = repo.commit(oid)
+            parents = tuple(str(parent) for parent in commit.parent_ids)
+            mem.commits[oid] = MemCommit(mem, oid, mem._copy_tree(repo, commit.tree), parents,
+                                         MemSignature(commit.author.name, commit.author.email),
+                                         MemSignature(commit.committer.name, commit.committer.email), commit.message)
+            pending.extend(parents)
+        for ref, target in ((BRANCH, repo.tip()), (STAGED, repo.staged())):
+            if target is not None:
+                mem.refs[ref] = target
+        return mem
+
+    def _copy_tree(self, repo: ProjectRepo, tree: pygit2.Tree) -> str:
+        entries: dict[str, tuple[int, str]] = {}
+        for entry in tree:
+            name, mode = str(entry.name), int(entry.filemode)
+            if entry.type == pygit2.enums.ObjectType.TREE:
+                found = repo.repo[entry.id]
+                assert isinstance(found, pygit2.Tree)
+                entries[name] = (TREE_MODE, self._copy_tree(repo, found))
+            else:
+                _, data = repo.repo.read(entry.id)
+                assert isinstance(data, bytes)
+                entries[name] = (mode, self._blob(data))
+        oid = self._tree(entries)
+        assert oid == str(tree.id), f"tree {tree.id} hashed to {oid} here"
+        return oid
 
     # objects --------------------------------------------------------------------------------------
 
