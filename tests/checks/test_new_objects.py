@@ -15,7 +15,8 @@ from verifier.formats.layout import FIELD_GUIDE
 
 
 def agent(tmp_path: Path) -> OutsideAgent:
-    return OutsideAgent(tmp_path, "http://127.0.0.1:9", "rwt_unused")  # these commands never call the service
+    # These commands never call the service; rw runs in this process.
+    return OutsideAgent(tmp_path, "http://127.0.0.1:9", "rwt_unused", in_process=True)
 
 
 def test_finding_ids_and_offsets_are_computed_and_a_misquote_is_refused(world: World, tmp_path: Path) -> None:

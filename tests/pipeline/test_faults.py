@@ -9,10 +9,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.support.cli import rw_here
 from tests.support.world import NOW, SLUG, World
 from verifier.cli.app import EXIT_CRASH, EXIT_HISTORY, EXIT_RETRY, EXIT_USAGE, exit_code_of
 from verifier.errors import HistoryBrokenError, RetryableError
@@ -82,9 +82,7 @@ def test_a_malformed_leaf_is_one_line_and_its_exit_code_not_a_traceback(world: W
     with ProjectWriter.open(world.home, SLUG) as writer:
         writer.land(LeafEntry(at=NOW, actor="planner", actor_type="planner", description="a bad leaf"),
                     bookkeeping={"leaves/broken-1.yaml": b"leaf_id: broken-1\nkind: [unclosed\n"})
-    result = subprocess.run([str(Path(sys.executable).parent / "rw"), "leaf", "list", SLUG],
-                            env={**os.environ, "RW_HOME": str(world.home.root)}, capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = rw_here("leaf", "list", SLUG, env={"RW_HOME": str(world.home.root)})  # the console script's entry
     assert result.returncode == EXIT_USAGE, result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert "broken-1" in result.stderr

@@ -1,5 +1,7 @@
 """An outside agent for tests and the first-minute benchmark: a folder with no RW_HOME, a token
-and a server URL, running `rw` as separate processes exactly as SKILL.md tells an agent to."""
+and a server URL, running `rw` as separate processes exactly as SKILL.md tells an agent to (or, with
+`in_process`, through the same entry point in this process, for the fast tests that never call a
+server)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.support.cli import rw_here
 
 RW = str(Path(sys.executable).parent / "rw")
 
@@ -29,6 +33,7 @@ class OutsideAgent:
     server: str
     token: str
     ran: list[Ran] = field(default_factory=list)
+    in_process: bool = False
 
     def env(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith("RW_")}
@@ -39,14 +44,20 @@ class OutsideAgent:
         """One `rw` command in its own process; its wall and CPU time are kept."""
         before = os.times()
         started = time.perf_counter()
-        done = subprocess.run([RW, *args], cwd=cwd or self.folder, env=self.env(), capture_output=True,
-                              text=True, check=False, timeout=120)
+        if self.in_process:
+            here = rw_here(*args, env=self.env(), exact_env=True, cwd=cwd or self.folder)
+            code, out, err = here.returncode, here.stdout, here.stderr
+        else:
+            done = subprocess.run([RW, *args], cwd=cwd or self.folder, env=self.env(), capture_output=True,
+                                  text=True, check=False, timeout=120)
+            code, out, err = done.returncode, done.stdout, done.stderr
         after = os.times()
-        ran = Ran(tuple(args), done.returncode, done.stdout, done.stderr, time.perf_counter() - started,
-                  (after.children_user - before.children_user) + (after.children_system - before.children_system))
+        cpu = (after.user - before.user + after.system - before.system) if self.in_process else \
+            (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        ran = Ran(tuple(args), code, out, err, time.perf_counter() - started, cpu)
         self.ran.append(ran)
-        if ok and done.returncode != 0:
-            raise AssertionError(f"rw {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+        if ok and code != 0:
+            raise AssertionError(f"rw {' '.join(args)} exited {code}:\n{out}\n{err}")
         return ran
 
 

@@ -9,6 +9,7 @@ import io
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from verifier.cli.main import main
 
@@ -20,13 +21,18 @@ class Ran:
     stderr: str
 
 
-def rw_here(*args: str, env: dict[str, str]) -> Ran:
-    """`rw ARGS` with `env` laid over this process's environment for the call."""
-    saved_env, saved_argv = dict(os.environ), sys.argv
+def rw_here(*args: str, env: dict[str, str], exact_env: bool = False, cwd: Path | None = None) -> Ran:
+    """`rw ARGS` with `env` laid over this process's environment for the call (or, with
+    `exact_env`, as the whole environment), in `cwd` when given; all restored afterwards."""
+    saved_env, saved_argv, saved_cwd = dict(os.environ), sys.argv, Path.cwd()
     out, err = io.StringIO(), io.StringIO()
     code = 0
+    if exact_env:
+        os.environ.clear()
     os.environ.update(env)
     sys.argv = ["rw", *args]
+    if cwd is not None:
+        os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -34,6 +40,7 @@ def rw_here(*args: str, env: dict[str, str]) -> Ran:
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
+        os.chdir(saved_cwd)
         sys.argv = saved_argv
         os.environ.clear()
         os.environ.update(saved_env)
