@@ -27,10 +27,11 @@ from pathlib import Path
 import boto3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support, from a fresh checkout
 from bench_submit import NOW, SLUG, build_corpus, extract_submission
 
+from tests.support.devservers import git_daemon, s3_server
 from verifier.deploy.hosting import attach_remote
-from verifier.devservers import git_daemon, s3_server
 from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.pipeline.submit import Submission, submit
 from verifier.state.layout import default_write_rules

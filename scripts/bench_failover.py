@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_submit import NOW, SLUG, build_corpus
 
+from tests.support.devservers import postgres_cluster
 from verifier.deploy.hosting import attach_remote
-from verifier.devservers import postgres_cluster
 from verifier.errors import RetryableError
 from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.state.layout import default_write_rules

@@ -1,6 +1,6 @@
 """The remote half of scripts/load.py (`--backends remote`): the same planned submissions across two
 `rw serve` instances sharing a PostgreSQL Commons, an S3-compatible trace store (moto) and a git
-host (`git daemon`), all started on loopback by `verifier.devservers`. The instances split the
+host (`git daemon`), all started on loopback by `tests.support.devservers`. The instances split the
 projects between them (placed on the least-loaded live instance, verifier.deploy.spreading);
 every agent sends a submission to instance p % 2 for project p, which forwards it to the instance
 writing the project, and, with the submission's one Idempotency-Key, to the other instance when
@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -30,12 +31,13 @@ from pathlib import Path
 
 import boto3
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support, from a fresh checkout
+from tests.support.devservers import git_daemon, postgres_cluster, s3_server
 from verifier.client.http import Client
 from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.deploy.hosting import attach_remote
 from verifier.deploy.instances import resync
-from verifier.devservers import git_daemon, postgres_cluster, s3_server
 from verifier.errors import Unreachable
 from verifier.pipeline.ledger import read_chain
 from verifier.store.backends import Backends, CommonsBackend, TracesBackend

@@ -10,7 +10,7 @@ Exit status is 0 only if every run passed. Each run's output is kept in --log-di
 temporary folder) so a failure can be read afterwards.
 
 Run: .venv/bin/python scripts/stress_suite.py [--runs 20] [--load N] [--log-dir DIR] [-- PYTEST_ARGS...]
-e.g. .venv/bin/python scripts/stress_suite.py --runs 1 -- -x tests/test_faults.py
+e.g. .venv/bin/python scripts/stress_suite.py --runs 1 -- -x tests/pipeline/test_faults.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The verifier's frozen numbers: every size, cap, floor, TTL, timeout, retry window and budget
 that is policy, each with the reason it has the value it has, auditable in one read.
 
-Modules import these and keep no copy (`tests/test_constants.py` greps `verifier/` for the
+Modules import these and keep no copy (`tests/suite/test_constants.py` greps `verifier/` for the
 literals). A number that only shapes an algorithm (a scanner's window, a page size of the UI) stays
 beside its code; a number someone could argue about belongs here. Changing one changes what the
 verifier accepts, so it is a decision: say why in the commit, and in `docs/` where the number is

@@ -8,7 +8,7 @@ Every error class carries how it is reported, as click's exceptions carry their 
 `exit_code` for `rw` (the table in README.md; `verifier.cli.app.exit_code_of` reads it), and its
 `http_status`, `code` and `headers` for the service (docs/api.md; `verifier.service.errors`
 turns any of them into the one error answer). A subclass inherits its parent's, unless it says
-otherwise; `tests/test_error_codes.py` holds the classes and the README table to each other.
+otherwise; `tests/suite/test_error_codes.py` holds the classes and the README table to each other.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ it uses (`rw --help`, `rw board --server` and `rw check` start without the store
 To add a command module: write `verifier/cli/<topic>_cmds.py` using the `cli` group from
 `verifier.cli.app`, and add its module name to `COMMAND_MODULES` below. That is enough for it to
 work. For a fast start, also add each of its top-level commands to `COMMANDS` (name -> module and
-the one-line help `rw --help` shows); tests/test_cli_startup.py checks that `COMMANDS` matches the
+the one-line help `rw --help` shows); tests/cli/test_cli_startup.py checks that `COMMANDS` matches the
 commands the modules really define.
 """
 

@@ -106,7 +106,7 @@ class PgDatabase:
         serial with every other writer. Scoped: serial with the writers of the same scope and with
         every unscoped one (the write lock is taken shared), beside those of other scopes, except
         behind an unscoped writer already waiting: PostgreSQL's lock queue is fair, so a stream of
-        scoped writers never starves an unscoped one (tests/test_commons_on_postgres.py)."""
+        scoped writers never starves an unscoped one (tests/commons/test_commons_on_postgres.py)."""
         conn = self.connection()
         with conn.transaction():
             if scope is None:

@@ -3,7 +3,7 @@
 Created from `ops-wiki-template/` on first use. Only the maintainer and the gate harness write it,
 one commit per pass or per gate decision, always on top of the tip: nothing ever moves its branch
 backwards, so it is never rolled back. No worker-facing path (leaf payloads, the skill, the board,
-messages, the UI) reads it; `tests/test_ops_wiki_isolation.py` checks that.
+messages, the UI) reads it; `tests/roles/test_ops_wiki_isolation.py` checks that.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ SEAL_VERSION: Final = 1
 ALGORITHM: Final = "X25519-HKDF-SHA256-ChaCha20Poly1305"
 INFO = b"researchwiki/sealed-baseline/v1"
 # Every plaintext is padded to exactly this many bytes (a 4-byte length, the JSON, zeros). The
-# largest valid Baseline is under 600 bytes (tests/test_seal.py checks the worst case), so the
+# largest valid Baseline is under 600 bytes (tests/seal/test_seal.py checks the worst case), so the
 # room left is for fields added later without changing the sealed length.
 PADDED_SIZE = 1024
 _LENGTH = struct.Struct(">I")

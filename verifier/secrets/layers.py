@@ -73,7 +73,7 @@ def normalise(run: str) -> str:
 # with an ASCII letter or digit): in the BMP, first three hex digits then the possible last
 # ones; beyond it, the high surrogate of the UTF-16 pair then the low's first two digits.
 # Frozen here because computing it walks every code point (a third of a second at each start);
-# tests/test_catalogue_four.py recomputes it from unicodedata, so a new Unicode version that
+# tests/pipeline/test_catalogue_four.py recomputes it from unicodedata, so a new Unicode version that
 # adds a disguise fails there rather than going unseen.
 ESCAPED_DISGUISES_BMP = (
     "00a:ad 00b:239acde 013:23f 014:09 017:f 01c:456789abc 01f:123 02b:02378 02e:123 060:012345 "

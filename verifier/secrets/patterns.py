@@ -78,7 +78,7 @@ def _assignment(*extra: TriggerSpec) -> tuple[TriggerSpec, ...]:
 
 # One entry per detect-secrets RegexBasedDetector we run. The import-time check below fails if
 # the installed library has a detector that is neither here nor in SKIPPED. Each trigger must be
-# implied by every match of the detector's patterns; tests/test_secret_scan.py checks that with
+# implied by every match of the detector's patterns; tests/secrets/test_secret_scan.py checks that with
 # strings generated from the stock patterns themselves.
 TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     # The stock pattern begins with one delimiter byte (or a line start) before the token. No

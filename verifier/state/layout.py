@@ -1,5 +1,5 @@
 """Where every file lives in a project repository, and who may write each place: the one module
-that names a repository path (tests/test_layout_once.py holds every other module to that).
+that names a repository path (tests/suite/test_layout_once.py holds every other module to that).
 
 Objects that grow with the corpus are sharded by the first two hex digits of their id
 (sources/ab/src_ab....yaml): one flat folder of 10,000 files makes every commit rewrite one huge

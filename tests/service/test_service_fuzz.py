@@ -1,0 +1,87 @@
+"""A bounded property-based fuzz of the running service from its own OpenAPI description
+(schemathesis): whatever the generated request, no 5xx, no crash, and every answer is one the
+description documents (status, content type and body schema). Bounded by the examples per
+operation, never by time: every example Hypothesis generates is sent (a time budget that let
+later examples pass untried would pass on a slow machine without testing them), and the run
+reports how many requests it sent and fails if an operation got none."""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tests.support.service_harness import Server, live_leaf, start
+from tests.support.world import FIXTURES, NOW, SLUG, make_home
+from verifier.service.openapi import openapi_document
+from verifier.writes.project import init_project
+
+pytestmark = pytest.mark.slow  # a real `rw serve` fuzzed from its OpenAPI description
+
+EXAMPLES_PER_OPERATION = 25  # 19 operations: at most 475 requests, about a minute here
+LEAVES = ("fuzz-1", "fuzz-2", "fuzz-3")
+
+
+@dataclass
+class Target:
+    server: Server
+    token: str
+    sent: Counter[str] = field(default_factory=Counter)  # requests sent, by documented operation
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Target]:
+    home = make_home(tmp_path_factory.mktemp("fuzz") / "home")
+    init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
+    token = home.identities.add("fuzzer", "fuzz-op", "agent", NOW)
+    for leaf_id in LEAVES:
+        live_leaf(home, leaf_id)
+    server = start(home.root)
+    fuzz = Target(server, token)
+    yield fuzz
+    assert server.proc.poll() is None, "the service died under the fuzzer"
+    assert "internal error" not in server.output()
+    server.stop()
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"service fuzz: {sum(fuzz.sent.values())} requests over {len(fuzz.sent)} operations")
+    selected = [item for item in request.session.items  # one per documented operation
+                if getattr(item, "originalname", item.name) == FUZZ_TEST and item.path == request.path]
+    assert len(fuzz.sent) == len(selected), f"only {sorted(fuzz.sent)} of {len(selected)} operations were fuzzed"
+
+
+FUZZ_TEST = "test_no_server_error_and_every_answer_documented"
+# Built from the description in code (docs/openapi.json is the same, see test_service_api); the
+# server's address is given per call.
+schema = schemathesis.openapi.from_dict(openapi_document())
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.data_too_large])
+def test_no_server_error_and_every_answer_documented(case: Any, target: Target) -> None:
+    target.sent[case.operation.label] += 1  # by the documented operation (a case may try another method)
+    # Aim most requests at the project and its leaves, or nearly all would stop at a 404.
+    params = case.path_parameters or {}
+    if "slug" in params:
+        params["slug"] = SLUG
+    if "leaf_id" in params and zlib.crc32(str(params["leaf_id"]).encode()) % 4:
+        params["leaf_id"] = LEAVES[zlib.crc32(str(params["leaf_id"]).encode()) % len(LEAVES)]
+    response = case.call_and_validate(  # raises naming the check that failed
+        base_url=target.server.url, headers={"Authorization": f"Bearer {target.token}"}, timeout=60,
+        checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance],
+    )
+    assert response.status_code < 500, response.status_code

@@ -1,0 +1,75 @@
+"""A recorded controlled-arm worker: `python tests/support/arm_worker.py RECORDED.json`.
+
+It replays, for its arm (RW_ARM), the leaves a recorded run wrote and the links it submitted, in
+the scratch home it is given (RW_HOME, RW_TOKEN, RW_ARM_PROJECT, RW_NOW), through the real
+verifier. RECORDED.json: {"single": [{"leaf_id", "hypothesis", "links": [[finding_id, stance]]}],
+"swarm": [...]}; an arm with "fail": true exits 3 without doing anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from verifier.agentkit.bundle import TraceRecorder
+from verifier.agentkit.objects import link_file, note_file
+from verifier.agentkit.workspace import creation_patch
+from verifier.formats.leaf import LeafContract
+from verifier.pipeline.submit import Submission, submit
+from verifier.state.layout import default_write_rules
+from verifier.store.fetcher import OfflineFetcher
+from verifier.store.home import Home
+from verifier.wiring import open_home
+from verifier.writes.project import add_leaf
+
+
+def link_leaf(home: Home, slug: str, leaf: dict[str, Any], token: str, now: datetime) -> str:
+    repo = home.project(slug)
+    contract = LeafContract.model_validate({
+        "leaf_id": leaf["leaf_id"], "kind": "link", "base_revision": repo.tip(), "check": "link",
+        "inputs": {"hypothesis_id": leaf["hypothesis"], "hypothesis_revision": 1},
+        "may_write": [rule.model_dump() for rule in default_write_rules("link")],
+        "created_at": now, "created_by": "planner", "expires_at": now + timedelta(days=1)})
+    add_leaf(home, slug, contract, now=now, actor="planner")
+    files: dict[str, bytes] = {}
+    for finding_id, stance in leaf["links"]:
+        path, data = link_file(finding_id=finding_id, hypothesis_id=leaf["hypothesis"], revision=1, stance=stance,
+                               rationale=f"The finding {stance} the hypothesis.", leaf_kind="link",
+                               leaf_id=leaf["leaf_id"])
+        files[path] = data
+    if all(stance != "contradicts" for _, stance in leaf["links"]):
+        view = repo.view(repo.tip())
+        searched = sorted(path.rsplit("/", 1)[1][:-5] for path in view.walk("sources") if path.endswith(".yaml"))[:3]
+        files.update([note_file(leaf_id=leaf["leaf_id"], hypothesis_id=leaf["hypothesis"], revision=1,
+                                none_found_after=len(searched), sources_checked=searched)])
+    actor = home.identities.authenticate(token)
+    patch = creation_patch(files)
+    trace = TraceRecorder()
+    trace.add(now - timedelta(seconds=3), "tool_call", {"tool": "write", "files": sorted(files)})
+    trace.add(now - timedelta(seconds=2), "tool_result", "ok")
+    trace.add(now - timedelta(seconds=1), "final", "Linked the findings.")
+    bundle = trace.bundle(leaf_id=leaf["leaf_id"], agent=actor.handle, operator=actor.operator,
+                          base_revision=repo.tip() or "", patch=patch, level="L1")
+    verdict = submit(home, Submission(slug, leaf["leaf_id"], patch, bundle, token), now=now,
+                     fetcher=OfflineFetcher())
+    return verdict.line()
+
+
+def main() -> int:
+    recorded = json.loads(Path(sys.argv[1]).read_text())[os.environ["RW_ARM"]]
+    if isinstance(recorded, dict) and recorded.get("fail"):
+        print("this recorded run failed", file=sys.stderr)
+        return 3
+    home = open_home(Path(os.environ["RW_HOME"]))
+    now = datetime.fromisoformat(os.environ["RW_NOW"].replace("Z", "+00:00"))
+    for leaf in recorded:
+        print(link_leaf(home, os.environ["RW_ARM_PROJECT"], leaf, os.environ["RW_TOKEN"], now))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
