@@ -5,7 +5,9 @@ ref updates on stdin (`<old> <new> <ref>` per line). Every update of another ref
 message saying how people contribute. For refs/for/main the pusher must be a person, named by the
 push option `token=<bearer>` (a local push: `git push -o token=... origin HEAD:refs/for/main`) or
 by RW_PUSH_TOKEN (set by the service for pushes over HTTP); their commits then go through
-pipeline.push, and every verdict is printed on their terminal (git prefixes it `remote:`).
+pipeline.push, and every verdict is printed on their terminal (git prefixes it `remote:`). A push
+that made a hypothesis active then seals its baseline (writes.followups), or records and prints
+why it could not.
 Exit 0 lets git take the push (post-receive then drops refs/for/main); exit 1 refuses it.
 """
 
@@ -22,6 +24,7 @@ from verifier.errors import AuthError, VerifierError
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 from verifier.wiring import open_home
+from verifier.writes.followups import seal_after_landing
 from verifier.writes.push import PUSH_REF, land_push, pushed_commits
 
 ZERO = "0" * 40
@@ -86,6 +89,14 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     if ok:
         print(f"{len(verdicts)} commit(s) landed on main; `git pull --rebase` (or fetch and reset) to get them",
               file=out)
+        try:
+            sealed, note = seal_after_landing(home, slug, now=now)
+        except VerifierError as exc:  # the push has landed: a sealing failure never refuses it
+            sealed, note = [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
+        if sealed:
+            print(f"sealed baseline for {', '.join(sealed)}", file=out)
+        if note:
+            print(f"note: {note}", file=out)
     return 0 if ok else 1
 
 
