@@ -159,7 +159,8 @@ def test_the_planners_new_leaves_reach_the_agent_best_at_their_kind(world: World
     planned = {leaf["leaf_id"]: leaf["kind"] for leaf in json.loads(woke.stdout)["leaves"]}
     offers = [data for kind, _, data in _inbox(world, "agent-a") if kind == "new_leaf"]
     assert len(offers) == 1 and planned[str(offers[0]["leaf_id"])] == "extract"
-    assert all(planned[leaf_id] == "extract" for leaf_id in offers[0].get("leaf_ids", [offers[0]["leaf_id"]]))  # type: ignore[union-attr]
+    offered = offers[0].get("leaf_ids", [offers[0]["leaf_id"]])
+    assert isinstance(offered, list) and all(planned[str(leaf_id)] == "extract" for leaf_id in offered)
 
 
 # --- point 4: disjoint by construction ---------------------------------------------------------------
