@@ -66,6 +66,10 @@ def test_an_activation_without_a_model_records_why_once_and_rw_seal_seals_it_lat
     unsealed = digest_json(world)["unsealed"]
     assert unsealed == [{"hypothesis_id": h, "missing": "no baseline was sealed yet", "why": NO_MODEL}
                         for h in ("H1", "H3")]
+    evaluated = rw(world, "eval", SLUG, "--json")
+    assert evaluated.exit_code == 0, evaluated.output
+    project = json.loads(evaluated.stdout)["projects"][SLUG]["project"]
+    assert project["unsealed_baselines"] == 2 and project["unsealed"][1] == {"hypothesis_id": "H3", "why": NO_MODEL}
     # The next path that still cannot seal adds nothing to the record; `rw seal` says what and why.
     before = len(rows(world))
     refused = rw(world, "seal", SLUG)
