@@ -9,21 +9,28 @@ object is never offered to it nor claimable by it). Real git pushes, the real CL
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from verifier.agentkit.objects import link_file
 from verifier.checks.hypotheses import loose_problem
+from verifier.cli.app import cli
 from verifier.commons.db import Database
 from verifier.commons.local import LocalCommons
 from verifier.formats.layout import leaf_path
 from verifier.formats.leaf import parse_leaf
 from verifier.messages.outbox import COMMONS_FILE, deliver
+from verifier.pipeline.ledger import read_chain
+from verifier.roles.planner import local_commons, wake
 from verifier.seal.status import NOT_SEALED
 from verifier.writes.baseline import seal_path
 from verifier.writes.followups import NO_MODEL
+from verifier.writes.project import init_project
 
-from .conftest import NOTE_ID, NOW, SLUG, ScriptedAgent, World
+from .conftest import FIXTURES, NOTE_ID, NOW, SLUG, ScriptedAgent, World
 from .service_harness import live_leaf, start
 from .support_graph import land_findings
 from .support_lifecycle import (
@@ -213,3 +220,31 @@ def test_a_review_of_an_agents_own_finding_is_never_offered_to_it(
         assert taken.status in (200, 201), taken.body
     finally:
         server.stop()
+
+
+def test_approving_a_held_plan_activates_its_loose_targets_and_seals_them(world: World, tmp_path: Path) -> None:
+    template = tmp_path / "held-project"
+    shutil.copytree(FIXTURES / "demo-project", template)
+    project = template / "PROJECT.md"
+    project.write_text(project.read_text().replace("project: world-model-eval", "project: held-demo")
+                       .replace("holds: []", "holds: [plans]"))
+    h3 = template / "hypotheses" / "H3.md"
+    h3.write_text(h3.read_text().replace("status: active", "status: loose"))
+    home = world.home
+    init_project(home, "held-demo", now=NOW, template=template)
+    result = wake(home, "held-demo", NOW, commons=local_commons(home))
+    assert result.plan is not None and result.plan.held and "H3" in result.plan.activates
+    repo = home.project("held-demo")
+    assert b"status: loose" in (repo.view(repo.tip()).read("hypotheses/H3.md") or b"")  # held: not yet
+    configure(home)
+    token = person(world)
+    approved = CliRunner().invoke(cli, ["hold", "approve", "held-demo", result.plan.plan_id, "--reason", "go"],
+                                  env={"RW_HOME": str(home.root), "RW_NOW": "2026-11-30T13:00:00Z",
+                                       "RW_TOKEN": token})
+    assert approved.exit_code == 0, approved.output
+    assert "sealed baseline for H1, H3" in approved.stderr
+    view = repo.view(repo.tip())
+    assert b"status: active" in (view.read("hypotheses/H3.md") or b"") and view.read(seal_path("H3")) is not None
+    approval = next(row for _, row in read_chain(view) if row.action == "hold")
+    commit = repo.commit(approval.commit or "")
+    assert "hypotheses/H3.md" in repo.changed_paths(str(commit.parents[0].id), str(commit.id))
