@@ -9,7 +9,9 @@ object is never offered to it nor claimable by it). Real git pushes, the real CL
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -248,3 +250,30 @@ def test_approving_a_held_plan_activates_its_loose_targets_and_seals_them(world:
     approval = next(row for _, row in read_chain(view) if row.action == "hold")
     commit = repo.commit(approval.commit or "")
     assert "hypotheses/H3.md" in repo.changed_paths(str(commit.parents[0].id), str(commit.id))
+
+
+def test_a_push_over_the_services_git_endpoint_seals_what_it_activates(world: World, tmp_path: Path) -> None:
+    token = person(world)
+    loosen(world, token)
+    configure(world.home)
+    server = start(world.home.root)
+    try:
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
+        auth = ["-c", f"http.extraHeader=Authorization: Bearer {token}"]
+
+        def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["git", *auth, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                                  check=False, timeout=120)
+
+        assert git(tmp_path, "clone", "-q", f"{server.url}/projects/{SLUG}.git", "work").returncode == 0
+        work = tmp_path / "work"
+        path = work / "hypotheses" / "H3.md"
+        path.write_text(path.read_text().replace("status: loose", "status: active"))
+        assert git(work, "-c", "user.name=S", "-c", "user.email=s@example.org", "commit", "-qam",
+                   "H3: activate").returncode == 0
+        pushed = git(work, "push", "origin", "HEAD:refs/for/main")
+        assert pushed.returncode == 0, pushed.stderr
+        assert "sealed baseline for H1, H3" in pushed.stderr
+    finally:
+        server.stop()
+    assert world.repo.view(world.tip()).read(seal_path("H3")) is not None
