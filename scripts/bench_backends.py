@@ -64,7 +64,8 @@ def leaf_and_submission(home: Home, token: str, catalogue: list[tuple[str, str]]
     add_leaf(home, SLUG, LeafContract(
         leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id), base_revision=tip,
         may_write=default_write_rules("extract"), check="extract", created_at=NOW, created_by="planner",
-        expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
+        expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner",
+        disjoint=False)  # a load generator: many leaves on one source at once
     return extract_submission(home, token, leaf_id, source_id, text, number % sources, per_source, 5)
 
 

@@ -40,7 +40,8 @@ def leaf(home: Home, leaf_id: str, source_id: str, base: str) -> None:
     add_leaf(home, SLUG, LeafContract(
         leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id), base_revision=base,
         may_write=default_write_rules("extract"), check="extract", created_at=NOW, created_by="planner",
-        expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
+        expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner",
+        disjoint=False)  # a load generator: many leaves on one source at once
 
 
 def instance(root: Path, name: str, lease_s: float, remotes: dict[str, str]) -> Home:

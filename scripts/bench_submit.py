@@ -147,7 +147,8 @@ def run(home_dir: Path, *, durable: bool, sources: int, per_source: int, rounds:
         add_leaf(home, SLUG, LeafContract(
             leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id),
             base_revision=tip, may_write=default_write_rules("extract"), check="extract",
-            created_at=NOW, created_by="planner", expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner")
+            created_at=NOW, created_by="planner", expires_at=NOW + timedelta(days=1)), now=NOW, actor="planner",
+            disjoint=False)  # a load generator: many leaves on one source at once
         submission = extract_submission(home, token, leaf_id, source_id, text, source_index, per_source, 5)
         base = repo.tip()
         assert base is not None

@@ -159,7 +159,8 @@ def build(root: Path, *, projects: int, agents: int, per_project: int, reject_ev
             add_leaf(home, slug, LeafContract(
                 leaf_id=leaf_id, kind="extract", inputs=LeafInputs(source_id=source_id),
                 base_revision=tip or "", may_write=default_write_rules("extract"), check="extract", created_at=now,
-                created_by="planner", expires_at=now + timedelta(days=1)), now=now, actor="planner")
+                created_by="planner", expires_at=now + timedelta(days=1)), now=now, actor="planner",
+                disjoint=False)  # a load generator: many leaves on one source at once
             handle, operator, token = registered[(n * projects + p) % agents]
             bad = reject_every > 0 and (n * projects + p) % reject_every == reject_every - 1
             first = (n // SOURCES_PER_PROJECT) * FINDINGS_PER_SUBMISSION

@@ -61,7 +61,7 @@ def test_a_stewards_push_of_project_md_lands_as_a_human_row(world: World, tmp_pa
     result = push_for_review(work, person(world))
     assert result.returncode == 0, result.stderr
     assert f"remote: ACCEPTED {pushed[:12]}" in result.stderr
-    last = [row for _, row in read_chain(world.repo.view(world.tip()))][-1]
+    last = [row for _, row in read_chain(world.repo.view(world.tip())) if row.action != "resolve"][-1]
     assert (last.action, last.outcome, last.actor, last.actor_type) == ("human", "accepted", "stew", "human")
     landed = world.repo.commit(last.commit or "")
     assert landed.message.startswith("PROJECT.md: clarify scope") and "Operator: stew-op" in landed.message
@@ -112,7 +112,7 @@ def test_a_pushed_revert_with_a_reason_withdraws_what_it_cited(world: World, tmp
     result = push_for_review(work, person(world))
     assert result.returncode == 0, result.stderr
     assert use() == 0.0
-    last = [row for _, row in read_chain(world.repo.view(world.tip()))][-1]
+    last = [row for _, row in read_chain(world.repo.view(world.tip())) if row.action != "resolve"][-1]
     assert (last.action, last.actor) == ("revert", "stew") and "Misread the figure." in last.description
     assert replay(world.repo).ok
 

@@ -284,4 +284,6 @@ def test_digest_shape_and_open_leaves(world: World) -> None:
     assert {leaf["leaf_id"] for leaf in value["open_leaves"]} == {"extract-open"}
     assert [card["hypothesis_id"] for card in value["hypotheses"]] == ["H1", "H2", "H3"]
     assert "H1 is active and has no evidence links" in value["open_gaps"]
-    assert "baseline" not in json.dumps(value)
+    # No baseline in it: only which active hypotheses have none sealed yet, and why (public).
+    assert "baseline" not in json.dumps({key: part for key, part in value.items() if key != "unsealed"})
+    assert [set(item) for item in value["unsealed"]] == [{"hypothesis_id", "missing", "why"}] * 2

@@ -146,7 +146,8 @@ def test_linked_finding_and_hypothesis_moves_reach_their_authors(
     assert sorted(m.data["finding_id"] for m in linked) == findings[:2]
     assert all(m.data["use_before"] == 0.0 and m.data["use_after"] == 1.0 for m in linked)  # cross-operator: 1.0
     assert "use score moved 0 -> 1" in linked[0].body
-    assert [m.kind for m in commons.inbox("agent-b")] == ["first_minute"]  # their own link: no trigger
+    # Their own link: no trigger; and a link leaf is no first-minute leaf (§9.1 counts findings added).
+    assert [m.kind for m in commons.inbox("agent-b")] == []
 
     # A person revises H1: everyone with links or findings on it hears about it.
     token = world.home.identities.add("steward", "steward", "human", NOW)

@@ -34,7 +34,8 @@ def link_leaf(home: Home, slug: str, leaf: dict[str, Any], token: str, now: date
         "inputs": {"hypothesis_id": leaf["hypothesis"], "hypothesis_revision": 1},
         "may_write": [rule.model_dump() for rule in default_write_rules("link")],
         "created_at": now, "created_by": "planner", "expires_at": now + timedelta(days=1)})
-    add_leaf(home, slug, contract, now=now, actor="planner")
+    add_leaf(home, slug, contract, now=now, actor="planner",
+             disjoint=False)  # replays leaves on one source one after another
     files: dict[str, bytes] = {}
     for finding_id, stance in leaf["links"]:
         path, data = link_file(finding_id=finding_id, hypothesis_id=leaf["hypothesis"], revision=1, stance=stance,

@@ -141,7 +141,8 @@ def live_leaf(home: Home, leaf_id: str, *, expires_in: timedelta = timedelta(hou
         "may_write": [r.model_dump() for r in default_write_rules(kind)],  # type: ignore[arg-type]
         "check": kind, "created_at": now, "created_by": "planner", "expires_at": now + expires_in,
     })
-    add_leaf(home, slug, contract, now=now, actor="planner")
+    add_leaf(home, slug, contract, now=now, actor="planner",
+             disjoint=False)  # replays leaves on one source one after another
     return contract
 
 

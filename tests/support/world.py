@@ -63,7 +63,8 @@ class World:
             "may_write": [r.model_dump() for r in (may_write or default_write_rules(kind))],  # type: ignore[arg-type]
             "check": kind, "created_at": NOW, "created_by": "planner", "expires_at": NOW + expires,
         })
-        add_leaf(self.home, SLUG, contract, now=NOW, actor="planner")
+        add_leaf(self.home, SLUG, contract, now=NOW, actor="planner",
+                 disjoint=False)  # replays leaves on one source one after another
         return contract
 
     def submit(self, submission: Submission, now: datetime = NOW) -> Verdict:

@@ -15,6 +15,7 @@ from verifier.pipeline.digest import digest
 from verifier.state.layout import USE_SCORES
 from verifier.state.project import ProjectView
 from verifier.store.identities import Actor
+from verifier.ui.leaf_fate import LandedObjects, reverted_by_operator
 from verifier.writes.followups import seal_after_landing
 from verifier.writes.holds import decide
 from verifier.writes.revert import revert
@@ -141,12 +142,20 @@ def scores_cmd(slug: str, as_json: bool) -> None:
         repo = home.project(slug)
     except NotFound as exc:
         fail(exc)
-    summary = json.loads(repo.view(repo.tip()).read(USE_SCORES) or b"{}")
-    lines = ["operator\taccepted_leaves\tuse_score\tusd_per_accepted_object\tcost_undisclosed_leaves"]
+    view = repo.view(repo.tip())
+    summary = json.loads(view.read(USE_SCORES) or b"{}")
+    # A reverted leaf was accepted once (the ledger keeps that) but is not accepted now: it is
+    # counted as reverted, never as accepted.
+    reverted = reverted_by_operator(view, LandedObjects())
+    lines = ["operator\taccepted_leaves\treverted_leaves\tuse_score\tusd_per_accepted_object\t"
+             "cost_undisclosed_leaves"]
     for name, row in sorted(summary.get("operators", {}).items()):
+        gone = reverted.get(name, [])
+        row["accepted_leaves"] = max(0, int(row.get("accepted_leaves", 0)) - len(gone))
+        row["reverted_leaves"] = len(gone)
         # Undisclosed cost is unknown, never 0: shown as such, with how many leaves kept it back.
         per_object = row.get("usd_per_accepted_object")
-        lines.append(f"{name}\t{row['accepted_leaves']}\t{row['use_score']}\t"
+        lines.append(f"{name}\t{row['accepted_leaves']}\t{len(gone)}\t{row['use_score']}\t"
                      f"{'unknown' if per_object is None else per_object}\t{row.get('usd_undisclosed', 0)}")
     lines += [f"{h}\tevidence health {u}" for h, u in sorted(summary.get("hypotheses", {}).items())]
     emit(summary, as_json, "\n".join(lines))

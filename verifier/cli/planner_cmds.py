@@ -56,7 +56,13 @@ def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_j
         lines = [f"{slug}: plan {plan_.plan_id}{' (held)' if plan_.held else ''}, {len(plan_.leaves)} leaves, "
                  f"{len(plan_.questions)} questions, ledger #{result.landed.row.seq}"]
         lines += [f"  {c.leaf_id}  {c.kind}{' warm' if c.warm else ''}  {c.title}" for c in plan_.leaves]
+        if value["activated"]:
+            lines.append(f"  activated {', '.join(value['activated'])} (the plan targets them)")  # type: ignore[arg-type]
         text = "\n".join(lines)
+    if result.sealed:
+        click.echo(f"sealed baseline for {', '.join(result.sealed)}", err=True)
+    if result.seal_note:
+        click.echo(f"note: {result.seal_note}", err=True)
     emit(value, as_json, text)
 
 

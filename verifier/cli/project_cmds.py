@@ -42,6 +42,7 @@ from verifier.state.project import ProjectView
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
 from verifier.writes.baseline import SealRecord
+from verifier.writes.followups import seal_after_landing
 from verifier.writes.project import add_leaf, init_project
 
 
@@ -57,6 +58,15 @@ def init_cmd(slug: str, template: Path | None) -> None:
     except (FormatError, ConflictError) as exc:
         fail(exc)
     click.echo(f"created project {slug} at {home.repo_path(slug)} (tip {landed.tip[:12]})")
+    # A template may hold active hypotheses: their baselines are sealed now, or why not is recorded.
+    _report_seal(*seal_after_landing(home, slug, now=now_from_env()))
+
+
+def _report_seal(sealed: list[str], note: str | None) -> None:
+    if sealed:
+        click.echo(f"sealed baseline for {', '.join(sealed)}", err=True)
+    if note:
+        click.echo(f"note: {note}", err=True)
 
 
 @cli.group("agent")

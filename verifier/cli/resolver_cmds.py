@@ -11,14 +11,17 @@ import click
 from verifier.audits.leaks import LeakReport, leak_test
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env, now_or
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
+from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import read_record
 from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
 from verifier.seal.keys import PRIVATE_PEM, KeyFileError, read_private_key, resolver_dir, write_keypair
 from verifier.seal.sealing import SealError, key_id
+from verifier.seal.status import hypothesis_ids, unsealed
 from verifier.state.layout import PROPOSALS_DIR
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.writes.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
+from verifier.writes.followups import seal_after_landing
 from verifier.writes.revert import resolver_revert
 
 
@@ -59,18 +62,33 @@ def resolver_keys() -> None:
     click.echo(f"created {private} (the Resolver's alone) and {public} (key {key_id(public.read_bytes())})")
 
 
+def _echo_unsealed(home: Home, slug: str) -> None:
+    """Each active hypothesis still without a current baseline, and the latest recorded reason."""
+    repo = home.project(slug)
+    view = repo.view(repo.tip())
+    for item in unsealed(view, hypothesis_ids(view), (row for _, row in read_chain(view))):
+        click.echo(item.line())
+
+
 @cli.command("seal")
 @click.argument("slug")
 def seal_cmd(slug: str) -> None:
-    """Seal a baseline for every active hypothesis that has no current one."""
+    """Seal a baseline for every active hypothesis that has no current one; say what stays
+    unsealed and why (and record why, when no model or key is set up)."""
     home = home_from_env()
     try:
         sealed = seal_missing(home, slug, now=now_from_env(), backend=model_backend(home))
     except SealFailedError as exc:
         for hypothesis_id in exc.sealed:
             click.echo(f"sealed {hypothesis_id}")
+        _echo_unsealed(home, slug)
         raise RwError(str(exc), EXIT_REJECTED) from exc
     except (BaselineError, SealError) as exc:
+        try:
+            seal_after_landing(home, slug, now=now_from_env())  # records why, once per reason
+            _echo_unsealed(home, slug)
+        except (NotFound, FormatError, BaselineError):
+            pass  # the set-up error below says what to fix
         _setup_error(exc)
     except (NotFound, FormatError) as exc:
         fail(exc)

@@ -98,9 +98,10 @@ def serve_cmd(host: str, port: int, workers: int, allowed_hosts: tuple[str, ...]
               type=click.Choice(["open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all"]))
 @click.option("--json", "as_json", is_flag=True)
 def board_cmd(slug: str, server: str, state: str, as_json: bool) -> None:
-    """The task board: SLUG's leaves in a state (reading needs no token)."""
+    """The task board: SLUG's leaves in a state (reading needs no token; with RW_TOKEN an agent is
+    not shown reviews of its own objects, which it may not claim)."""
     client = _client(server, token_required=False)
-    reply = _call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": state}, auth=False))
+    reply = _call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": state}, auth=True))
     leaves = reply.body.get("leaves", [])
     _show(reply, as_json, "\n".join(
         f"{leaf['leaf_id']}\t{leaf['kind']}\t{leaf['state']}\t{leaf['expires_at']}"

@@ -1,6 +1,8 @@
 """Reading one project's evaluation inputs from a tree: the ledger (chain checked), the use scores
 of the objects accepted submissions brought, the decided resolution records and the Planner's
-unresolved_count. Works on any TreeView: the tip, or the tip overlaid with `rw replay`'s rebuild.
+unresolved_count, and the active hypotheses whose baseline is not sealed, with the recorded reason
+(seal.status: they would drop out of lift silently otherwise). Works on any TreeView: the tip,
+or the tip overlaid with `rw replay`'s rebuild.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, read_records
+from verifier.seal.status import hypothesis_ids, unsealed
 from verifier.state.layout import PLANNER_SCORES
 from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
@@ -33,7 +36,8 @@ def resolved_of(record: ResolutionRecord) -> ResolvedHypothesis:
 
 
 def read_history(view: TreeView, project: str) -> ProjectHistory:
-    rows = tuple(attempt_of(project, row) for _, row in read_chain(view))
+    ledger = [row for _, row in read_chain(view)]
+    rows = tuple(attempt_of(project, row) for row in ledger)
     needed = {object_id for row in rows if row.accepted and row.objects for object_id in row.objects}
     records = read_records(view)
     resolutions = tuple(resolved_of(records[h]) for h in sorted(records) if records[h].outcome is not None)
@@ -44,5 +48,6 @@ def read_history(view: TreeView, project: str) -> ProjectHistory:
             unresolved = int(json.loads(planner)["unresolved_count"])
         except (ValueError, KeyError, TypeError) as exc:
             raise FormatError(f"no readable unresolved_count: {exc}", PLANNER_SCORES) from exc
+    not_sealed = tuple((item.hypothesis_id, item.why) for item in unsealed(view, hypothesis_ids(view), ledger))
     return ProjectHistory(project=project, rows=rows, use=read_use(view, needed), resolutions=resolutions,
-                          unresolved_count=unresolved)
+                          unresolved_count=unresolved, unsealed=not_sealed)

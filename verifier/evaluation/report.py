@@ -110,6 +110,7 @@ def render_text(document: dict[str, Any]) -> str:
         lines.append(f"project {slug}: conflict rate {_fmt(p['conflict_rate'])}; reviewer catch rate "
                      f"{_fmt(p['reviewer_catch_rate'])}; unresolved_count {p['unresolved_count']}; cost/move "
                      f"{_fmt(p['cost_per_hypothesis_move_usd'], ' usd')}")
+        lines += [f"  baseline not sealed for {u['hypothesis_id']}: {u['why']}" for u in p.get("unsealed", [])]
         lines += _leaf_lines("by kind", block["by_kind"])
         lines += _leaf_lines("by model", block["by_model"])
     return "\n".join(lines)

@@ -79,6 +79,7 @@ class ProjectHistory:
     use: Mapping[str, float] = field(default_factory=dict)  # object id -> U; withdrawn objects 0
     resolutions: tuple[ResolvedHypothesis, ...] = ()
     unresolved_count: int | None = None  # scores/planner.json; None when the Planner never counted
+    unsealed: tuple[tuple[str, str], ...] = ()  # (hypothesis, why) active without a sealed baseline
 
 
 class ValidationCost(Strict):

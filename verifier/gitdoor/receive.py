@@ -9,6 +9,8 @@ pipeline.push (the pushed objects read apart from the writer, so what lands is w
 main object store before the branch moves), and every verdict is printed on their terminal (git
 prefixes it `remote:`). Exit 0 lets git take the push (its update of refs/for/main then goes to
 the proc-receive hook, which creates no ref); exit 1 refuses it, and git discards the quarantine.
+A push that made a hypothesis active then seals its baseline (writes.followups), or records and
+prints why it could not.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from verifier.errors import AuthError, VerifierError
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
 from verifier.wiring import open_home
+from verifier.writes.followups import seal_after_landing
 from verifier.writes.push import PUSH_REF, PushedObjects, land_push
 
 ZERO = "0" * 40
@@ -88,6 +91,14 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     if ok:
         print(f"{len(verdicts)} commit(s) landed on main; `git pull --rebase` (or fetch and reset) to get them",
               file=out)
+        try:
+            sealed, note = seal_after_landing(home, slug, now=now)
+        except VerifierError as exc:  # the push has landed: a sealing failure never refuses it
+            sealed, note = [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
+        if sealed:
+            print(f"sealed baseline for {', '.join(sealed)}", file=out)
+        if note:
+            print(f"note: {note}", file=out)
     return 0 if ok else 1
 
 

@@ -18,8 +18,8 @@ messaged about the past.
 
 from __future__ import annotations
 
+import re
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,18 +30,26 @@ import pygit2
 
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.db import CommonsDB
-from verifier.constants import DIGEST_TTL_S
 from verifier.errors import FormatError
 from verifier.formats.hypothesis import parse_hypothesis
 from verifier.formats.leaf import LeafContract
 from verifier.formats.ledger import LedgerRow, parse_ledger_subject
 from verifier.formats.link import parse_link
 from verifier.messages import triggers
-from verifier.messages.triggers import HypothesisMove, LinkFacts, RowFacts, Snapshot, operator_copies
+from verifier.messages.triggers import (
+    HypothesisMove,
+    LinkFacts,
+    NewLeaf,
+    RevertFacts,
+    RowFacts,
+    Snapshot,
+    operator_copies,
+)
 from verifier.pipeline.digest import Digest
 from verifier.state.layout import (
     FINDINGS_DIR,
     HYPOTHESES_DIR,
+    LEAVES_DIR,
     LINKS_DIR,
     RESOLUTION_SCORES,
     SOURCES_DIR,
@@ -72,6 +80,9 @@ CREATE TABLE IF NOT EXISTS notify_firsts (project TEXT NOT NULL, what TEXT NOT N
 CREATE TABLE IF NOT EXISTS notify_agents (agent TEXT PRIMARY KEY, operator TEXT NOT NULL)
 """
 
+_REVERT_ROW = re.compile(r"^reverted ([0-9a-f]{40}): (.*?)(?:; withdrew \d+ dependent objects?: .*)?$", re.DOTALL)
+_LEAF_TRAILER = re.compile(r"^Leaf: (\S+)$", re.MULTILINE)
+_CONTRACT = re.compile(rf"^{LEAVES_DIR}/([^/]+)\.yaml$")
 MAX_ROWS_PER_PASS = 2000
 LEAF_CACHE_LIMIT = 50_000  # a long backlog is caught up in several passes, each one transaction
 AUTHORED_ACTIONS = ("submit", "human")
@@ -142,7 +153,7 @@ class Notifier:
         self.commons = commons
         self.db = db
         self._digest = digest
-        self._digests: dict[str, tuple[float, Digest]] = {}
+        self._digests: dict[str, tuple[str | None, Digest]] = {}
         self._leaves: dict[str, LeafContract] = {}
         self._lock = threading.Lock()
         self._running: set[str] = set()
@@ -171,15 +182,18 @@ class Notifier:
                 self._running.discard(slug)
 
     def digest(self, slug: str, now: datetime) -> Digest:
-        """The project's digest, reused for DIGEST_TTL_S: an onboarding burst (many operators' first
-        acceptances at once) reads the whole project once, not once per operator."""
+        """The project's digest as of its tip now, which holds every row being caught up: reused
+        while the tip stays, so an onboarding burst (many operators' first acceptances caught up in
+        one pass) reads the whole project once, not once per operator; never older than the
+        landing it is attached for."""
+        tip = self.home.project(slug).tip()
         with self._lock:
             cached = self._digests.get(slug)
-        if cached is not None and time.monotonic() - cached[0] < DIGEST_TTL_S:
+        if cached is not None and cached[0] == tip:
             return cached[1]
         value = self._digest(self.home, slug, now)
         with self._lock:
-            self._digests[slug] = (time.monotonic(), value)
+            self._digests[slug] = (tip, value)
         return value
 
     def leaf(self, repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:
@@ -252,8 +266,7 @@ class Notifier:
         if secret is not None:
             out.append(secret)
         out.extend(triggers.revoked_messages(facts))
-        needs_digest = (row.action == "submit" and row.outcome in triggers.SUBMIT_ACCEPTED
-                        and not memory.first_seen(f"operator:{row.operator}"))
+        needs_digest = triggers.first_minute_applies(facts) and not memory.first_seen(f"operator:{row.operator}")
         lineage = {h: memory.lineage(h) for h in facts.hypotheses_touched()}
         operator_agents = {op: memory.agents_of(op) for op in facts.credit_messages}
         recipients = {a for agents in (*lineage.values(), *operator_agents.values()) for a in agents}
@@ -265,7 +278,9 @@ class Notifier:
             lineage=lineage,
             agent_operator={agent: op for agent in recipients if (op := memory.operator_of(agent)) is not None},
             operator_agents=operator_agents,
-            best_kind_agents=memory.agents_best_at(facts.leaf_kind) if facts.leaf_created and facts.leaf_kind else {},
+            best_kind_agents={kind: memory.agents_best_at(kind) for kind in {leaf.kind for leaf in facts.new_leaves}},
+            object_authors={leaf.object_id: a for leaf in facts.new_leaves
+                            if leaf.object_id is not None and (a := memory.author(leaf.object_id)) is not None},
         )
         if needs_digest:
             first = triggers.first_minute_message(facts, snapshot, self.digest(facts.slug, now))
@@ -274,6 +289,7 @@ class Notifier:
         out += triggers.linked_messages(facts, snapshot)
         out += triggers.hypothesis_messages(facts, snapshot)
         out += triggers.new_leaf_messages(facts, snapshot)
+        out += triggers.reverted_messages(facts)
         # Issue 10: the operator is told too (a copy per message to one of its agents).
         operators = {**snapshot.agent_operator, **({row.actor: row.operator} if row.operator else {})}
         return out + operator_copies(out, lambda agent: operators.get(agent) or memory.operator_of(agent))
@@ -315,7 +331,7 @@ def _remember(facts: RowFacts, memory: _Memory) -> None:
         for object_type in ("finding", "link", "source"):
             for object_id in facts.created.get(object_type, []):
                 memory.authors.setdefault(object_id, row.actor)
-        if row.action == "submit" and row.operator is not None:
+        if triggers.first_minute_applies(facts) and row.operator is not None:
             memory.firsts.add(f"operator:{row.operator}")
         if facts.source_id is not None and facts.created.get("finding"):
             memory.firsts.add(f"source:{facts.source_id}")
@@ -400,6 +416,17 @@ def _leaf(repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:
         return None
 
 
+def _reverted(repo: ProjectRepo, description: str) -> RevertFacts | None:
+    """What a revert row undid: the commit, its author and leaf (from the commit itself), the reason."""
+    match = _REVERT_ROW.match(description)
+    if match is None or not repo.has_object(match.group(1)):
+        return None
+    commit = repo.commit(match.group(1))
+    leaf = _LEAF_TRAILER.search(commit.message)
+    return RevertFacts(match.group(1), commit.author.name or None, leaf.group(1) if leaf else None,
+                       match.group(2).strip())
+
+
 def _hypothesis_state(data: bytes | None, where: str) -> dict[str, Any] | None:
     if data is None:
         return None
@@ -422,6 +449,15 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
             facts.leaf_kind, facts.leaf_title, facts.source_id = leaf.kind, leaf.title, leaf.inputs.source_id
             if row.action == "leaf":
                 facts.leaf_created = _file_blob(repo, before, leaf_path(row.leaf_id)) is None
+    for status, path, _old, _new in _changes(repo, before, after, LEAVES_DIR):
+        match = _CONTRACT.match(path)
+        contract = leaf_at(repo, after, match.group(1)) if match is not None and status == "A" else None
+        if contract is not None:
+            target = classify(contract.inputs.object_path) if contract.inputs.object_path else None
+            facts.new_leaves.append(NewLeaf(contract.leaf_id, contract.kind, contract.title,
+                                            target.object_id if target is not None else None))
+    if row.action == "revert":
+        facts.reverted = _reverted(repo, row.description)
     for top in (FINDINGS_DIR, LINKS_DIR, SOURCES_DIR):
         for status, path, _old, new in _changes(repo, before, after, top):
             kind = classify(path)

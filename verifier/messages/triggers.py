@@ -4,16 +4,25 @@ One ledger row is one landing. `RowFacts` says what that landing changed (read f
 notifier); the functions here decide who is told what, with a key that makes the message
 idempotent: the same row always yields the same keys, so posting twice keeps one.
 
+Every trigger reads the row and what its landing changed, never who wrote it: a Planner's `plan`
+row, a person's edit or `rw leaf add`, the Resolver's rows and an agent's submission are read the
+same way.
+
 - outcome        every submit row, on the leaf's thread (§6 "post the outcome to the leaf's thread")
-- first_minute   an operator's first accepted leaf in a project: findings added, the project, first
-                 on that source or not, the project's current digest (§9.1)
+- first_minute   an operator's first accepted leaf of a first-minute kind (extract: the kind §9.1
+                 makes the first leaf, the one that adds findings) in a project: findings added,
+                 the project, first on that source or not, and the project's current digest, in
+                 the body (its headline numbers) and in full in the message's data (§9.1)
 - secret         a trace or patch refused for a secret: the agent is told, nothing was kept (§11);
                  and each person or agent whose bearer token was found and revoked
 - finding_linked a link landed on your finding; says how its use score moved when it did (§9.2)
 - use_score      your finding's use score moved for another reason (a report cited it, a revert)
 - hypothesis_moved a hypothesis you have links or findings on changed or resolved; with the
                  credit delta when scores/resolution.json moved (§9.2)
-- new_leaf       a new leaf of the kind you have the best acceptance rate on (§9.2)
+- new_leaf       each new leaf of the kind you have the best acceptance rate on, whatever row
+                 wrote it (a Planner's plan, `rw leaf add`); never a review leaf of your own object
+                 (§5.4: an agent does not review its own objects) (§9.2)
+- reverted       your contribution was reverted: "leaf X reverted by Y: reason" (§11)
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from verifier.pipeline.digest import Digest
 from verifier.state.layout import USE_SHARD_ROOT
 
 SUBMIT_ACCEPTED = ("accepted", "held")
+FIRST_MINUTE_KINDS = ("extract",)  # §9.1: the first leaf, and the one whose message counts findings
 # secret_in_answer: a model's answer the Resolver refused (verifier/roles/answergate.py); only
 # `submit` rows tell the submitter, every one of them tells a revoked token's owner.
 SECRET_CODES = ("secret_in_trace", "secret_in_patch", "secret_in_answer")
@@ -55,6 +65,24 @@ class HypothesisMove:
     after: dict[str, Any] | None  # None when it was removed
 
 
+@dataclass(frozen=True)
+class NewLeaf:
+    leaf_id: str
+    kind: str
+    title: str | None
+    object_id: str | None = None  # a review leaf's object (its author is never offered the leaf)
+
+
+@dataclass(frozen=True)
+class RevertFacts:
+    """A revert row: the commit it undid, who made that commit and for which leaf, and why."""
+
+    commit: str
+    author: str | None  # the reverted commit's author handle (an agent or a person)
+    leaf_id: str | None  # the reverted commit's Leaf trailer (None: a person's edit)
+    reason: str
+
+
 @dataclass
 class RowFacts:
     """What one landing (one ledger row) changed, as plain values."""
@@ -63,7 +91,9 @@ class RowFacts:
     row: LedgerRow
     leaf_kind: str | None = None
     leaf_title: str | None = None
-    leaf_created: bool = False  # the row wrote a new leaf contract
+    leaf_created: bool = False  # the row wrote a new leaf contract for row.leaf_id
+    new_leaves: list[NewLeaf] = field(default_factory=list)  # every leaf contract the landing added
+    reverted: RevertFacts | None = None
     source_id: str | None = None  # an extract leaf's source
     created: dict[str, list[str]] = field(default_factory=dict)  # object type -> ids created
     links: list[LinkFacts] = field(default_factory=list)  # links that landed in links/
@@ -88,7 +118,8 @@ class Snapshot:
     lineage: dict[str, set[str]]  # hypothesis id -> agents with links or findings on it
     agent_operator: dict[str, str]
     operator_agents: dict[str, set[str]]  # for operators the Resolver's credit deltas name
-    best_kind_agents: dict[str, tuple[int, int]]  # agent -> (accepted, attempts) for agents best at this kind
+    best_kind_agents: dict[str, dict[str, tuple[int, int]]]  # kind -> agent best at it -> (accepted, attempts)
+    object_authors: dict[str, str] = field(default_factory=dict)  # object id -> agent (review leaves' objects)
 
 
 def _key(facts: RowFacts, *parts: str) -> str:
@@ -110,9 +141,27 @@ def outcome_message(facts: RowFacts) -> OutgoingMessage | None:
                            data=data)
 
 
+def first_minute_applies(facts: RowFacts) -> bool:
+    """Whether this row is one a first-minute message is about: an accepted (or held) leaf of a
+    first-minute kind. Whether it is the operator's first is the notifier's memory."""
+    row = facts.row
+    return row.action == "submit" and row.outcome in SUBMIT_ACCEPTED and row.leaf_id is not None \
+        and facts.leaf_kind in FIRST_MINUTE_KINDS
+
+
+def digest_headline(digest: Digest) -> str:
+    """The digest's headline numbers, for a message body (the whole digest travels in its data)."""
+    corpus = digest["corpus"]
+    report = digest["reports"][0]["title"] if digest["reports"] else "none yet"
+    hypotheses = ", ".join(f"{card['hypothesis_id']} {card['status']}" for card in digest["hypotheses"][:5])
+    return (f"{corpus['findings']} findings from {corpus['sources']} sources, {len(digest['open_leaves'])} open "
+            f"leaves, {len(digest['open_gaps'])} open gaps; newest report: {report}"
+            + (f"; hypotheses: {hypotheses}" if hypotheses else ""))
+
+
 def first_minute_message(facts: RowFacts, snapshot: Snapshot, digest: Digest) -> OutgoingMessage | None:
     row = facts.row
-    if row.action != "submit" or row.outcome not in SUBMIT_ACCEPTED or snapshot.operator_has_accepted:
+    if not first_minute_applies(facts) or snapshot.operator_has_accepted:
         return None
     findings = len(facts.created.get("finding", []))
     first_on_source = facts.source_id is not None and not snapshot.source_seen
@@ -120,7 +169,8 @@ def first_minute_message(facts: RowFacts, snapshot: Snapshot, digest: Digest) ->
     if facts.source_id is not None:
         source = f", {'the first' if first_on_source else 'not the first'} on source {facts.source_id}"
     body = (f"Welcome to {facts.slug}: {row.actor} added {findings} finding{'s' if findings != 1 else ''}"
-            f"{source} (leaf {row.leaf_id}, {row.outcome}). The project's current digest is attached.")
+            f"{source} (leaf {row.leaf_id}, {row.outcome}). The project's digest: {digest_headline(digest)}. "
+            f"The whole digest is in this message's data (and at GET /projects/{facts.slug}/digest).")
     data = {"project": facts.slug, "leaf_id": row.leaf_id, "findings_added": findings,
             "source_id": facts.source_id, "first_on_source": first_on_source, "digest": digest}
     return OutgoingMessage(_key(facts, "first-minute"), "first_minute", body, facts.slug, row.leaf_id,
@@ -225,18 +275,43 @@ def hypothesis_messages(facts: RowFacts, snapshot: Snapshot) -> list[OutgoingMes
 
 
 def new_leaf_messages(facts: RowFacts, snapshot: Snapshot) -> list[OutgoingMessage]:
-    row = facts.row
-    if row.action != "leaf" or not facts.leaf_created or row.leaf_id is None or facts.leaf_kind is None:
-        return []
+    """Each new leaf, to every agent whose best kind it is; one message per agent and row, naming
+    the first such leaf and how many more there are. A review leaf is never offered to its
+    object's author."""
+    offered: dict[str, list[NewLeaf]] = {}
+    for leaf in facts.new_leaves:
+        for agent in snapshot.best_kind_agents.get(leaf.kind, {}):
+            if leaf.object_id is not None and snapshot.object_authors.get(leaf.object_id) == agent:
+                continue
+            offered.setdefault(agent, []).append(leaf)
     messages = []
-    for agent, (accepted, attempts) in sorted(snapshot.best_kind_agents.items()):
-        body = (f"New {facts.leaf_kind} leaf {row.leaf_id} in {facts.slug}"
-                f"{': ' + facts.leaf_title if facts.leaf_title else ''}. {facts.leaf_kind} is the kind you do best "
+    for agent, leaves in sorted(offered.items()):
+        first = leaves[0]
+        accepted, attempts = snapshot.best_kind_agents[first.kind][agent]
+        more = f" (and {len(leaves) - 1} more of the kinds you do best)" if len(leaves) > 1 else ""
+        body = (f"New {first.kind} leaf {first.leaf_id} in {facts.slug}"
+                f"{': ' + first.title if first.title else ''}{more}. {first.kind} is the kind you do best "
                 f"({accepted}/{attempts} accepted).")
-        messages.append(OutgoingMessage(_key(facts, "new-leaf", agent), "new_leaf", body, facts.slug, row.leaf_id,
-                                        agent, data={"leaf_id": row.leaf_id, "kind": facts.leaf_kind,
-                                                     "accepted": accepted, "attempts": attempts}))
+        data: dict[str, Any] = {"leaf_id": first.leaf_id, "kind": first.kind, "accepted": accepted,
+                                "attempts": attempts}
+        if len(leaves) > 1:
+            data["leaf_ids"] = [leaf.leaf_id for leaf in leaves]
+        messages.append(OutgoingMessage(_key(facts, "new-leaf", agent), "new_leaf", body[:4000], facts.slug,
+                                        first.leaf_id, agent, data=data))
     return messages
+
+
+def reverted_messages(facts: RowFacts) -> list[OutgoingMessage]:
+    """The author of a reverted contribution hears it, with the reason (not only as score deltas)."""
+    reverted, row = facts.reverted, facts.row
+    if reverted is None or reverted.author is None or row.action != "revert" or row.outcome != "accepted":
+        return []
+    what = f"leaf {reverted.leaf_id}" if reverted.leaf_id else f"your edit {reverted.commit[:12]}"
+    body = f"{what} reverted by {row.actor}: {reverted.reason}"
+    return [OutgoingMessage(_key(facts, "reverted", reverted.author), "reverted", body[:4000], facts.slug,
+                            reverted.leaf_id, reverted.author,
+                            data={"leaf_id": reverted.leaf_id, "commit": reverted.commit, "by": row.actor,
+                                  "reason": reverted.reason, "seq": row.seq})]
 
 
 def best_kinds(stats: dict[tuple[str, str], tuple[int, int]]) -> dict[str, str]:

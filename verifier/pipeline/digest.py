@@ -1,6 +1,7 @@
 """The digest (design §9.3): newest reports, hypothesis moves, open gaps and open leaves, as one
 JSON-ready value. Reading is open, so nothing sealed or private is ever put in it: no baseline,
-no trace ids, no trace contents."""
+no trace ids, no trace contents. Which active hypotheses have no sealed baseline yet, and the
+recorded reason, is public (`unsealed`): it says nothing of what a baseline would answer."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TypedDict
 from verifier.formats.base import iso
 from verifier.formats.ledger import LedgerRow
 from verifier.pipeline.ledger import read_chain
+from verifier.seal.status import unsealed
 from verifier.state.project import ProjectView, current_hypothesis
 from verifier.state.view import TreeView
 from verifier.store.home import Home
@@ -71,6 +73,14 @@ class Corpus(TypedDict):
     sources: int
 
 
+class UnsealedCard(TypedDict):
+    """An active hypothesis with no current sealed baseline, and the latest recorded reason."""
+
+    hypothesis_id: str
+    missing: str
+    why: str
+
+
 class Digest(TypedDict):
     """`rw digest SLUG --json`: what changed and what is open (docs/format.md)."""
 
@@ -83,6 +93,7 @@ class Digest(TypedDict):
     open_gaps: list[str]
     open_leaves: list[OpenLeaf]
     corpus: Corpus
+    unsealed: list[UnsealedCard]  # seal.status: "not sealed: why", until a path that can seal does
 
 
 def _reports(state: ProjectView) -> list[ReportCard]:
@@ -139,9 +150,9 @@ def _is_move(row: LedgerRow) -> bool:
             or (row.action == "resolve" and row.kind == "verdict"))
 
 
-def _moves(view: TreeView) -> list[Move]:
+def _moves(rows: list[LedgerRow]) -> list[Move]:
     """The latest accepted rows that touched evidence or hypotheses, newest first."""
-    rows = [row for _, row in read_chain(view)][-RECENT_ROWS:]
+    rows = rows[-RECENT_ROWS:]
     moves: list[Move] = [{"seq": row.seq, "at": iso(row.at), "action": row.action, "kind": row.kind, "actor": row.actor,
               "description": row.description}
              for row in rows if row.outcome == "accepted" and _is_move(row)]
@@ -162,11 +173,15 @@ def digest_of(view: TreeView, slug: str, now: datetime) -> Digest:
     state = ProjectView(view)
     project = state.project
     cards, gaps = _hypotheses(state, project.hypotheses)
+    rows = [row for _, row in read_chain(view)]
+    not_sealed: list[UnsealedCard] = [
+        {"hypothesis_id": item.hypothesis_id, "missing": item.missing, "why": item.why}
+        for item in unsealed(view, [card["hypothesis_id"] for card in cards], rows)]
     return {
         "project": slug, "question": project.question, "at": iso(now),
-        "reports": _reports(state), "hypotheses": cards, "moves": _moves(view),
+        "reports": _reports(state), "hypotheses": cards, "moves": _moves(rows),
         "open_gaps": gaps + _scout_requests(state), "open_leaves": _open_leaves(state, now),
-        "corpus": _corpus(state),
+        "corpus": _corpus(state), "unsealed": not_sealed,
     }
 
 

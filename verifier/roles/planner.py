@@ -4,9 +4,14 @@
 the plan file and its new leaf contracts as ONE landing (`land_plan`, the only function here
 that writes the repository): a contribution commit by `planner` holding plans/<id>.md (or
 queue/plans/plans/<id>.md when PROJECT.md holds plans), then the verifier's ledger commit with
-leaves/<id>.yaml for each leaf, the rescored plan and one `plan` ledger row. Only then are the
+leaves/<id>.yaml for each leaf, the rescored plan and one `plan` ledger row. A loose hypothesis
+the plan targets (ready: criterion, measure, a check date ahead) is made active in that same
+contribution commit (design §3.5: it becomes active when a plan targets it); a held plan's
+targets become active when a person approves it (writes.holds). Only then are the
 leaves posted as Commons tasks (the contract as the body, idempotent per leaf) and the steward
-asked about loose hypotheses (idempotent per hypothesis revision: once, not every wake).
+asked about loose hypotheses (idempotent per hypothesis revision: once, not every wake), and the
+baseline of any hypothesis now active without one is sealed (`writes.followups`), or the reason
+it could not be is recorded.
 
 If the branch moved while the Planner was deciding, the landing is refused and the wake starts
 over from the new tip, so a plan is always decided on the state it lands on.
@@ -26,10 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from verifier.checks.hypotheses import activation_writes
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.errors import ConflictError, NotFound
+from verifier.errors import ConflictError, NotFound, VerifierError
 from verifier.formats.base import iso
 from verifier.formats.document import parse_plan
 from verifier.formats.entries import PlanEntry
@@ -47,6 +53,7 @@ from verifier.scoring.use import ScoreBook
 from verifier.state.layout import leaf_path, plan_path
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
+from verifier.writes.followups import seal_after_landing
 
 ATTEMPTS = 3
 MAX_REFUSALS_SHOWN = 30
@@ -63,6 +70,8 @@ class WakeResult:
     landed: Landed | None
     posted: int
     skipped: str | None = None
+    sealed: tuple[str, ...] = ()  # baselines sealed after the landing
+    seal_note: str | None = None  # why some active hypothesis's baseline is not sealed
 
     def to_json(self) -> dict[str, object]:
         plan_ = self.plan
@@ -75,6 +84,8 @@ class WakeResult:
             "refused": [{"kind": r.kind, "reason": r.reason} for r in (plan_.refused if plan_ else [])],
             "questions": [q.body for q in (plan_.questions if plan_ else [])],
             "decisions": plan_.decisions if plan_ else [],
+            "activated": list(plan_.activates) if plan_ and self.landed and not plan_.held else [],
+            "sealed": list(self.sealed), "seal_note": self.seal_note,
         }
 
 
@@ -126,7 +137,11 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
         posted = post_tasks(commons, slug, [*read.open_leaves.values(), *result.postable()], now,
                             repo.view(landed.tip).read)
         posted += post_questions(commons, slug, result, now)
-        return WakeResult(slug, result, landed, posted)
+        try:
+            sealed, note = seal_after_landing(home, slug, now=now)
+        except VerifierError as exc:  # the plan has landed: sealing later never undoes it
+            sealed, note = [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
+        return WakeResult(slug, result, landed, posted, sealed=tuple(sealed), seal_note=note)
     raise ConflictError(f"project {slug} kept moving while the Planner planned; wake it again")
 
 
@@ -226,10 +241,14 @@ def land_plan(home: Home, slug: str, *, tip: str, now: datetime, wake_plan: Wake
             raise TipMoved(f"project {slug} moved from {tip[:12]} while the Planner planned")
         view = writer.view()
         book = ScoreBook(view.read)
+        # A held plan targets nothing until a person approves it (writes.holds activates then).
+        activation = {} if wake_plan.held else activation_writes(view, wake_plan.activates, now.date())
         if not wake_plan.held:
-            apply_writes(book, view, {plan_file: data}, PLANNER)
+            apply_writes(book, view, {plan_file: data, **activation}, PLANNER)
+        if activation:
+            held_note += f"; activated {', '.join(p.rsplit('/', 1)[1][:-3] for p in sorted(activation))}"
         contribution = Contribution(
-            writes={plan_file: data}, author=Person(PLANNER, agent_email(PLANNER)),
+            writes={plan_file: data, **activation}, author=Person(PLANNER, agent_email(PLANNER)),
             subject=f"plan: {wake_plan.plan_id}" + (" (held for approval)" if wake_plan.held else ""),
             body=wake_plan.goal, trailers={"Plan": wake_plan.plan_id},
         )

@@ -17,7 +17,9 @@ ever share one:
 A candidate whose key an open leaf (or a leaf waiting in a held plan) already holds is refused
 as overlapping, which is also why waking twice with nothing new adds nothing. A hypothesis
 enters a plan only with a criterion, a check date and a measure (the activation gate, §3.5);
-otherwise the steward is asked once and no leaf is made on it.
+otherwise the steward is asked once and no leaf is made on it. A loose hypothesis that is ready
+(for example one an `unresolved` outcome sent back, given a new check date) is targeted, and the
+plan's landing activates it (`WakePlan.activates`): no leaf on a loose hypothesis is ever posted.
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ class HypothesisFacts:
     hypothesis_id: str
     revision: int
     status: str  # loose | active | resolved
-    ready: bool  # criterion, check date and measure are all set
+    ready: bool  # criterion, check date (still ahead) and measure: checks.hypotheses.ready_for_plan
     challenged: bool = False  # a contradicts link, or a "none found" note, at this revision
+    not_ready: str = ""  # why it is not ready, in the steward's words (empty when ready)
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,8 @@ class WakePlan:
     questions: list[Question]
     held: bool
     released: frozenset[str] = frozenset()  # leaves of plans a person approved: written even when held
+    # Loose targets the plan's landing makes active (design §3.5); a held plan's, on its approval.
+    activates: tuple[str, ...] = ()
     # A model's texts the secret gate stopped (planjudge): never rendered; the wake revokes any
     # bearer token of ours in them before the plan lands.
     stopped: tuple[str, ...] = ()
@@ -270,8 +275,14 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
                                f"budget_per_loop.leaves_max is {state.leaves_max}.")
     goal = _goal(state, targets)
     released = frozenset(c.leaf_id for c in state.released) & {c.leaf_id for c in draft.leaves}
+    loose = {h.hypothesis_id for h in state.hypotheses if h.status == "loose"}
+    activates = tuple(h for h in targets if h in loose)
+    for hypothesis_id in activates:
+        draft.decisions.append(f"{hypothesis_id} is loose with a criterion, a check date ahead and a measure: this "
+                               "plan targets it, which makes it active (design §3.5).")
     return WakePlan(draft.plan_id, goal, targets, draft.decisions, draft.leaves, draft.refused,
-                    [] if warm_only else questions, state.hold_plans and len(released) < len(draft.leaves), released)
+                    [] if warm_only else questions, state.hold_plans and len(released) < len(draft.leaves), released,
+                    activates=activates)
 
 
 def _stages(draft: _Draft, targets: list[str]) -> None:
@@ -299,12 +310,14 @@ def _gate(draft: _Draft) -> tuple[list[str], list[Question]]:
         if hypothesis.ready:
             targets.append(hypothesis.hypothesis_id)
             continue
-        draft.decisions.append(f"{hypothesis.hypothesis_id} is not targeted: it is loose (no criterion, check date "
-                               "and measure); no leaf is made on it until the steward sets them.")
+        why = hypothesis.not_ready or "it has no resolution criterion, check date and measure yet"
+        draft.decisions.append(f"{hypothesis.hypothesis_id} is not targeted: {why}; no leaf is made on it until "
+                               "the steward sets them.")
         question = Question(hypothesis.hypothesis_id, hypothesis.revision, (
             f"@{draft.state.steward or 'steward'}: {hypothesis.hypothesis_id} (revision {hypothesis.revision}) "
-            "cannot enter a plan until it has resolution.criterion, resolution.check_date and "
-            "resolution.measure. What world on which date would show it true, and where is that checked?"))
+            f"cannot enter a plan: {why}. It needs resolution.criterion, resolution.measure and a "
+            "resolution.check_date after today. What world on which date would show it true, and where is "
+            "that checked?"))
         if question.key not in draft.state.asked:
             questions.append(question)
     return targets, questions

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from verifier.checks.hypotheses import not_ready_why, ready_for_plan
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan
 from verifier.formats.leaf import LeafContract
@@ -207,15 +208,17 @@ def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> _LedgerFacts:
     return _LedgerFacts(failures, rejections, last_wake, held)
 
 
-def _hypotheses(view: GitTree, project: ProjectFile, graph: _Graph) -> list[HypothesisFacts]:
+def _hypotheses(view: GitTree, project: ProjectFile, graph: _Graph, now: datetime) -> list[HypothesisFacts]:
+    """Each hypothesis of PROJECT.md; `ready` is the one activation rule (checks.hypotheses)."""
     facts = []
     for hypothesis_id in project.hypotheses:
         hypothesis = current_hypothesis(view, hypothesis_id)
         if hypothesis is None:
             continue
-        facts.append(HypothesisFacts(hypothesis_id, hypothesis.revision, hypothesis.status,
-                                     hypothesis.resolution is not None,
-                                     (hypothesis_id, hypothesis.revision) in graph.challenged))
+        ready = ready_for_plan(hypothesis, now.date())
+        facts.append(HypothesisFacts(hypothesis_id, hypothesis.revision, hypothesis.status, ready,
+                                     (hypothesis_id, hypothesis.revision) in graph.challenged,
+                                     "" if ready else not_ready_why(hypothesis, now.date())))
     return facts
 
 
@@ -294,7 +297,7 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
     failures, rejections, last_wake = ledger.failures, ledger.rejections, ledger.last_wake
     reserved, released = _plans(view, leaves.contracts, ledger.held)
     graph = _graph(read)
-    hypotheses = _hypotheses(view, project, graph)
+    hypotheses = _hypotheses(view, project, graph, now)
     sources = _sources(read, leaves, failures)
     cap = project.budget_per_loop.leaves_max * settings.link_batch
     findings = list(read.finding_ids)

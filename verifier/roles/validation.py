@@ -234,7 +234,8 @@ def _run_leaf(scratch: _Scratch, leaf: ValidationLeaf, skill_text: str, worker: 
     tip = home.project(slug).tip()
     assert tip is not None  # init_project made the first commit
     contract = _contract(leaf, tip, now)
-    add_leaf(home, slug, contract, now=now, actor="planner")
+    add_leaf(home, slug, contract, now=now, actor="planner",
+             disjoint=False)  # replays leaves on one source one after another
     before = home.project(slug).tip()
     assert before is not None
     task = WorkerTask(home=str(home.root), project=slug, repo=str(home.repo_path(slug)), leaf_id=leaf.leaf_id,

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from verifier.checks.review import author_of
 from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
@@ -33,6 +34,7 @@ from verifier.errors import (
 )
 from verifier.formats.base import SLUG_RE, iso
 from verifier.formats.ids import trace_id_for
+from verifier.formats.leaf import LeafContract
 from verifier.formats.ledger import row_line
 from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import bundle_digest
@@ -67,6 +69,12 @@ def invalid_body(exc: ValidationError) -> ApiError:
     field = ".".join(str(part) for part in first["loc"]) or "(body)"
     message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
     return ApiError(422, "invalid_body", f"field {field}: {message}")
+
+
+def own_review(view: GitTree, contract: LeafContract, handle: str) -> bool:
+    """Whether `contract` is a review leaf of an object `handle`'s own leaf landed."""
+    path = contract.inputs.object_path
+    return contract.kind == "review" and path is not None and author_of(view, path) == handle
 
 
 def message_json(message: Message) -> dict[str, Any]:
@@ -149,11 +157,15 @@ class Service:
         return {"project": slug, "tip": repo.tip(), "ledger_rows": anchor.seq + 1 if anchor else None,
                 "leaves": counts}
 
-    def leaves(self, slug: str, state: str) -> dict[str, Any]:
+    def leaves(self, slug: str, state: str, viewer: Actor | None = None) -> dict[str, Any]:
+        """The board; an agent asking with its token is never offered a review of its own object
+        (design §5.4; the claim refuses it too)."""
         repo = self.project(slug)
         view = self._tip_view(repo)
         now = clock()
         items = board(view, self.contracts, self.commons.claims(slug, now=now), now)
+        if viewer is not None and viewer.type != "human":
+            items = [leaf for leaf in items if not own_review(view, leaf.contract, viewer.handle)]
         return {"project": slug, "tip": repo.tip(), "at": iso(now),
                 "leaves": [leaf.to_json() for leaf in items if state in ("all", leaf.state)]}
 
@@ -215,6 +227,10 @@ class Service:
             raise ConflictError(f"leaf {leaf_id} is closed ({state})", code="leaf_closed")
         if state == "expired":
             raise ConflictError(f"leaf {leaf_id} expired at {iso(contract.expires_at)}", code="leaf_expired")
+        if actor.type != "human" and own_review(view, contract, actor.handle):
+            raise ConflictError(f"leaf {leaf_id} reviews {contract.inputs.object_path}, which {actor.handle}'s own "
+                                "leaf landed; an agent does not review its own objects (another agent may, even of "
+                                "the same operator)", code="own_object")
         ttl = request.ttl_s or self.config.claim_ttl_s
         if ttl > self.config.claim_ttl_max_s:
             raise ApiError(422, "invalid_body", f"field ttl_s: at most {self.config.claim_ttl_max_s} seconds")

@@ -84,7 +84,9 @@ async def leaves(request: Request) -> Response:
     state = request.query_params.get("state", "open")
     if state not in BOARD_STATES:
         raise ApiError(400, "bad_query", f"state must be one of {', '.join(BOARD_STATES)}")
-    return reply(await run_in_threadpool(service(request).leaves, path(request, "slug"), state))
+    # Reading is open; an agent that sends its token is not offered reviews of its own objects.
+    viewer = (await actor_of(request))[0] if request.headers.get("authorization") else None
+    return reply(await run_in_threadpool(service(request).leaves, path(request, "slug"), state, viewer))
 
 
 async def leaf(request: Request) -> Response:

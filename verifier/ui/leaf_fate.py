@@ -11,17 +11,19 @@ commit added, read once per commit (commits never change) and kept.
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Literal
 
 import pygit2
 
-from verifier.state.layout import QUEUE_DIR, classify
+from verifier.state.layout import LEAVES_DIR, QUEUE_DIR, classify
 from verifier.state.project import rows_from
 from verifier.store.gitrepo import GitTree
 
 Fate = Literal["accepted", "held", "rejected", "reverted"]
 _CACHE_LIMIT = 100_000
+RESULT_SUFFIX = ".result.json"
 
 
 def _corpus(path: str) -> str:
@@ -90,3 +92,24 @@ def fate(view: GitTree, leaf_id: str, outcome: str, commit: str | None, landed: 
     if outcome == "held" and landed.decision(view, leaf_id) == "reject":
         return "rejected"
     return "reverted"
+
+
+def reverted_by_operator(view: GitTree, landed: LandedObjects) -> dict[str, list[str]]:
+    """Operator -> the leaves it landed that are `reverted` now (their result files still say
+    accepted: the ledger is history), for counting accepted leaves as they stand."""
+    found: dict[str, list[str]] = {}
+    for name in sorted(view.list_dir(LEAVES_DIR)):
+        if not name.endswith(RESULT_SUFFIX):
+            continue
+        leaf_id = name[: -len(RESULT_SUFFIX)]
+        try:
+            result = json.loads(view.read(f"{LEAVES_DIR}/{name}") or b"")
+        except ValueError:
+            continue
+        if not isinstance(result, dict) or not isinstance(result.get("operator"), str):
+            continue
+        commit = result.get("commit")
+        if fate(view, leaf_id, str(result.get("outcome")), commit if isinstance(commit, str) else None,
+                landed) == "reverted":
+            found.setdefault(result["operator"], []).append(leaf_id)
+    return found

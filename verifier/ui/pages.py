@@ -22,6 +22,7 @@ from verifier.formats.link import Link, parse_link
 from verifier.formats.usescores import UseSummary
 from verifier.pipeline.digest import digest_of
 from verifier.roles.records import ResolutionRecord
+from verifier.seal.status import unsealed
 from verifier.state.layout import queue_path
 from verifier.ui.readmodel import HeldItem, ProjectReader
 
@@ -139,6 +140,7 @@ def hypothesis_card(reader: ProjectReader, hypothesis: Hypothesis) -> dict[str, 
         "context": [x for x in links if x["stance"] == "context"],
         "earlier_wording": sum(1 for x in links if x["earlier_wording"]),
         "resolution": _resolution(reader, h),
+        "not_sealed": next((item.to_json() for item in unsealed(reader.view, [h], reader.rows)), None),
     }
 
 

@@ -1,15 +1,25 @@
-"""What runs after a landing, outside the project lock: sealing the baseline of any hypothesis a
-person's edit (or an approved hold) made active, or whose question it changed (design §3.5.1).
+"""What runs after a landing, outside the project lock: sealing the baseline of any hypothesis
+that is active without a current one (design §3.5.1), on every path that can make one active: a
+person's edit (`rw submit`, a push to refs/for/main, the service's git endpoint), `rw init` from
+a template, the Planner's plan, a person approving a held plan.
 
 Sealing calls the frontier model, which can take minutes, so it never runs under the lock and
 never decides whether the edit lands: the edit has landed. When no model or Resolver key is set
-up, nothing is sealed and the note says so; `rw seal SLUG` seals later.
+up, nothing is sealed and the reason is put on the record: one `resolve` row per hypothesis
+(`baseline_not_sealed`, "not sealed: H: why", seal.status), landed only when the reason differs
+from the one already recorded, so every later path that still cannot seal adds nothing. The
+digest, the UI, `rw eval` and `rw seal SLUG` show it; the next path that can seal does.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from verifier.formats.entries import ResolveEntry
+from verifier.pipeline.ledger import read_chain
+from verifier.pipeline.writer import ProjectWriter
+from verifier.seal.keys import PUBLIC_PEM
+from verifier.seal.status import NOT_SEALED, not_sealed_description, recorded_reasons
 from verifier.store.home import Home
 from verifier.writes.baseline import (
     BaselineError,
@@ -21,10 +31,29 @@ from verifier.writes.baseline import (
     seal_reason,
 )
 
+NO_MODEL = "no model is configured (add a `model` block to RW_HOME/config.json, docs/resolver.md)"
+NO_KEY = f"the Resolver's public key ({PUBLIC_PEM}) is missing (create it with `rw resolver keys`)"
+
+
+def record_not_sealed(home: Home, slug: str, waiting: list[str], why: str, *, now: datetime) -> list[int]:
+    """Land a "not sealed: H: why" row for each hypothesis whose latest recorded reason is another
+    one; returns the rows' seqs (none when the record already says so)."""
+    seqs = []
+    with ProjectWriter.open(home, slug) as writer:
+        reasons = recorded_reasons(row for _, row in read_chain(writer.view()))
+        for hypothesis_id in waiting:
+            if reasons.get(hypothesis_id) == why:
+                continue
+            landed = writer.land(ResolveEntry(at=now, actor="verifier", actor_type="verifier", kind="baseline",
+                                              outcome="rejected", reason_code=NOT_SEALED,
+                                              description=not_sealed_description(hypothesis_id, why)))
+            seqs.append(landed.row.seq)
+    return seqs
+
 
 def seal_after_landing(home: Home, slug: str, *, now: datetime) -> tuple[list[str], str | None]:
     """Seal what needs sealing; returns (hypotheses sealed, a note for people when something was
-    left unsealed)."""
+    left unsealed). A path that cannot seal records why (`record_not_sealed`)."""
     repo = home.project(slug)
     view = repo.view(repo.tip())
     try:
@@ -35,8 +64,13 @@ def seal_after_landing(home: Home, slug: str, *, now: datetime) -> tuple[list[st
         return [], None
     try:
         backend = model_backend(home)
+    except BaselineError as exc:
+        record_not_sealed(home, slug, waiting, NO_MODEL, now=now)
+        return [], f"baseline not sealed for {', '.join(waiting)}: {exc}; then run `rw seal {slug}`"
+    try:
         key = public_key_of(home)
     except BaselineError as exc:
+        record_not_sealed(home, slug, waiting, NO_KEY, now=now)
         return [], f"baseline not sealed for {', '.join(waiting)}: {exc}; then run `rw seal {slug}`"
     try:
         return seal_missing(home, slug, now=now, backend=backend, public_key=key), None

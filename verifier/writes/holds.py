@@ -3,14 +3,18 @@
 Approving moves an object's files from queue/<hold>/<path> to <path> (a held source becomes
 included: a person vouched for it); rejecting removes them. Either way it is one commit by the
 person, with the Operator trailer and the reason, one ledger row, and a rescore. The object keeps
-the operator of the agent that made it, found through its leaf's result file.
+the operator of the agent that made it, found through its leaf's result file. Approving a held
+plan also activates the loose hypotheses it targets that are ready for a plan (design §3.5, the
+one rule in checks.hypotheses), in the same commit; the caller then seals their baselines.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from verifier.checks.hypotheses import activation_writes
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
+from verifier.formats.document import parse_plan
 from verifier.formats.entries import HoldEntry
 from verifier.formats.source import parse_source
 from verifier.formats.yamlout import dump_yaml
@@ -70,6 +74,8 @@ def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool
                     record = parse_source(data, path).model_copy(update={"status": "included"})
                     data = dump_yaml(record.model_dump(mode="json", exclude_none=True))
                 writes[path] = data
+                if held.type == "plan":
+                    writes.update(activation_writes(view, parse_plan(data, path)[0].hypotheses, now.date()))
         verb = "approve" if approve else "reject"
         book = ScoreBook(view.read)
         apply_writes(book, view, {p: d for p, d in writes.items() if not p.startswith(QUEUE_DIR)},

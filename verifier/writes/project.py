@@ -2,7 +2,10 @@
 
 `init_project` makes the bare repository and its first commit from a template folder (the
 built-in one, or a fixture project); `add_leaf` writes leaves/<id>.yaml as the Planner's write
-path. Both validate what they write with the same models the pipeline reads with.
+path. Both validate what they write with the same models the pipeline reads with. A new leaf is
+refused (`key_held`) when an open leaf, or one waiting in a held plan, already holds one of its
+keys (design §5.4: leaves are disjoint by construction; the keys are the Planner's,
+roles.planning), naming that leaf.
 """
 
 from __future__ import annotations
@@ -22,9 +25,18 @@ from verifier.patch.paths import path_problem
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.secrets_gate import refuse_secret_files
 from verifier.pipeline.writer import ProjectWriter
+from verifier.roles.planning import Settings, leaf_keys
+from verifier.roles.planstate import read_state
 from verifier.state.layout import LEAVES_DIR, PROJECT_FILE, classify, is_verifier_only, leaf_path
 from verifier.store.home import Home
 from verifier.store.hooks import install_hooks
+
+
+class KeyHeld(ConflictError):  # noqa: N818 - reads as the condition it reports
+    """A new leaf would hold a key an open leaf already holds."""
+
+    code = "key_held"
+
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "project"
 
@@ -71,8 +83,10 @@ def init_project(home: Home, slug: str, *, now: datetime, template: Path | None 
 
 
 def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str,
-             actor_type: Literal["planner", "verifier", "human"] = "planner") -> Landed:
-    """Write leaves/<leaf_id>.yaml as a verifier commit (the Planner's path until it exists)."""
+             actor_type: Literal["planner", "verifier", "human"] = "planner", disjoint: bool = True) -> Landed:
+    """Write leaves/<leaf_id>.yaml as a verifier commit (`rw leaf add`, the demo). With
+    `disjoint` (the default) a key an open leaf holds is refused (`KeyHeld`); a harness that
+    replays pinned leaves one by one on one source (the validation set) passes False."""
     for rule in contract.may_write:
         if is_verifier_only(rule.path.replace("*", "x")) or rule.path.startswith(("*", "**")):
             raise FormatError(f"may_write rule {rule.path!r} would reach files only the verifier writes")
@@ -84,6 +98,14 @@ def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, ac
             raise ConflictError(refusal)  # no extract leaf on a failed source
         if not writer.repo.is_ancestor(contract.base_revision, writer.tip):
             raise FormatError(f"base_revision {contract.base_revision} is not on the branch")
+        open_leaves = [] if not disjoint else read_state(writer.view(), slug, writer.tip, now, settings=Settings(),
+                                 asked=lambda _h, _r: False).state.open_leaves
+        holders = {key: leaf.leaf_id for leaf in open_leaves for key in leaf.keys}
+        taken = sorted(key for key in leaf_keys(contract) if key in holders)
+        if taken:
+            raise KeyHeld(f"key_held: leaf {contract.leaf_id} would hold {taken[0]}, which open leaf "
+                          f"{holders[taken[0]]} already holds (leaves are disjoint by construction, design §5.4); "
+                          f"wait until {holders[taken[0]]} closes or expires, or work on that leaf")
         body = contract.model_dump(mode="json", exclude_none=True)
         refuse_secret_files({leaf_path(contract.leaf_id): dump_yaml(body)})  # a leaf is shown to every agent
         return writer.land(LeafEntry(at=now, leaf_id=contract.leaf_id, kind=contract.kind, actor=actor,
