@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import click
@@ -58,14 +58,41 @@ def parse_duration(text: str) -> timedelta:
 @click.argument("slug")
 @click.option("--from", "template", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A project folder to start from (default: the built-in template).")
-def init_cmd(slug: str, template: Path | None) -> None:
-    """Create project SLUG (a bare repository under RW_HOME/projects)."""
+@click.option("--no-wake", is_flag=True, help="Skip the Planner's first wake (the board then stays empty).")
+def init_cmd(slug: str, template: Path | None, no_wake: bool) -> None:
+    """Create project SLUG (a bare repository under RW_HOME/projects), then wake its Planner once.
+
+    The first wake fills the board, warm leaves first (sources marked `warm: true`), so an agent's
+    `rw work SLUG --warm` works at once."""
     home = home_from_env()
+    now = now_from_env()
     try:
-        landed = init_project(home, slug, now=now_from_env(), template=template)
+        landed = init_project(home, slug, now=now, template=template)
     except (FormatError, ConflictError) as exc:
         fail(exc)
     click.echo(f"created project {slug} at {home.repo_path(slug)} (tip {landed.tip[:12]})")
+    if not no_wake:
+        click.echo(first_wake(home, slug, now))
+
+
+def first_wake(home: Home, slug: str, now: datetime) -> str:
+    """The Planner's first wake of a new project, said in one line (what it offered, warm leaves counted)."""
+    # The Planner is loaded only here: the other commands of this module start without it.
+    from verifier.model.adapter import backend_from_config  # noqa: PLC0415
+    from verifier.roles.planner import local_commons, wake  # noqa: PLC0415
+
+    try:
+        model = backend_from_config(home.settings.model, base=home.root) if home.settings.model else None
+        result = wake(home, slug, now, commons=local_commons(home), force=True, model=model)
+    except (NotFound, FormatError, ConflictError) as exc:
+        fail(exc)
+    if result.plan is None or result.landed is None:
+        return f"first Planner wake: nothing to plan yet (add sources or hypotheses, then `rw planner wake {slug}`)"
+    leaves = result.plan.leaves
+    warm = sum(1 for contract in leaves if contract.warm)
+    held = " (held for a person's approval: `rw hold list`)" if result.plan.held else ""
+    return (f"first Planner wake: plan {result.plan.plan_id}{held}, {len(leaves)} leaves ({warm} warm), ledger "
+            f"#{result.landed.row.seq}")
 
 
 @cli.group("agent")
