@@ -92,7 +92,9 @@ def _write_inputs(work: Work, client: Client, payload: dict[str, Any]) -> None:
 @click.option("--ttl", default="30m", show_default=True, help="How long to hold the claim.")
 def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Path | None, level: str,
              ttl: str) -> None:
-    """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace."""
+    """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace.
+
+    Prints the working folder it made as the one line on stdout: `cd "$(rw work SLUG --warm)"`."""
     if (leaf_id is None) == (not warm):
         raise RwError("give a LEAF_ID or --warm, not both")
     if folder is not None and folder.exists() and any(folder.iterdir()):
@@ -120,12 +122,15 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
                                                    "sources": " ".join(work.state.source_ids)})
     if level == "L3":
         trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
-    click.echo(f"claimed {slug}/{chosen} ({contract['kind']}); working folder {dest}")
-    click.echo(f"  payload   {dest / '.rw' / 'payload.json'}")
+    # What was made goes to stderr; stdout is the folder alone, so `cd "$(rw work SLUG --warm)"`
+    # works whatever the leaf's id (a glob like `cd extract-*` breaks on the second leaf).
+    click.echo(f"claimed {slug}/{chosen} ({contract['kind']}); working folder {dest}", err=True)
+    click.echo(f"  payload   {dest / '.rw' / 'payload.json'}", err=True)
     for source_id in work.state.source_ids:
-        click.echo(f"  source    {dest / '.rw' / 'sources' / (source_id + '.txt')}")
-    click.echo(f"  guide     {dest / '.rw' / 'FIELD-GUIDE.md'}")
-    click.echo("next: cd there, `rw new ...`, `rw check`, `rw submit`")
+        click.echo(f"  source    {dest / '.rw' / 'sources' / (source_id + '.txt')}", err=True)
+    click.echo(f"  guide     {dest / '.rw' / 'FIELD-GUIDE.md'}", err=True)
+    click.echo("next: cd there, `rw new ...`, `rw check`, `rw submit`", err=True)
+    click.echo(str(dest))
 
 
 # rw new -----------------------------------------------------------------------------------------------

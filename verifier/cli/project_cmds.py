@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from verifier.audits.audit import verify_ledger
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.cli.remote import remote_payload, remote_source_text
+from verifier.commons.adapter import Claim
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
 from verifier.formats.entries import (
@@ -26,9 +27,7 @@ from verifier.formats.entries import (
     SubmitEntry,
 )
 from verifier.formats.layout import (
-    LEAVES_DIR,
     leaf_path,
-    leaf_result_path,
     source_bytes_path,
     source_record_path,
 )
@@ -40,6 +39,7 @@ from verifier.pipeline.payload import leaf_payload
 from verifier.roles.leafgate import input_problems
 from verifier.roles.records import ResolutionRecord
 from verifier.seal.sealing import SealedBaseline
+from verifier.state.board import ContractCache, board, leaf_state
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
 from verifier.writes.baseline import SealRecord
@@ -188,7 +188,8 @@ def person_from_env(home: Home) -> Actor:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--server", metavar="URL", help="Ask a verifier service (rw serve) instead of RW_HOME.")
 def leaf_show(slug: str, leaf_id: str, as_json: bool, server: str | None) -> None:
-    """Print a leaf's contract and its state (open, expired, accepted, held)."""
+    """Print a leaf's contract and its state, as the board shows it (open, claimed, expired,
+    accepted, held, rejected, reverted)."""
     if server is not None:
         payload = remote_payload(server, slug, leaf_id)
         emit(payload, as_json, json.dumps(payload, indent=2, sort_keys=True))
@@ -202,18 +203,26 @@ def leaf_show(slug: str, leaf_id: str, as_json: bool, server: str | None) -> Non
         contract = parse_leaf(data, leaf_path(leaf_id))
     except (NotFound, FormatError) as exc:
         fail(exc)
-    result = view.read(leaf_result_path(leaf_id))
-    state = json.loads(result)["outcome"] if result else (
-        "expired" if now_from_env() >= contract.expires_at else "open")
-    payload = {**leaf_payload(view, leaf_id), "state": state}
+    now = now_from_env()
+    claim = _local_claims(home, slug, now).get(leaf_id)
+    payload = {**leaf_payload(view, leaf_id), "state": leaf_state(view, contract, claim, now),
+               "claimed_by": claim.agent if claim else None}
     emit(payload, as_json, json.dumps(payload, indent=2, sort_keys=True))
+
+
+def _local_claims(home: Home, slug: str, now: datetime) -> dict[str, Claim]:
+    """The live claims of the Commons on this machine (the one `rw serve` on this home uses)."""
+    from verifier.commons.backend import commons_database  # noqa: PLC0415
+    from verifier.commons.local import LocalCommons  # noqa: PLC0415 - only the state commands open the Commons
+
+    return LocalCommons(commons_database(home), home.identities).claims(slug, now=now)
 
 
 @leaf_group.command("list")
 @click.argument("slug")
 @click.option("--json", "as_json", is_flag=True)
 def leaf_list(slug: str, as_json: bool) -> None:
-    """List the project's leaves and their states."""
+    """List the project's leaves and their states, as the board shows them."""
     home = home_from_env()
     now = now_from_env()
     try:
@@ -221,16 +230,9 @@ def leaf_list(slug: str, as_json: bool) -> None:
         view = repo.view(repo.tip())
     except NotFound as exc:
         fail(exc)
-    rows = []
-    for name in view.list_dir(LEAVES_DIR):
-        if not name.endswith(".yaml"):
-            continue
-        leaf_id = name[:-5]
-        contract = parse_leaf(view.read(leaf_path(leaf_id)) or b"", leaf_path(leaf_id))
-        result = view.read(leaf_result_path(leaf_id))
-        state = json.loads(result)["outcome"] if result else ("expired" if now >= contract.expires_at else "open")
-        rows.append({"leaf_id": leaf_id, "kind": contract.kind, "state": state,
-                     "expires_at": iso(contract.expires_at)})
+    rows = [{"leaf_id": leaf.contract.leaf_id, "kind": leaf.contract.kind, "state": leaf.state,
+             "expires_at": iso(leaf.contract.expires_at)}
+            for leaf in board(view, ContractCache(), _local_claims(home, slug, now), now)]
     emit(rows, as_json, "\n".join(f"{r['leaf_id']}\t{r['kind']}\t{r['state']}\t{r['expires_at']}" for r in rows))
 
 

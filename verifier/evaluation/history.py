@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import datetime
 
 from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
+from verifier.formats.layout import leaf_path
+from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import PLANNER_SCORES, ResolutionRecord, read_records
 from verifier.scoring.use import shard_path
@@ -55,5 +58,23 @@ def read_history(view: TreeView, project: str) -> ProjectHistory:
             unresolved = int(json.loads(planner)["unresolved_count"])
         except (ValueError, KeyError, TypeError) as exc:
             raise FormatError(f"no readable unresolved_count: {exc}", PLANNER_SCORES) from exc
+    unclaimed = {row.leaf_id for row in rows if row.is_agent_submission and row.accepted and row.leaf_id
+                 and row.claimed_at is None}
     return ProjectHistory(project=project, rows=rows, use=read_use(view, needed), resolutions=resolutions,
-                          unresolved_count=unresolved)
+                          unresolved_count=unresolved, opened=read_openings(view, unclaimed))
+
+
+def read_openings(view: TreeView, leaf_ids: set[str]) -> dict[str, datetime]:
+    """Each named leaf's created_at, from its contract (a leaf whose file is gone or unreadable is
+    left out, and its time to accept counted as unknown)."""
+    opened: dict[str, datetime] = {}
+    for leaf_id in sorted(leaf_ids):
+        path = leaf_path(leaf_id)
+        data = view.read(path)
+        if data is None:
+            continue
+        try:
+            opened[leaf_id] = parse_leaf(data, path).created_at
+        except FormatError:
+            continue
+    return opened

@@ -287,7 +287,8 @@ class Service:
         self.crash_point("journal")
         try:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
-                                                   files.get("patch.diff", b""), files, token),
+                                                   files.get("patch.diff", b""), files, token,
+                                                   claimed_at=claim.claimed_at if claim is not None else None),
                              now=now, fetcher=self.runtime.fetcher)
         except AuthError as exc:
             self.journal.finish(record.id, {"error": str(exc)}, now=clock(), state="failed")
