@@ -5,6 +5,7 @@ and a real `rw serve` on loopback."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,32 @@ def test_eval_reports_time_to_accept_for_planner_leaves_from_the_claim_or_the_op
     assert timed["value"] is not None and timed["excluded"] == 0
     crossed = document["projects"]["world-model-eval"]["by_kind_and_model"]["extract"]
     assert sum(cell["attempts"] for cell in crossed.values()) == 2
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, check=True).stdout
+
+
+def test_rw_check_and_submit_change_nothing_git_shows_the_agent(tmp_path: Path) -> None:
+    steward = initialised(tmp_path, "world-model-eval", "demo-project")
+    with serving(steward.home) as server:
+        agent = OutsideAgent(tmp_path, server.url, agent_token(steward.home))
+        work = Path(agent.rw("work", "world-model-eval", "--warm").out.strip())
+        _extract(agent, work)
+        (work / "README.md").write_text("an edit the agent will undo\n", encoding="utf-8")
+        before = _git(work, "status", "--porcelain")
+        assert " M README.md" in before and "?? findings/" in before
+        agent.rw("check", cwd=work, ok=False)  # the README edit is outside the leaf's write set
+        assert _git(work, "status", "--porcelain") == before  # nothing staged behind the agent's back
+        _git(work, "checkout", "README.md")  # so this undoes the edit
+        assert " M README.md" not in _git(work, "status", "--porcelain")
+        assert agent.rw("check", cwd=work).out.startswith("OK")
+        after_check = _git(work, "status", "--porcelain")
+        assert agent.rw("submit", cwd=work).out.startswith("ACCEPTED")
+        assert _git(work, "status", "--porcelain") == after_check
+        again = agent.rw("submit", cwd=work)  # the same bundle: the same attempt, and it says so
+        assert again.out.startswith("ACCEPTED")
+        rows = [json.loads(line) for line in steward.rw("ledger", "world-model-eval", "--json").stdout.splitlines()]
+        seq = next(row["seq"] for row in rows if row["action"] == "submit")
+        assert f"same attempt as #{seq}" in again.err
+        assert sum(1 for row in rows if row["action"] == "submit") == 1

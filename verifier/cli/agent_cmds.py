@@ -409,10 +409,17 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
     if not isinstance(verdict, dict):
         ok(reply)
         raise RwError(f"the service answered without a verdict: {reply.body}")
-    work.state.submitted.append(str(reply.body.get("submission_id")))
+    submission_id = str(reply.body.get("submission_id"))
+    replayed = reply.headers.get("idempotent-replayed") == "true"
+    if submission_id not in work.state.submitted:
+        work.state.submitted.append(submission_id)
     work.save()
+    if replayed:  # the same bundle again: no second attempt, and say so rather than reprint silently
+        click.echo(f"same attempt as #{verdict.get('ledger_seq')} ({submission_id}): this bundle was already "
+                   "judged and its verdict follows again; change the files to make a new attempt", err=True)
     if as_json:
-        click.echo(json.dumps({**verdict, "submission_id": reply.body.get("submission_id")}, indent=2,
+        click.echo(json.dumps({**verdict, "submission_id": submission_id,
+                               "same_attempt_as": verdict.get("ledger_seq") if replayed else None}, indent=2,
                               sort_keys=True))
     else:
         head = f"{str(verdict['outcome']).upper()} {work.state.project}/{work.state.leaf_id}"
