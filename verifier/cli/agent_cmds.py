@@ -28,7 +28,7 @@ from verifier.agentkit.workdir import (
     make_patch,
     manifest_for,
 )
-from verifier.checks.citation import ExcerptMissing, locate_excerpt
+from verifier.checks.citation import ExcerptMissing, first_difference, locate_excerpt
 from verifier.cli.app import EXIT_CRASH, EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
 from verifier.client.http import Client
@@ -172,8 +172,10 @@ def new_finding(excerpt: str, statement: str, limitation: str, source_id: str | 
     match = locate_excerpt(text, excerpt)
     if isinstance(match, ExcerptMissing):
         raise RwError(f"the excerpt is not in the text of {source_id}; the closest passage is at offset "
-                      f"{match.closest_offset} ({match.similarity:.0f}% similar): {match.closest_text!r}. Quote the "
-                      "text exactly as .rw/sources holds it", EXIT_REJECTED)
+                      f"{match.closest_offset} ({match.similarity:.0f}% similar): {match.closest_text!r}"
+                      + "".join(f"; {detail}" for detail in [first_difference(excerpt, match.closest_text,
+                                                                              match.closest_offset)] if detail)
+                      + ". Quote the text exactly as .rw/sources holds it", EXIT_REJECTED)
     path, data = finding_file(source_id=source_id, source_text=text, excerpt=excerpt, statement=statement,
                               limitation=limitation, leaf_id=work.state.leaf_id, location=(match.start, match.end))
     _put(work, "finding", path, data)
