@@ -36,19 +36,21 @@ class Steward:
         return done
 
 
-def initialised(root: Path, slug: str, template: str, *, settings: Settings | None = None,
+def initialised(root: Path, slug: str, template: str | Path, *, settings: Settings | None = None,
                 no_wake: bool = False) -> Steward:
-    """A fresh home with `rw init SLUG --from fixtures/TEMPLATE` run as a process."""
+    """A fresh home with `rw init SLUG --from fixtures/TEMPLATE` (or a folder) run as a process."""
     home = open_home(root / "home")
     home.save_settings(settings or Settings(durable=False, fetch="offline"))
     steward = Steward(open_home(root / "home"), "")
-    args = ["init", slug, "--from", str(ROOT / "fixtures" / template), *(["--no-wake"] if no_wake else [])]
+    folder = template if isinstance(template, Path) else ROOT / "fixtures" / template
+    args = ["init", slug, "--from", str(folder), *(["--no-wake"] if no_wake else [])]
     done = steward.rw(*args)
     return Steward(open_home(root / "home"), done.stdout)
 
 
-def agent_token(home: Home, handle: str = "first-timer") -> str:
-    return home.identities.add(handle, f"{handle}-op", "agent", datetime.now(UTC).replace(microsecond=0))
+def agent_token(home: Home, handle: str = "first-timer", *, human: bool = False) -> str:
+    return home.identities.add(handle, handle if human else f"{handle}-op", "human" if human else "agent",
+                               datetime.now(UTC).replace(microsecond=0))
 
 
 @contextmanager

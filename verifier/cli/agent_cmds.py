@@ -8,6 +8,7 @@ their manual.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -393,6 +394,20 @@ def _print_messages(client: Client, work: Work) -> None:
             click.echo(f"message [{message['kind']}] {message['body']}")
 
 
+def _failed_source_hint(work: Work, rejections: Sequence[Mapping[str, object]]) -> None:
+    """After `url_unresolved`: the failed source is now recorded in the project under its id, so
+    keeping its files would make the next attempt `stale`. Say which files to remove; the leaf
+    stays workable with another URL."""
+    failed = sorted({str(r["where"]) for r in rejections if r.get("code") == "url_unresolved" and r.get("where")})
+    if not failed:
+        return
+    paths = sorted(str(path.relative_to(work.root)) for record in failed
+                   for path in (work.root / record).parent.glob(Path(record).stem + ".*"))
+    click.echo(f"next: the project now records {len(failed)} failed source(s); remove their files here "
+               f"(rm {' '.join(paths)}), scout another URL with `rw new source`, then `rw check` and "
+               "`rw submit` (the leaf is still yours)", err=True)
+
+
 def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str | None = None) -> NoReturn:
     """`rw submit` inside a working folder: the patch from the clone, the trace, the verdict.
 
@@ -431,5 +446,6 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
             click.echo(render(Rejection(rejection["code"], rejection["message"], rejection.get("where"))))
         if not rejections:
             click.echo(f"{head}: {verdict.get('summary', '')}".rstrip())
+        _failed_source_hint(work, rejections)
         _print_messages(client, work)
     raise SystemExit(_OUTCOME_EXIT.get(str(verdict["outcome"]), EXIT_CRASH))
