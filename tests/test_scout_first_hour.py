@@ -16,6 +16,7 @@ import pytest
 
 from verifier.store.home import Settings
 
+from .service_harness import restart, start
 from .support_agent import OutsideAgent
 from .support_first_hour import Steward, agent_token, initialised, serving
 
@@ -108,3 +109,21 @@ def test_offline_rw_check_says_the_services_mode_and_agrees_with_it(tmp_path: Pa
         assert checked.out.startswith("OK") and "the service will hold it for a person (sources)" in checked.out
         submitted = agent.rw("submit", cwd=work)
         assert submitted.out.startswith(f"HELD {SLUG}/{leaf_id}"), submitted.out  # as rw check said
+
+
+def test_a_running_service_keeps_its_fetch_mode_until_restarted_as_the_readme_says(tmp_path: Path) -> None:
+    steward, leaf_id = scouting_project(tmp_path, "offline")
+    server = start(steward.home.root)
+    try:
+        client = server.client()
+        assert client.get(f"/projects/{SLUG}/leaves/{leaf_id}/payload", auth=False).body["fetch"]["mode"] == "offline"
+        steward.home.save_settings(Settings(durable=False, fetch="online", allow_private_addresses=True))
+        assert client.get(f"/projects/{SLUG}/leaves/{leaf_id}/payload", auth=False).body["fetch"]["mode"] == "offline"
+        server.stop()
+        server = restart(server)
+        fresh = server.client().get(f"/projects/{SLUG}/leaves/{leaf_id}/payload", auth=False).body
+        assert fresh["fetch"] == {"mode": "online", "private_addresses": True}
+    finally:
+        server.stop()
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "reads config.json once, when it starts" in readme and "restart it" in readme
