@@ -46,8 +46,9 @@ def build() -> dict[str, bytes]:
             if path.endswith(".yaml") and name in WARM:
                 record = load_yaml(data, path)
                 record["warm"] = True
-                data = dump_yaml(record)
-            files[path] = data
+                files[path] = dump_yaml(record)
+            else:
+                files[path] = data
     return files
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.agentkit.tracing import TraceLog
 from verifier.agentkit.workdir import Work, default_final, git, make_patch, manifest_for
@@ -23,12 +24,13 @@ from verifier.formats.layout import PROJECT_FILE
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile, parse_project
 from verifier.patch.parse import ParsedPatch, parse_patch
-from verifier.pipeline.inputs import fetch_new_sources
 from verifier.pipeline.patching import apply_to, check_write_set
 from verifier.pipeline.routing import route
 from verifier.pipeline.trace import inspect_bundle
 from verifier.state.view import Overlay
-from verifier.store.fetcher import DEFAULT_USER_AGENT, Fetcher, HttpFetcher, OfflineFetcher
+
+if TYPE_CHECKING:
+    from verifier.store.fetcher import Fetcher
 
 
 class CommitTree:
@@ -95,6 +97,10 @@ def scout_fetches(work: Work, leaf: LeafContract, patch: ParsedPatch, project: P
     checked, so held, as the service holds them). Returns the outcomes and a note saying which."""
     if leaf.kind != "scout":
         return {}, []
+    # Loaded only for a scout: `rw check` of every other kind starts without the store.
+    from verifier.pipeline.inputs import fetch_new_sources  # noqa: PLC0415
+    from verifier.store.fetcher import DEFAULT_USER_AGENT, HttpFetcher, OfflineFetcher  # noqa: PLC0415
+
     said = work.payload().get("fetch")
     mode = said.get("mode") if isinstance(said, dict) else None
     if mode not in ("online", "offline"):
