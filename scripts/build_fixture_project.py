@@ -12,6 +12,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from verifier.agentkit.objects import source_files
+from verifier.formats.frontmatter import load_yaml
+from verifier.formats.yamlout import dump_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ROOT / "fixtures" / "sources-raw"
@@ -27,16 +29,26 @@ SOURCES = [
      "application/pdf", "en", "licensed", date(2026, 7, 20), "Evaluating verification layers, 2026"),
 ]
 RETRIEVED = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
+# A steward's mark (design §9.1): sources known to yield findings, small enough for a first-minute
+# leaf, so `rw init` of the demo leaves a warm pool ready (the Planner's first wake offers them).
+WARM = ("analyst-note-2026-03-12.txt", "conditioning-layers-buyers-guide.html")
 
 
 def build() -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for name, url, media, language, rights, published, title in SOURCES:
-        files.update(source_files(
+        made = source_files(
             url=url, data=(RAW / name).read_bytes(), media_type=media, fetched_by="fixture-curator",
             retrieved_at=RETRIEVED, language=language, rights=rights, published=published, title=title,
             leaf_id=None, status="included",
-        ))
+        )
+        for path, data in made.items():
+            if path.endswith(".yaml") and name in WARM:
+                record = load_yaml(data, path)
+                assert isinstance(record, dict)  # a source record this script just wrote
+                files[path] = dump_yaml({**record, "warm": True})
+            else:
+                files[path] = data
     return files
 
 

@@ -1,9 +1,10 @@
 """`rw check`: the verifier's own checks run on a working folder, before anything is sent.
 
 The same code as the pipeline's steps 3, 5 and 6 (patch parsing, the write set, the leaf kind's
-check) and its trace ingest, so the codes and messages are the verifier's. What only the service
-can do is left out and said so: fetching a scouted URL, whether the leaf is still open, and
-whether the branch moved past the base (a stale verdict).
+check) and its trace ingest, so the codes and messages are the verifier's. A scout's URLs are
+fetched in the service's own fetch mode (the payload says it: `online` or `offline`), and the
+note says which. What only the service can do is left out and said so: whether the leaf is still
+open, and whether the branch moved past the base (a stale verdict).
 """
 
 from __future__ import annotations
@@ -11,19 +12,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.agentkit.tracing import TraceLog
 from verifier.agentkit.workdir import Work, default_final, git, make_patch, manifest_for
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.errors import FormatError, Rejected, Rejection
+from verifier.formats.fetch import FetchOutcome
 from verifier.formats.leaf import LeafContract
-from verifier.formats.project import parse_project
-from verifier.patch.parse import parse_patch
+from verifier.formats.project import ProjectFile, parse_project
+from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.patching import apply_to, check_write_set
+from verifier.pipeline.routing import route
 from verifier.pipeline.trace import inspect_bundle
 from verifier.state.layout import PROJECT_FILE
 from verifier.state.view import Overlay
+
+if TYPE_CHECKING:
+    from verifier.store.fetcher import Fetcher
 
 
 class CommitTree:
@@ -76,14 +83,41 @@ class LocalResult:
     notes: list[str] = field(default_factory=list)
     trace_problems: list[Rejection] = field(default_factory=list)
     patch: bytes = b""
+    holds: list[str] = field(default_factory=list)  # the hold types the service will route it to
 
     @property
     def ok(self) -> bool:
         return not self.rejections
 
 
-def run_checks(work: Work, now: datetime, skill_version: str) -> LocalResult:
-    """The patch, the write set and the kind's check on the folder; then the trace as it stands."""
+def scout_fetches(work: Work, leaf: LeafContract, patch: ParsedPatch, project: ProjectFile,
+                  fetcher: Fetcher | None) -> tuple[dict[str, FetchOutcome], list[str]]:
+    """A scout's URLs checked the way the service checks them: its payload says its fetch mode
+    (`online`: fetched, here, with the service's fetcher and the project's policy; `offline`: not
+    checked, so held, as the service holds them). Returns the outcomes and a note saying which."""
+    if leaf.kind != "scout":
+        return {}, []
+    # Loaded only for a scout: `rw check` of every other kind starts without the store.
+    from verifier.pipeline.inputs import fetch_new_sources  # noqa: PLC0415
+    from verifier.store.fetcher import DEFAULT_USER_AGENT, HttpFetcher, OfflineFetcher  # noqa: PLC0415
+
+    said = work.payload().get("fetch")
+    mode = said.get("mode") if isinstance(said, dict) else None
+    if mode not in ("online", "offline"):
+        return {}, ["the service did not say how it fetches (an older payload): URLs not checked here"]
+    if fetcher is None:
+        private = bool(said.get("private_addresses")) if isinstance(said, dict) else False
+        fetcher = OfflineFetcher() if mode == "offline" else HttpFetcher(user_agent=DEFAULT_USER_AGENT,
+                                                                         allow_private_addresses=private)
+    where = "not fetched: the service does not fetch either, so it holds them" if mode == "offline" else \
+        "fetched from this machine, as the service fetches them"
+    return fetch_new_sources(patch, project, fetcher), [f"fetch: {mode} (the service's mode); URLs {where}"]
+
+
+def run_checks(work: Work, now: datetime, skill_version: str, fetcher: Fetcher | None = None) -> LocalResult:
+    """The patch, the write set and the kind's check on the folder; then the trace as it stands.
+    A scout's URLs are checked in the service's fetch mode (`scout_fetches`; `fetcher` stands in
+    for the live one)."""
     patch = make_patch(work)
     leaf = LeafContract.model_validate(work.contract())
     base = CommitTree(work.root, work.state.base_revision)
@@ -97,10 +131,15 @@ def run_checks(work: Work, now: datetime, skill_version: str) -> LocalResult:
     except FormatError as exc:
         return LocalResult([Rejection("bad_format", exc.message, exc.where)], patch=patch)
     texts = {source_id: work.source_text(source_id) for source_id in work.state.source_ids}
+    fetches, fetch_note = scout_fetches(work, leaf, parsed, project, fetcher)
     context = CheckContext(leaf=leaf, actor=work.state.agent, project=project, tree=Overlay(base, writes),
-                           writes=writes, now=now, source_texts=texts, base_tree=base, actor_type="agent")
+                           writes=writes, now=now, source_texts=texts, base_tree=base, actor_type="agent",
+                           fetches=fetches)
     result = check_for(leaf.kind)(context)
-    out = LocalResult(list(result.rejections), result.summary, list(result.notes), patch=patch)
+    # Step 7 as the service takes it: what PROJECT.md holds, and what a check sends to a person.
+    _routed, holds = route(dict(writes), project.holds, result.hold_paths)
+    out = LocalResult(list(result.rejections), result.summary, [*result.notes, *fetch_note], patch=patch,
+                      holds=holds if not result.rejections else [])
     try:
         # As `rw submit` will send it: ended by a final event if the agent recorded none.
         final = (now.isoformat().replace("+00:00", "Z"), default_final(work))

@@ -18,9 +18,11 @@ and every file written or read back here goes through `safefiles` (no link is ev
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,9 +107,11 @@ def find_work(start: Path) -> Work:
     raise FileNotFoundError(f"{start} is not inside a working folder (made by `rw work SLUG LEAF --server URL`)")
 
 
-def git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """Run git in a working folder; its error text becomes the exception's message."""
-    done = subprocess.run(["git", *args], cwd=root, input=stdin, capture_output=True, check=False)
+def git(root: Path, *args: str, stdin: bytes | None = None, index: Path | None = None) -> bytes:
+    """Run git in a working folder (on another index file when `index` is given); its error text
+    becomes the exception's message."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)} if index is not None else None
+    done = subprocess.run(["git", *args], cwd=root, input=stdin, capture_output=True, check=False, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args[:2])}: {done.stderr.decode('utf-8', 'replace').strip()}")
     return done.stdout
@@ -172,10 +176,19 @@ def make_patch(work: Work) -> bytes:
     """Everything changed against the base, new files included, as `git diff --binary` writes it.
 
     `git add -A` first: a plain `git diff` leaves out files git does not track yet, which is every
-    object an agent creates. The index is the clone's own; nothing is committed.
+    object an agent creates. It adds to a scratch copy of the index, never the clone's own, so
+    `rw check` and `rw submit` change nothing git shows the agent (`git status` is as it was, and
+    `git checkout FILE` still undoes an edit). Nothing is committed.
     """
-    git(work.root, "add", "-A")
-    return git(work.root, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", work.state.base_revision)
+    real = Path(git(work.root, "rev-parse", "--git-path", "index").decode("utf-8").strip())
+    real = real if real.is_absolute() else work.root / real
+    with tempfile.TemporaryDirectory(prefix="rw-index-", dir=work.meta) as scratch:
+        index = Path(scratch) / "index"
+        if real.exists():
+            shutil.copyfile(real, index)  # its stat cache keeps `add -A` from rehashing every file
+        git(work.root, "add", "-A", index=index)
+        return git(work.root, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
+                   work.state.base_revision, index=index)
 
 
 def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:

@@ -114,6 +114,55 @@ def _closest(text: str, needle: str) -> ExcerptMissing:
     return ExcerptMissing(offset, float(fuzz.ratio(needle, closest)), closest)
 
 
+# Characters a reader cannot tell apart at a glance, by family. Naming them is help, never
+# leniency: the exact rule still decides, so `’` never matches `'`.
+_LOOK_ALIKES: Final[tuple[tuple[str, str], ...]] = (
+    ("'\u2018\u2019\u201a\u201b\u2032`\u00b4", "curly vs straight single quote (apostrophe)"),
+    ('"\u201c\u201d\u201e\u201f\u2033', "curly vs straight double quote"),
+    ("-\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "hyphen, dash or minus sign"),
+)
+_MARK_CONTEXT: Final[int] = 24
+
+
+def _char_name(char: str) -> str:
+    return f"{char!r} (U+{ord(char):04X})" if char else "the end"
+
+
+def first_difference(excerpt: str, closest: str, offset: int) -> str:
+    """Where the excerpt first parts from the closest passage (`closest` begins at `offset` of the
+    text), the excerpt with that character marked, and the look-alike it is when it is one
+    (curly vs straight quotes, dashes, a decimal comma vs point). Pure; says nothing when the two
+    do not differ."""
+    needle = normalize(excerpt)
+    index = next((i for i, (a, b) in enumerate(zip(needle, closest, strict=False)) if a != b),
+                 min(len(needle), len(closest)))
+    if index == len(needle) == len(closest):
+        return ""
+    mine = needle[index] if index < len(needle) else ""
+    theirs = closest[index] if index < len(closest) else ""
+    before = needle[max(0, index - _MARK_CONTEXT):index]
+    after = needle[index + 1:index + 1 + _MARK_CONTEXT]
+    marked = f"{'...' if index > _MARK_CONTEXT else ''}{before}[{mine}]{after}"
+    text = (f"first difference at character {index} of the excerpt, marked [ ]: {marked!r}; the excerpt has "
+            f"{_char_name(mine)}, the text has {_char_name(theirs)} at offset {offset + index}")
+    family = _look_alike(needle, index, mine, theirs)
+    if family:
+        text += f" (a look-alike: {family}; quote the text's character exactly)"
+    return text
+
+
+def _look_alike(needle: str, index: int, mine: str, theirs: str) -> str:
+    if not mine or not theirs:
+        return ""
+    for members, name in _LOOK_ALIKES:
+        if mine in members and theirs in members:
+            return name
+    between_digits = index > 0 and needle[index - 1].isdigit() and needle[index + 1:index + 2].isdigit()
+    if {mine, theirs} <= {".", ",", "\u00a0", "\u202f", " ", "'"} and between_digits:
+        return "decimal or thousands separator, 6,400 vs 6.400"
+    return ""
+
+
 def _align(probe: str, text: str, lo: int, hi: int) -> tuple[float, int, int]:
     """Best partial alignment of probe inside text[lo:hi], as (score, start, end) into text."""
     hit = fuzz.partial_ratio_alignment(probe, text[lo:hi])

@@ -3,7 +3,7 @@ exact substring of the source's derived text, no duplicate finding_id, limitatio
 
 from __future__ import annotations
 
-from verifier.checks.citation import ExcerptFound, locate_excerpt
+from verifier.checks.citation import ExcerptFound, first_difference, locate_excerpt
 from verifier.checks.context import CheckContext, CheckResult
 from verifier.constants import MAX_FINDINGS, MIN_EXCERPT_CHARS, MIN_FINDINGS
 from verifier.errors import FormatError, Rejection
@@ -85,7 +85,9 @@ def check_finding_file(path: str, data: bytes, text: str | None, *, source_id: s
         problems.append(Rejection(
             "excerpt_not_found",
             f"the excerpt is not an exact substring of source {finding.source_id}'s text; closest match "
-            f"at offset {match.closest_offset} ({match.similarity:.0f}% similar): {match.closest_text[:120]!r}",
+            f"at offset {match.closest_offset} ({match.similarity:.0f}% similar): {match.closest_text[:120]!r}"
+            + "".join(f"; {detail}" for detail in [first_difference(finding.excerpt, match.closest_text,
+                                                                    match.closest_offset)] if detail),
             path,
         ))
     return problems

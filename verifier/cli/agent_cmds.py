@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -33,7 +33,7 @@ from verifier.agentkit.workdir import (
     manifest_for,
     remove_clone,
 )
-from verifier.checks.citation import ExcerptMissing, locate_excerpt
+from verifier.checks.citation import ExcerptMissing, first_difference, locate_excerpt
 from verifier.cli.app import EXIT_REJECTED, RwError, cli
 from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option, untrusted
 from verifier.cli.verdicts import show_verdict
@@ -92,6 +92,19 @@ def _write_inputs(work: Work, payload: dict[str, Any]) -> None:
         work.write(f"{STATE_DIR}/sources/{source_id}.txt", text.encode("utf-8"))
 
 
+def _announce(work: Work, what: str) -> None:
+    """What `rw work` made goes to stderr; stdout is the folder alone, so `cd "$(rw work SLUG --warm)"`
+    works whatever the leaf's id (a glob like `cd extract-*` breaks on the second leaf)."""
+    dest = work.root
+    click.echo(f"claimed {what}; working folder {dest}", err=True)
+    click.echo(f"  payload   {dest / '.rw' / 'payload.json'}", err=True)
+    for source_id in work.state.source_ids:
+        click.echo(f"  source    {dest / '.rw' / 'sources' / (source_id + '.txt')}", err=True)
+    click.echo(f"  guide     {dest / '.rw' / FIELD_GUIDE}", err=True)
+    click.echo("next: cd there, `rw new ...`, `rw check`, `rw submit`", err=True)
+    click.echo(str(dest))
+
+
 @cli.command("work")
 @click.argument("slug")
 @click.argument("leaf_id", required=False)
@@ -104,7 +117,9 @@ def _write_inputs(work: Work, payload: dict[str, Any]) -> None:
 @click.option("--ttl", default=f"{CLAIM_TTL_S // 60}m", show_default=True, help="How long to hold the claim.")
 def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Path | None, level: str,
              ttl: str) -> None:
-    """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace."""
+    """Claim a leaf, clone the project at its base, write its payload and sources beside it, start the trace.
+
+    Prints the working folder it made as the one line on stdout: `cd "$(rw work SLUG --warm)"`."""
     if (leaf_id is None) == (not warm):
         raise RwError("give a LEAF_ID or --warm, not both")
     try:
@@ -155,12 +170,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     except RwError:
         remove_clone(dest, made)  # no half-made working folder is left behind
         raise
-    click.echo(f"claimed {slug}/{chosen} ({contract.kind}); working folder {dest}")
-    click.echo(f"  payload   {dest / '.rw' / 'payload.json'}")
-    for source_id in work.state.source_ids:
-        click.echo(f"  source    {dest / '.rw' / 'sources' / (source_id + '.txt')}")
-    click.echo(f"  guide     {dest / '.rw' / FIELD_GUIDE}")
-    click.echo("next: cd there, `rw new ...`, `rw check`, `rw submit`")
+    _announce(work, f"{slug}/{chosen} ({contract.kind})")
 
 
 # rw new -----------------------------------------------------------------------------------------------
@@ -203,8 +213,10 @@ def new_finding(excerpt: str, statement: str, limitation: str, source_id: str | 
     match = locate_excerpt(text, excerpt)
     if isinstance(match, ExcerptMissing):
         raise RwError(f"the excerpt is not in the text of {source_id}; the closest passage is at offset "
-                      f"{match.closest_offset} ({match.similarity:.0f}% similar): {match.closest_text!r}. Quote the "
-                      "text exactly as .rw/sources holds it", EXIT_REJECTED)
+                      f"{match.closest_offset} ({match.similarity:.0f}% similar): {match.closest_text!r}"
+                      + "".join(f"; {detail}" for detail in [first_difference(excerpt, match.closest_text,
+                                                                              match.closest_offset)] if detail)
+                      + ". Quote the text exactly as .rw/sources holds it", EXIT_REJECTED)
     path, data = finding_file(source_id=source_id, source_text=text, excerpt=excerpt, statement=statement,
                               limitation=limitation, leaf_id=work.state.leaf_id, location=(match.start, match.end))
     _put(work, "finding", path, data)
@@ -426,6 +438,20 @@ def _print_messages(client: Client, work: Work) -> None:
             click.echo(f"message [{message['kind']}] {message['body']}")
 
 
+def _failed_source_hint(work: Work, rejections: Sequence[Mapping[str, object]]) -> None:
+    """After `url_unresolved`: the failed source is now recorded in the project under its id, so
+    keeping its files would make the next attempt `stale`. Say which files to remove; the leaf
+    stays workable with another URL."""
+    failed = sorted({str(r["where"]) for r in rejections if r.get("code") == "url_unresolved" and r.get("where")})
+    if not failed:
+        return
+    paths = sorted(str(path.relative_to(work.root)) for record in failed
+                   for path in (work.root / record).parent.glob(Path(record).stem + ".*"))
+    click.echo(f"next: the project now records {len(failed)} failed source(s); remove their files here "
+               f"(rm {' '.join(paths)}), scout another URL with `rw new source`, then `rw check` and "
+               "`rw submit` (the leaf is still yours)", err=True)
+
+
 def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str | None = None) -> NoReturn:
     """`rw submit` inside a working folder: the patch from the clone, the trace, the verdict.
 
@@ -447,10 +473,18 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
     if not isinstance(verdict, dict):
         ok(reply)
         raise RwError(f"the service answered without a verdict: {reply.body}")
-    work.state.submitted.append(str(reply.body.get("submission_id")))
+    submission_id = str(reply.body.get("submission_id"))
+    replayed = reply.headers.get("idempotent-replayed") == "true"
+    if submission_id not in work.state.submitted:
+        work.state.submitted.append(submission_id)
     with no_links():
         work.save()
-    code = show_verdict(verdict, as_json, reply.body.get("submission_id"))
+    if replayed:  # the same bundle again: no second attempt, and say so rather than reprint silently
+        click.echo(f"same attempt as #{verdict.get('ledger_seq')} ({submission_id}): this bundle was already "
+                   "judged and its verdict follows again; change the files to make a new attempt", err=True)
+    shown = {**verdict, "same_attempt_as": verdict.get("ledger_seq") if replayed else None} if as_json else verdict
+    code = show_verdict(shown, as_json, submission_id)
     if not as_json:
+        _failed_source_hint(work, verdict.get("rejections") or [])
         _print_messages(client, work)
     raise SystemExit(code)

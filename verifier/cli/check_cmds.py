@@ -34,7 +34,7 @@ def check_cmd(as_json: bool) -> None:
     except LinkRefused as exc:
         raise untrusted(str(exc)) from exc
     if as_json:
-        click.echo(json.dumps({"ok": result.ok, "summary": result.summary, "notes": result.notes,
+        click.echo(json.dumps({"ok": result.ok, "summary": result.summary, "notes": result.notes, "holds": result.holds,
                                "rejections": [r.__dict__ for r in result.rejections],
                                "trace": [r.__dict__ for r in result.trace_problems]}, indent=2, sort_keys=True))
     else:
@@ -43,7 +43,9 @@ def check_cmd(as_json: bool) -> None:
             click.echo(f"{problem.line()} (trace)")
         for rejection in result.rejections:
             click.echo(rejection.line())
-        if result.ok and not result.trace_problems:
+        if result.ok and not result.trace_problems and result.holds:
+            click.echo(f"OK {result.summary}; the service will hold it for a person ({', '.join(result.holds)})")
+        elif result.ok and not result.trace_problems:
             click.echo(f"OK {result.summary}".rstrip())
         for note in result.notes:
             click.echo(f"  note: {note}")

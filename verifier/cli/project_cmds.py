@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 from verifier.audits.audit import verify_ledger
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.cli.remote import remote_payload, remote_source_text
+from verifier.commons.adapter import Claim
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
 from verifier.formats.duration import parse_duration
@@ -33,14 +35,11 @@ from verifier.pipeline.payload import leaf_payload
 from verifier.roles.leafgate import input_problems
 from verifier.roles.records import ResolutionRecord
 from verifier.seal.sealing import SealedBaseline
-from verifier.state.layout import (
-    default_write_rules,
-    source_bytes_path,
-    source_record_path,
-)
+from verifier.state.layout import default_write_rules, source_bytes_path, source_record_path
 from verifier.state.project import ProjectView
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
+from verifier.ui.board import ContractCache, board, leaf_state
 from verifier.writes.baseline import SealRecord
 from verifier.writes.followups import seal_after_landing
 from verifier.writes.project import add_leaf, init_project
@@ -50,16 +49,24 @@ from verifier.writes.project import add_leaf, init_project
 @click.argument("slug")
 @click.option("--from", "template", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A project folder to start from (default: the built-in template).")
-def init_cmd(slug: str, template: Path | None) -> None:
-    """Create project SLUG (a bare repository under RW_HOME/projects)."""
+@click.option("--no-wake", is_flag=True, help="Skip the Planner's first wake (the board then stays empty).")
+def init_cmd(slug: str, template: Path | None, no_wake: bool) -> None:
+    """Create project SLUG (a bare repository under RW_HOME/projects), then wake its Planner once.
+
+    The first wake fills the board, warm leaves first (sources marked `warm: true`), so an agent's
+    `rw work SLUG --warm` works at once."""
     home = home_from_env()
+    now = now_from_env()
     try:
-        landed = init_project(home, slug, now=now_from_env(), template=template)
+        landed = init_project(home, slug, now=now, template=template)
     except (FormatError, ConflictError) as exc:
         fail(exc)
     click.echo(f"created project {slug} at {home.repo_path(slug)} (tip {landed.tip[:12]})")
     # A template may hold active hypotheses: their baselines are sealed now, or why not is recorded.
     _report_seal(*seal_after_landing(home, slug, now=now_from_env()))
+    if not no_wake:
+        click.echo(first_wake(home, slug, now))
+
 
 
 def _report_seal(sealed: list[str], note: str | None) -> None:
@@ -67,6 +74,26 @@ def _report_seal(sealed: list[str], note: str | None) -> None:
         click.echo(f"sealed baseline for {', '.join(sealed)}", err=True)
     if note:
         click.echo(f"note: {note}", err=True)
+
+
+def first_wake(home: Home, slug: str, now: datetime) -> str:
+    """The Planner's first wake of a new project, said in one line (what it offered, warm leaves counted)."""
+    # The Planner is loaded only here: the other commands of this module start without it.
+    from verifier.model.adapter import backend_from_config  # noqa: PLC0415
+    from verifier.roles.planner import local_commons, wake  # noqa: PLC0415
+
+    try:
+        model = backend_from_config(home.settings.model, base=home.root) if home.settings.model else None
+        result = wake(home, slug, now, commons=local_commons(home), force=True, model=model)
+    except (NotFound, FormatError, ConflictError) as exc:
+        fail(exc)
+    if result.plan is None or result.landed is None:
+        return f"first Planner wake: nothing to plan yet (add sources or hypotheses, then `rw planner wake {slug}`)"
+    leaves = result.plan.leaves
+    warm = sum(1 for contract in leaves if contract.warm)
+    held = " (held for a person's approval: `rw hold list`)" if result.plan.held else ""
+    return (f"first Planner wake: plan {result.plan.plan_id}{held}, {len(leaves)} leaves ({warm} warm), ledger "
+            f"#{result.landed.row.seq}")
 
 
 @cli.group("agent")
@@ -162,7 +189,8 @@ def person_from_env(home: Home) -> Actor:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--server", metavar="URL", help="Ask a verifier service (rw serve) instead of RW_HOME.")
 def leaf_show(slug: str, leaf_id: str, as_json: bool, server: str | None) -> None:
-    """Print a leaf's contract and its state (open, expired, accepted, held)."""
+    """Print a leaf's contract and its state, as the board shows it (open, claimed, expired,
+    accepted, held, rejected, reverted)."""
     if server is not None:
         payload = remote_payload(server, slug, leaf_id)
         emit(payload, as_json, json.dumps(payload, indent=2, sort_keys=True))
@@ -175,16 +203,26 @@ def leaf_show(slug: str, leaf_id: str, as_json: bool, server: str | None) -> Non
             raise NotFound(f"no leaf {leaf_id} in {slug}")
     except (NotFound, FormatError) as exc:
         fail(exc)
-    state = leaf.status(now_from_env())
-    payload = {**leaf_payload(view, leaf_id), "state": state}
+    now = now_from_env()
+    claim = _local_claims(home, slug, now).get(leaf_id)
+    payload = {**leaf_payload(view, leaf_id), "state": leaf_state(view, leaf.contract, claim, now),
+               "claimed_by": claim.agent if claim else None}
     emit(payload, as_json, json.dumps(payload, indent=2, sort_keys=True))
+
+
+def _local_claims(home: Home, slug: str, now: datetime) -> dict[str, Claim]:
+    """The live claims of the Commons on this machine (the one `rw serve` on this home uses)."""
+    from verifier.commons.backend import commons_database  # noqa: PLC0415
+    from verifier.commons.local import LocalCommons  # noqa: PLC0415 - only the state commands open the Commons
+
+    return LocalCommons(commons_database(home), home.identities).claims(slug, now=now)
 
 
 @leaf_group.command("list")
 @click.argument("slug")
 @click.option("--json", "as_json", is_flag=True)
 def leaf_list(slug: str, as_json: bool) -> None:
-    """List the project's leaves and their states."""
+    """List the project's leaves and their states, as the board shows them."""
     home = home_from_env()
     now = now_from_env()
     try:
@@ -192,13 +230,9 @@ def leaf_list(slug: str, as_json: bool) -> None:
         view = repo.view(repo.tip())
     except NotFound as exc:
         fail(exc)
-    rows = []
-    project = ProjectView(view)
-    for leaf_id in project.leaf_ids:
-        leaf = project.leaf(leaf_id)
-        assert leaf is not None  # listed, so its contract file exists
-        rows.append({"leaf_id": leaf_id, "kind": leaf.contract.kind, "state": leaf.status(now),
-                     "expires_at": iso(leaf.contract.expires_at)})
+    rows = [{"leaf_id": leaf.contract.leaf_id, "kind": leaf.contract.kind, "state": leaf.state,
+             "expires_at": iso(leaf.contract.expires_at)}
+            for leaf in board(view, ContractCache(), _local_claims(home, slug, now), now)]
     emit(rows, as_json, "\n".join(f"{r['leaf_id']}\t{r['kind']}\t{r['state']}\t{r['expires_at']}" for r in rows))
 
 

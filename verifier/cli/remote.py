@@ -65,11 +65,13 @@ def ok(reply: Reply) -> Reply:
 
 
 def remote_payload(server: str, slug: str, leaf_id: str) -> dict[str, Any]:
-    """`rw leaf show --server`: what the service hands an agent for the leaf."""
+    """`rw leaf show --server`: what the service hands an agent for the leaf, and its state as the
+    board shows it (the service's one `leaf_state`)."""
     client = client_for(server, token_required=False)
-    body: dict[str, Any] = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}/payload",
-                                                      auth=False))).body
-    return body
+    where = f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}"
+    body: dict[str, Any] = ok(call(lambda: client.get(f"{where}/payload", auth=False))).body
+    leaf = ok(call(lambda: client.get(where, auth=False))).body
+    return {**body, "state": leaf.get("state"), "claimed_by": leaf.get("claimed_by")}
 
 
 def remote_source_text(server: str, slug: str, source_id: str) -> str:

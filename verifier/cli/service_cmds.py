@@ -3,6 +3,7 @@ thread, messages, outcome. The token comes from RW_TOKEN and travels only as a B
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 from urllib.parse import quote
@@ -103,10 +104,46 @@ def board_cmd(slug: str, server: str, state: str, as_json: bool) -> None:
     client = _client(server, token_required=False)
     reply = _call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": state}, auth=True))
     leaves = reply.body.get("leaves", [])
-    _show(reply, as_json, "\n".join(
-        f"{leaf['leaf_id']}\t{leaf['kind']}\t{leaf['state']}\t{leaf['expires_at']}"
-        + (f"\tclaimed by {leaf['claimed_by']} until {leaf['claim_expires_at']}" if leaf.get("claimed_by") else "")
-        for leaf in leaves))
+    _show(reply, as_json, board_text(slug, state, leaves))
+
+
+_INPUT_ORDER = ("source_id", "object_path", "hypothesis_id", "gap")
+
+
+def leaf_input(inputs: Mapping[str, object]) -> str:
+    """What a leaf works on, in one field: its source, object, hypothesis (with revision) or gap."""
+    parts = []
+    for name in _INPUT_ORDER:
+        value = inputs.get(name)
+        if value is None:
+            continue
+        if name == "hypothesis_id" and inputs.get("hypothesis_revision") is not None:
+            value = f"{value}@r{inputs['hypothesis_revision']}"
+        parts.append(f"gap: {value}" if name == "gap" else str(value))
+    findings = inputs.get("finding_ids")
+    if isinstance(findings, list) and findings:
+        parts.append(f"{len(findings)} finding(s)")
+    return ", ".join(parts) or "-"
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return {str(key): item for key, item in value.items()} if isinstance(value, dict) else {}
+
+
+def board_text(slug: str, state: str, leaves: Sequence[Mapping[str, object]]) -> str:
+    """The board as a table under a header; an empty board says so and what to do next."""
+    if not leaves:
+        which = "" if state == "all" else f"{state} "
+        hint = f"; ask the steward to run `rw planner wake {slug}`" if state in ("open", "all") else ""
+        return f"{slug}: no {which}leaves{hint}"
+    lines = ["LEAF\tKIND\tSTATE\tEXPIRES\tTITLE\tINPUT"]
+    for leaf in leaves:
+        line = (f"{leaf['leaf_id']}\t{leaf['kind']}{' (warm)' if leaf.get('warm') else ''}\t{leaf['state']}\t"
+                f"{leaf['expires_at']}\t{leaf.get('title') or '-'}\t{leaf_input(_mapping(leaf.get('inputs')))}")
+        if leaf.get("claimed_by"):
+            line += f"\tclaimed by {leaf['claimed_by']} until {leaf['claim_expires_at']}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 @cli.command("claim")

@@ -128,7 +128,8 @@ class Client:
 
     def request(self, method: str, path: str, **kwargs: Any) -> Reply:
         """`once`, retried with backoff while the service is unreachable or busy with the same attempt."""
-        deadline = time.monotonic() + self.retry_for_s
+        started = time.monotonic()
+        deadline = started + self.retry_for_s
         attempt = 0
         while True:
             problem: str
@@ -148,8 +149,12 @@ class Client:
             wait = retry_after if retry_after is not None else min(30.0, 0.5 * 2**attempt)
             wait *= random.uniform(0.8, 1.2)  # noqa: S311 - jitter, not a secret
             if time.monotonic() + wait > deadline:
-                raise Unreachable(f"the verifier at {self.scheme}://{self.host}:{self.port} did not answer for "
-                                  f"{self.retry_for_s:g} s (last: {problem})")
+                # The time actually spent, not the window: the next wait would have overrun it.
+                waited = time.monotonic() - started
+                raise Unreachable(f"the verifier at {self.scheme}://{self.host}:{self.port} did not answer in "
+                                  f"{waited:.1f} s of trying ({attempt + 1} attempt{'s' if attempt else ''}; the "
+                                  f"next retry, in {wait:.1f} s, would pass the {self.retry_for_s:g} s retry window; "
+                                  f"last: {problem})")
             if self.on_retry is not None:
                 self.on_retry(problem, wait)
             time.sleep(wait)

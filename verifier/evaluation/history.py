@@ -8,13 +8,15 @@ or the tip overlaid with `rw replay`'s rebuild.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
+from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, read_records
 from verifier.seal.status import hypothesis_ids, unsealed
-from verifier.state.layout import PLANNER_SCORES
+from verifier.state.layout import PLANNER_SCORES, leaf_path
 from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
 
@@ -49,5 +51,24 @@ def read_history(view: TreeView, project: str) -> ProjectHistory:
         except (ValueError, KeyError, TypeError) as exc:
             raise FormatError(f"no readable unresolved_count: {exc}", PLANNER_SCORES) from exc
     not_sealed = tuple((item.hypothesis_id, item.why) for item in unsealed(view, hypothesis_ids(view), ledger))
+    unclaimed = {row.leaf_id for row in rows if row.is_agent_submission and row.accepted and row.leaf_id
+                 and row.claimed_at is None}
     return ProjectHistory(project=project, rows=rows, use=read_use(view, needed), resolutions=resolutions,
-                          unresolved_count=unresolved, unsealed=not_sealed)
+                          unresolved_count=unresolved, unsealed=not_sealed,
+                          opened=read_openings(view, unclaimed))
+
+
+def read_openings(view: TreeView, leaf_ids: set[str]) -> dict[str, datetime]:
+    """Each named leaf's created_at, from its contract (a leaf whose file is gone or unreadable is
+    left out, and its time to accept counted as unknown)."""
+    opened: dict[str, datetime] = {}
+    for leaf_id in sorted(leaf_ids):
+        path = leaf_path(leaf_id)
+        data = view.read(path)
+        if data is None:
+            continue
+        try:
+            opened[leaf_id] = parse_leaf(data, path).created_at
+        except FormatError:
+            continue
+    return opened

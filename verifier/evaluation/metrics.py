@@ -4,8 +4,10 @@ Per leaf kind and per model (agent submissions only; a person's edit is not a le
     acceptance rate          accepted (or held) / attempts                           Wilson
     cost per accepted object Σ usd / Σ accepted objects, over the attempts that      bootstrap
                              disclosed usd (rejected ones too: failure costs)
-    time to accept           accepted row's time - the leaf's own ledger row's time  bootstrap
-                             (seconds; claims are not kept in history, see docs/eval.md)
+    time to accept           accepted row's time - the claim's start (recorded on    bootstrap
+                             the row), or the leaf's opening (its contract's
+                             created_at, else its leaf row) when never claimed;
+                             seconds; how many of each is said (docs/eval.md)
     use per accepted object  mean U over the scored objects accepted attempts        bootstrap
                              brought (a withdrawn object counts 0)
     resolution accuracy      objects with positive credit / objects with nonzero     Wilson
@@ -43,7 +45,7 @@ class Context:
     """What the per-attempt metrics look up: when each leaf was written, each object's use, and
     each object's resolution credit, all keyed by (project, id)."""
 
-    opened: Mapping[tuple[str, str], float]  # (project, leaf_id) -> epoch seconds of its leaf row
+    opened: Mapping[tuple[str, str], float]  # (project, leaf_id) -> epoch seconds of its opening
     use: Mapping[tuple[str, str], float]
     credit: Mapping[tuple[str, str], int]
     _facts: dict[tuple[str, int], Facts] = field(default_factory=dict)
@@ -76,6 +78,7 @@ def context_of(histories: Iterable[ProjectHistory]) -> Context:
     use: dict[tuple[str, str], float] = {}
     credit: dict[tuple[str, str], int] = {}
     for history in histories:
+        opened.update(((history.project, leaf_id), at.timestamp()) for leaf_id, at in history.opened.items())
         for row in history.rows:
             if row.action == "leaf" and row.leaf_id is not None:
                 opened.setdefault((history.project, row.leaf_id), row.at.timestamp())
@@ -105,7 +108,7 @@ def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[lis
 class Facts:
     """One agent submission's share of the leaf metrics, worked out once. `unit` is what the
     bootstrap resamples: (usd, objects it paid for) when usd is known, (seconds to accept, 1) when
-    accepted after a known leaf row, (Σ U, scored objects)."""
+    accepted after a known claim or opening, (Σ U, scored objects)."""
 
     unit: tuple[float, float, float, float, float, float]
     accepted: bool
@@ -114,13 +117,14 @@ class Facts:
     objects_unknown: bool
     right: int  # objects with positive resolution credit
     judged: int  # objects with nonzero resolution credit
+    from_claim: bool = False  # timed from the agent's claim (else, when timed, from the leaf's opening)
 
     @property
-    def counts(self) -> tuple[int, int, int, int, int, int, int, int]:
+    def counts(self) -> tuple[int, int, int, int, int, int, int, int, int]:
         """What leaf_metrics totals: accepted, cost disclosed, objects, objects unknown, right,
-        judged, timed, scored objects."""
+        judged, timed, scored objects, timed from a claim."""
         return (int(self.accepted), int(self.cost_known), self.objects, int(self.objects_unknown), self.right,
-                self.judged, int(self.unit[3]), int(self.unit[5]))
+                self.judged, int(self.unit[3]), int(self.unit[5]), int(self.from_claim))
 
 
 def facts_of(row: Attempt, context: Context) -> Facts:
@@ -130,9 +134,14 @@ def facts_of(row: Attempt, context: Context) -> Facts:
     cost_known = row.usd is not None and not objects_unknown
     usd, paid = (row.usd or 0.0, float(len(found))) if cost_known else (0.0, 0.0)
     seconds, timed = 0.0, 0.0
-    opened = context.opened.get((row.project, row.leaf_id or "")) if accepted else None
-    if opened is not None:
-        seconds, timed = max(0.0, row.at.timestamp() - opened), 1.0
+    from_claim = accepted and row.claimed_at is not None
+    if from_claim:
+        assert row.claimed_at is not None
+        start: float | None = row.claimed_at.timestamp()
+    else:
+        start = context.opened.get((row.project, row.leaf_id or "")) if accepted else None
+    if start is not None:
+        seconds, timed = max(0.0, row.at.timestamp() - start), 1.0
     uses: list[float] = []
     right = judged = 0
     for object_id in found:
@@ -144,7 +153,7 @@ def facts_of(row: Attempt, context: Context) -> Facts:
         right += credit > 0
         judged += credit != 0
     return Facts((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))), accepted, cost_known, len(found),
-                 objects_unknown, right, judged)
+                 objects_unknown, right, judged, from_claim)
 
 
 def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str, Any]:
@@ -154,7 +163,7 @@ def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str
     (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sorted(
         units, [(0, 1), (2, 3), (4, 5)], key)
     attempts = len(units)
-    accepted, disclosed, objects, unknown_rows, right, judged, timed, scored = (int(c) for c in counts)
+    accepted, disclosed, objects, unknown_rows, right, judged, timed, scored, claimed = (int(c) for c in counts)
     return {
         "attempts": attempts,
         "accepted": accepted,
@@ -162,7 +171,9 @@ def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str
         "acceptance_rate": wilson(accepted, attempts).to_json(),
         "cost_per_accepted_object_usd": Estimate(cost, disclosed, low_c, high_c, attempts - disclosed,
                                                  "bootstrap-ratio").to_json(),
-        "time_to_accept_s": Estimate(time, timed, low_t, high_t, accepted - timed, "bootstrap").to_json(),
+        # Said which: how many were timed from the agent's claim, how many from the leaf's opening.
+        "time_to_accept_s": {**Estimate(time, timed, low_t, high_t, accepted - timed, "bootstrap").to_json(),
+                             "from_claim": claimed, "from_opening": timed - claimed},
         "use_per_accepted_object": Estimate(use, scored, low_u, high_u, objects - scored + unknown_rows,
                                             "bootstrap").to_json(),
         "resolution_accuracy": wilson(right, judged).to_json(),
@@ -174,12 +185,13 @@ def model_of(row: Attempt) -> str:
 
 
 def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str) -> dict[str, Any]:
-    """Leaf metrics per kind and per model over agent submissions. Not crossed (kind x model):
-    most cells are too small to read, and every cell would be one more bootstrap."""
+    """Leaf metrics per kind and per model over agent submissions, and the acceptance rate per
+    kind crossed with model (`by_kind_and_model`). Only the rate is crossed: most cells are too
+    small to read a cost or time from, and every cell would be one more bootstrap."""
     rows = [row for row in attempts if row.is_agent_submission]
     facts = [context.facts_of(row) for row in rows]
     units = np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6)
-    counts = np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 8)
+    counts = np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 9)
     # One canonical order for every group: by the unit's values, which do not depend on the order
     # rows landed in (rows with equal units are interchangeable).
     order = canonical_order(units)
@@ -196,7 +208,16 @@ def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str)
             out[label] = leaf_metrics(units[index], counts[index].sum(axis=0).tolist(), f"{scope}/{name}/{label}")
         return out
 
-    return {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model")}
+    crossed: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for row in rows:
+        cell = crossed[row.kind or ""][model_of(row)]
+        cell[0] += row.accepted
+        cell[1] += 1
+    return {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model"),
+            "by_kind_and_model": {kind: {model: {"attempts": n, "accepted": k,
+                                                 "acceptance_rate": wilson(k, n).to_json()}
+                                         for model, (k, n) in sorted(models.items())}
+                                  for kind, models in sorted(crossed.items())}}
 
 
 def reviewer_catch_rate(resolutions: Iterable[ResolvedHypothesis]) -> Estimate:

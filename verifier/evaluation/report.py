@@ -82,9 +82,17 @@ def _leaf_lines(title: str, groups: dict[str, Any]) -> Iterable[str]:
     for label, m in groups.items():
         yield (f"    {label}: acceptance {_fmt(m['acceptance_rate'])}; cost/object "
                f"{_fmt(m['cost_per_accepted_object_usd'], ' usd')}; "
-               f"time to accept {_fmt(m['time_to_accept_s'], ' s')}; "
+               f"time to accept {_fmt(m['time_to_accept_s'], ' s')} (from claim "
+               f"{m['time_to_accept_s']['from_claim']}, from opening {m['time_to_accept_s']['from_opening']}); "
                f"use/object {_fmt(m['use_per_accepted_object'])}; resolution accuracy "
                f"{_fmt(m['resolution_accuracy'])}")
+
+
+def _crossed_lines(crossed: dict[str, Any]) -> Iterable[str]:
+    yield "  acceptance by kind x model"
+    for kind, models in crossed.items():
+        for model, cell in models.items():
+            yield f"    {kind} x {model}: {_fmt(cell['acceptance_rate'])}"
 
 
 def render_text(document: dict[str, Any]) -> str:
@@ -113,4 +121,5 @@ def render_text(document: dict[str, Any]) -> str:
         lines += [f"  baseline not sealed for {u['hypothesis_id']}: {u['why']}" for u in p.get("unsealed", [])]
         lines += _leaf_lines("by kind", block["by_kind"])
         lines += _leaf_lines("by model", block["by_model"])
+        lines += _crossed_lines(block["by_kind_and_model"])
     return "\n".join(lines)

@@ -41,6 +41,7 @@ class Attempt:
     usd: float | None = None
     tokens: int | None = None
     objects: tuple[str, ...] | None = None
+    claimed_at: datetime | None = None  # when the submitting agent's claim began (None: never claimed)
     # Worked out once here: every metric asks, over every row.
     accepted: bool = field(init=False, compare=False)
     is_agent_submission: bool = field(init=False, compare=False)
@@ -56,7 +57,7 @@ def attempt_of(project: str, row: LedgerRow) -> Attempt:
                    reason_code=row.reason_code, leaf_id=row.leaf_id, kind=row.kind, actor=row.actor,
                    actor_type=row.actor_type, operator=row.operator, model=row.model,
                    skill_version=row.skill_version, usd=row.cost.usd, tokens=row.cost.tokens,
-                   objects=None if row.objects is None else tuple(row.objects))
+                   objects=None if row.objects is None else tuple(row.objects), claimed_at=row.claimed_at)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ class ProjectHistory:
     resolutions: tuple[ResolvedHypothesis, ...] = ()
     unresolved_count: int | None = None  # scores/planner.json; None when the Planner never counted
     unsealed: tuple[tuple[str, str], ...] = ()  # (hypothesis, why) active without a sealed baseline
+    # When each leaf was opened, from its contract's created_at (a Planner leaf lands in a `plan`
+    # row, not a `leaf` row): read for the accepted leaves whose submission names no claim.
+    opened: Mapping[str, datetime] = field(default_factory=dict)
 
 
 class ValidationCost(Strict):

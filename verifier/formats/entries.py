@@ -65,6 +65,8 @@ class SubmitEntry(_Entry):
     skill_version: Annotated[str, StringConstraints(max_length=64)] | None = None
     # The corpus objects an accepted or held leaf submission brought (docs/eval.md); None otherwise.
     objects: list[Annotated[str, StringConstraints(max_length=200)]] | None = None
+    # When the submitting agent's claim on the leaf began (the service reads it); None unclaimed.
+    claimed_at: Timestamp | None = None
 
 
 class HoldEntry(_Entry):

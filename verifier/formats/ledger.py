@@ -58,12 +58,24 @@ class LedgerRow(Strict):
     # evaluation (docs/eval.md) can attribute each object's use and resolution credit to the leaf
     # kind, model and skill version that made it from the ledger alone. None on every other row.
     objects: list[Annotated[str, StringConstraints(max_length=200)]] | None = Field(default=None, max_length=100_000)
+    # When the submitting agent claimed the leaf (the Commons' claim, read by the service as the
+    # submission arrived), so time to accept runs from the claim (docs/eval.md). Left out of the
+    # row's bytes when None, so every row written before the field hashes as it did.
+    claimed_at: Timestamp | None = None
+
+
+_LEFT_OUT_WHEN_NONE = ("claimed_at",)
 
 
 def row_line(row: LedgerRow) -> bytes:
     """The canonical bytes of a row: sorted keys, no spaces, UTC timestamps, then a newline."""
     data = row.model_dump(mode="json")
     data["at"] = iso(row.at)
+    for name in _LEFT_OUT_WHEN_NONE:
+        if data.get(name) is None:
+            data.pop(name, None)
+    if row.claimed_at is not None:
+        data["claimed_at"] = iso(row.claimed_at)
     line = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return line.encode() + b"\n"
 

@@ -125,6 +125,7 @@ class Attempt:
             model=manifest.model if manifest else None,
             skill_version=manifest.skill_version if manifest else None,
             objects=objects,
+            claimed_at=self.submission.claimed_at if self.submission.leaf_id else None,
         )
 
 

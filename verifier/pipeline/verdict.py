@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal, TypedDict, cast
 
 from verifier.errors import Rejection
@@ -36,6 +37,9 @@ class Submission:
     # Why the bundle could not be read at all (an unreadable archive, a link member...): the
     # pipeline records this reason rather than "no trace".
     bundle_problem: Rejection | None = None
+    # When the submitting agent's live claim on the leaf began, as the Commons says (the service
+    # reads it as the submission arrives); recorded on the row so time to accept runs from it.
+    claimed_at: datetime | None = None
 
 
 @dataclass(frozen=True)

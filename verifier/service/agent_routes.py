@@ -44,7 +44,10 @@ def payload_of(svc: Service, slug: str, leaf_id: str) -> dict[str, Any]:
     summary = svc.leaf(slug, leaf_id)
     guide = view.read(FIELD_GUIDE)
     return {"project": slug, "tip": tip, "state": summary["state"], **payload,
-            "field_guide": guide.decode("utf-8", "replace") if guide is not None else "", "at": clock().isoformat()}
+            "field_guide": guide.decode("utf-8", "replace") if guide is not None else "", "at": clock().isoformat(),
+            # How the service checks a scout's URLs, so `rw check` checks them the same way.
+            "fetch": {"mode": svc.runtime.fetch_mode,
+                      "private_addresses": svc.home.settings.allow_private_addresses}}
 
 
 def source_text_of(svc: Service, slug: str, source_id: str) -> dict[str, Any]:

@@ -77,10 +77,15 @@ class Runtime:
     config: ServiceConfig
     home: Home = field(init=False)
     fetcher: Fetcher = field(init=False)
+    # How this worker checks a scout's URLs: `online` or `offline`, read once at start-up (a
+    # changed config.json takes effect at the next `rw serve`). The leaf payload says it, so
+    # `rw check` predicts with the same mode.
+    fetch_mode: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.home = open_home(self.config.home)
         mode = os.environ.get("RW_FETCH", self.home.settings.fetch)
+        self.fetch_mode = "offline" if mode == "offline" else "online"
         if mode == "offline":
             self.fetcher = OfflineFetcher()
         else:

@@ -300,7 +300,8 @@ class Service:
         self.crash_point("journal")
         try:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
-                                                   files.get("patch.diff", b""), files, token),
+                                                   files.get("patch.diff", b""), files, token,
+                                                   claimed_at=claim.claimed_at if claim is not None else None),
                              now=now, fetcher=self.runtime.fetcher)
         except (AuthError, NotFound, HistoryBrokenError, RetryableError) as exc:
             # Retryable: nothing kept, the same Idempotency-Key runs again on the retry. The answer is

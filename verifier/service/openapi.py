@@ -144,8 +144,10 @@ def _schemas() -> dict[str, Any]:
     schemas["LeafPayload"] = _object({
         "project": {"type": "string"}, "tip": {"type": "string"}, "state": {"type": "string"},
         "contract": {"type": "object"}, "inputs": {"type": "object"}, "inputs_error": {"type": "string"},
-        "field_guide": {"type": "string"}, "at": {"type": "string"}},
-        ["project", "tip", "state", "contract", "field_guide", "at"])
+        "field_guide": {"type": "string"}, "at": {"type": "string"},
+        "fetch": _object({"mode": {"type": "string", "enum": ["online", "offline"]},
+                          "private_addresses": {"type": "boolean"}}, ["mode", "private_addresses"])},
+        ["project", "tip", "state", "contract", "field_guide", "at", "fetch"])
     schemas["SourceText"] = _object({"project": {"type": "string"}, "source_id": {"type": "string"},
                                      "media_type": {"type": "string"}, "revision": {"type": "string"},
                                      "text": {"type": "string"}})

@@ -61,6 +61,10 @@ class Fetcher(Protocol):
         ...
 
 
+# The User-Agent the verifier fetches with unless config.json names another (Settings.user_agent).
+DEFAULT_USER_AGENT = "ResearchWiki-Verifier/0.1 (+https://researchwiki.invalid/verifier)"
+
+
 class OfflineFetcher:
     """A Fetcher for runs without network: it never touches the network and checks nothing."""
 

@@ -49,6 +49,7 @@ from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
 from verifier.store.backends import Backends, TraceBackend, trace_store
+from verifier.store.fetcher import DEFAULT_USER_AGENT
 from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.identities import FileIdentities, Identities
@@ -91,7 +92,7 @@ class Settings(Strict):
     fetch: str = Field(default="online", pattern="^(online|offline)$")
     allow_private_addresses: bool = False
     durable: bool = True
-    user_agent: str = "ResearchWiki-Verifier/0.1 (+https://researchwiki.invalid/verifier)"
+    user_agent: str = DEFAULT_USER_AGENT
     model: ModelConfig | None = None
     # The improvement loop (docs/loop.md): run the maintainer after this many accepted or rejected
     # leaves of a kind (kinds not named: 20; 0 never), and the platform-run validation worker.
