@@ -19,9 +19,11 @@ from tests.support.world import NOW, SLUG, World
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import AuthError, FormatError
+from verifier.formats.ledger import LedgerRow
 from verifier.formats.review import parse_review
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.resolver import approve
+from verifier.seal.status import NOT_SEALED
 from verifier.text.visible import has_visible_text, require_reason
 from verifier.writes.holds import decide
 from verifier.writes.repair import repair
@@ -119,7 +121,7 @@ def test_an_honest_commit_message_with_trailers_lands(world: World, tmp_path: Pa
     commit_file(work, "notes/policy.md", "# policy\n\nRotate the key every 90 days.\n", message)
     result = push_for_review(work, token)
     assert result.returncode == 0, result.stderr
-    rows = [row for _, row in read_chain(world.repo.view(world.tip()))]
+    rows = landed_rows(world)
     assert (rows[-1].action, rows[-1].outcome) == ("human", "accepted")
     landed = world.repo.commit(rows[-1].commit or "")
     assert landed.message.startswith("notes: the password policy, explained\n\nThe token budget is 4096")
@@ -142,12 +144,17 @@ def test_a_latin1_file_pushed_lands_byte_for_byte_and_so_does_its_edit(world: Wo
     assert world.repo.view(world.tip()).read("notes/latin.md") == second
 
 
+def landed_rows(world: World) -> list[LedgerRow]:
+    """The ledger's rows but the "not sealed: why" rows a push may add after its landing (no model here)."""
+    return [row for _, row in read_chain(world.repo.view(world.tip())) if row.reason_code != NOT_SEALED]
+
+
 def landed_note(world: World, work: Path, token: str) -> str:
     """A person's note pushed and landed; returns its contribution commit."""
     commit_file(work, "notes/revert-me.md", "# to revert\n", "a note to revert")
     result = push_for_review(work, token)
     assert result.returncode == 0, result.stderr
-    rows = [row for _, row in read_chain(world.repo.view(world.tip()))]
+    rows = landed_rows(world)
     git(work, "pull", "-q", "--rebase", "origin", "main")
     return rows[-1].commit or ""
 
@@ -178,7 +185,7 @@ def test_a_pushed_revert_with_a_visible_reason_lands(world: World, tmp_path: Pat
     result = push_for_review(work, token)
     assert result.returncode == 0, result.stderr
     assert world.repo.view(world.tip()).read("notes/revert-me.md") is None
-    last = [row for _, row in read_chain(world.repo.view(world.tip()))][-1]
+    last = landed_rows(world)[-1]
     assert last.action == "revert" and "written in error" in last.description
 
 

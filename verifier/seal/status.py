@@ -19,13 +19,12 @@ from dataclasses import dataclass
 
 from verifier.formats.ledger import LedgerRow
 from verifier.model.schema import BaselineRequest, request_sha256
+from verifier.state.layout import HYPOTHESES_DIR, SEAL_DIR
 from verifier.state.project import current_hypothesis
 from verifier.state.view import TreeView
 
 NOT_SEALED = "baseline_not_sealed"  # the reason code of a "not sealed: why" row
 NOT_SEALED_PREFIX = "not sealed: "
-SEAL_DIR = "scores/baseline"
-HYPOTHESES_DIR = "hypotheses"
 NEVER_TRIED = "no path that could seal it has run since it became active; run `rw seal SLUG`"
 _NOT_SEALED_ROW = re.compile(r"^not sealed: (H[1-9][0-9]{0,5}): (.+)$", re.DOTALL)
 _FAILED_ROW = re.compile(r"^baseline call for (H[1-9][0-9]{0,5}) failed: (.+)$", re.DOTALL)
