@@ -86,7 +86,8 @@ def test_a_failed_scout_is_predicted_then_the_leaf_takes_another_url(tmp_path: P
         assert checked.out.startswith("[url_unresolved]"), checked.out  # not "held": it fetched as the service does
         assert "fetch: online (the service's mode)" in checked.out
         submitted = agent.rw("submit", cwd=work, ok=False)
-        assert submitted.out.startswith(f"REJECTED {SLUG}/{leaf_id}: [url_unresolved]"), submitted.out
+        assert submitted.out.startswith(f"REJECTED {SLUG}/{leaf_id} ") and "[url_unresolved]" in submitted.out, \
+            submitted.out
         hint = re.search(r"\(rm ([^)]*)\)", submitted.err)
         assert hint is not None, submitted.err
         for path in hint.group(1).split():

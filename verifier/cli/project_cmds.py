@@ -39,7 +39,7 @@ from verifier.state.layout import default_write_rules, source_bytes_path, source
 from verifier.state.project import ProjectView
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
-from verifier.ui.board import ContractCache, board, leaf_state
+from verifier.ui.board import leaf_state
 from verifier.writes.baseline import SealRecord
 from verifier.writes.followups import seal_after_landing
 from verifier.writes.project import add_leaf, init_project
@@ -228,11 +228,15 @@ def leaf_list(slug: str, as_json: bool) -> None:
     try:
         repo = home.project(slug)
         view = repo.view(repo.tip())
-    except NotFound as exc:
+        project = ProjectView(view)
+        # Every contract parsed here, so a malformed one is named rather than left off the list.
+        contracts = [leaf.contract for leaf_id in project.leaf_ids if (leaf := project.leaf(leaf_id)) is not None]
+    except (NotFound, FormatError) as exc:
         fail(exc)
-    rows = [{"leaf_id": leaf.contract.leaf_id, "kind": leaf.contract.kind, "state": leaf.state,
-             "expires_at": iso(leaf.contract.expires_at)}
-            for leaf in board(view, ContractCache(), _local_claims(home, slug, now), now)]
+    claims = _local_claims(home, slug, now)
+    rows = [{"leaf_id": contract.leaf_id, "kind": contract.kind,
+             "state": leaf_state(view, contract, claims.get(contract.leaf_id), now),
+             "expires_at": iso(contract.expires_at)} for contract in contracts]
     emit(rows, as_json, "\n".join(f"{r['leaf_id']}\t{r['kind']}\t{r['state']}\t{r['expires_at']}" for r in rows))
 
 
