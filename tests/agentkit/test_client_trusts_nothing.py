@@ -27,6 +27,9 @@ from tests.support.hostile_server import (
 from verifier.agentkit.safefiles import LinkRefused, write_bytes
 from verifier.agentkit.tracing import TraceLog
 
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
+
 EXIT_UNTRUSTED = 8
 
 

@@ -19,6 +19,9 @@ from tests.support.first_hour import Steward, agent_token, initialised, serving
 from tests.support.service_harness import restart, start
 from verifier.store.home import Settings
 
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
+
 SLUG = "world-model-eval"
 PAGE = b"Quillmark reported 14 paying customers for Anchor in February 2026, up from 9 in January.\n"
 

@@ -13,6 +13,9 @@ import pytest
 from tests.support.agent import OutsideAgent, sentences
 from tests.support.first_hour import agent_token, initialised, serving
 
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
+
 SEEDS = [("world-model-eval", "demo-project"), ("open-weights", "seed-open-weights"),
          ("grid-storage", "seed-grid-storage"), ("edge-inference", "seed-edge-inference")]
 

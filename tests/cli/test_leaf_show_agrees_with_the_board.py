@@ -9,6 +9,8 @@ import os
 import subprocess
 from collections.abc import Callable
 
+import pytest
+
 from tests.support.agent import RW
 from tests.support.graph import hold_links, land_findings, land_link
 from tests.support.world import NOW, SLUG, World
@@ -19,6 +21,9 @@ from verifier.service.core import Service
 from verifier.state.project import ProjectView
 from verifier.writes.holds import decide
 from verifier.writes.revert import revert
+
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
 
 AgentMaker = Callable[[], ScriptedAgent]
 

@@ -7,9 +7,14 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
+
 from tests.support.service_harness import free_port
 from verifier.client.http import Client
 from verifier.errors import Unreachable
+
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
 
 
 def test_the_unreachable_message_states_the_time_actually_waited() -> None:

@@ -29,6 +29,9 @@ from verifier.writes.holds import decide
 from verifier.writes.repair import repair
 from verifier.writes.revert import revert
 
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
+
 assert COMMAND_MODULES  # the commands register on import
 SECRETS = {case.name: case for case in CASES}
 INVISIBLE = ["", " ", "\u200b", "\u2060\u2060", "\ufeff", " \u200b\t\u200d ", "\u3164", "\u0301", "\u2800",

@@ -14,6 +14,9 @@ from tests.support.git import clone, commit_file, git, push_for_review
 from tests.support.push_race import race
 from tests.support.world import NOW, SLUG, World
 
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
+
 
 def test_pushes_and_submissions_racing_each_land_whole_or_are_refused_cleanly(world: World, tmp_path: Path) -> None:
     token = world.home.identities.add("stew", "stew-op", "human", NOW)

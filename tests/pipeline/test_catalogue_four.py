@@ -37,6 +37,9 @@ from verifier.state.layout import PROJECT_FILE, default_write_rules
 from verifier.store.home import Home, Settings
 from verifier.writes.project import add_leaf
 
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
+
 AWS = "AWS Access Key"
 
 

@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.support.graph import land_findings
@@ -45,6 +46,9 @@ from verifier.state.layout import leaf_path, seal_path
 from verifier.store.home import COMMONS_FILE
 from verifier.writes.followups import NO_MODEL
 from verifier.writes.project import init_project
+
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
 
 # --- point 1: the lifecycle and the seal ------------------------------------------------------------
 

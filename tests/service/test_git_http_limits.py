@@ -27,6 +27,9 @@ from verifier.service.githttp import wanted_ids
 from verifier.store.home import Home
 from verifier.writes.project import init_project
 
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
+
 IDLE_S = 1
 
 

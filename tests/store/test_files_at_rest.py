@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.support.git import clone, commit_file, push_for_review
@@ -28,6 +29,9 @@ from verifier.seal.status import NOT_SEALED
 from verifier.store.fetcher import OfflineFetcher
 from verifier.store.home import COMMONS_FILE, Home, Settings
 from verifier.writes.project import add_leaf, init_project
+
+# Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
+pytestmark = pytest.mark.slow
 
 assert COMMAND_MODULES  # the commands register on import
 
