@@ -38,6 +38,10 @@ NO_KEY = f"the Resolver's public key ({PUBLIC_PEM}) is missing (create it with `
 def record_not_sealed(home: Home, slug: str, waiting: list[str], why: str, *, now: datetime) -> list[int]:
     """Land a "not sealed: H: why" row for each hypothesis whose latest recorded reason is another
     one; returns the rows' seqs (none when the record already says so)."""
+    repo = home.project(slug)
+    known = recorded_reasons(row for _, row in read_chain(repo.view(repo.tip())))
+    if all(known.get(hypothesis_id) == why for hypothesis_id in waiting):
+        return []  # already on the record: no writer is opened (every later path lands nothing)
     seqs = []
     with ProjectWriter.open(home, slug) as writer:
         reasons = recorded_reasons(row for _, row in read_chain(writer.view()))
