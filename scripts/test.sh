@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up, then lint, type-check and run the whole test suite. Exits non-zero on any failure,
+# Set up, then lint, type-check and run the whole test suite on every core (pytest-xdist; pass
+# `-n 0` to run in one process). Exits non-zero on any failure,
 # including a run that collects no tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,7 +8,7 @@ bash scripts/setup.sh
 .venv/bin/ruff check verifier tests scripts
 .venv/bin/mypy
 set +e
-.venv/bin/pytest -q -p no:cacheprovider "$@"
+.venv/bin/pytest -q -p no:cacheprovider -n auto --dist loadgroup "$@"
 code=$?
 set -e
 if [ "$code" -eq 5 ]; then

@@ -28,7 +28,9 @@ from tests.support.world import FIXTURES, NOW, SLUG, make_home
 from verifier.service.openapi import openapi_document
 from verifier.writes.project import init_project
 
-pytestmark = pytest.mark.slow  # a real `rw serve` fuzzed from its OpenAPI description
+# A real `rw serve` fuzzed from its OpenAPI description; every operation's case runs in one xdist
+# worker, which shares the server and checks that no operation went unfuzzed.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("service-fuzz")]
 
 EXAMPLES_PER_OPERATION = 25  # 19 operations: at most 475 requests, about a minute here
 LEAVES = ("fuzz-1", "fuzz-2", "fuzz-3")
