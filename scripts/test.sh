@@ -8,7 +8,7 @@ bash scripts/setup.sh
 .venv/bin/ruff check verifier tests scripts
 .venv/bin/mypy
 set +e
-.venv/bin/pytest -q -p no:cacheprovider -n auto --dist loadgroup "$@"
+.venv/bin/pytest -q -p no:cacheprovider -n auto --dist worksteal "$@"
 code=$?
 set -e
 if [ "$code" -eq 5 ]; then
