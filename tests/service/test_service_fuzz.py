@@ -18,6 +18,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
+from schemathesis.core.result import Ok
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -70,7 +71,18 @@ def target(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
 # node id (schemathesis' own parametrize gives every operation the same id, which pytest-xdist
 # would run once); each xdist worker fuzzes its own server.
 schema = schemathesis.openapi.from_dict(openapi_document())
-OPERATIONS = [operation.ok() for operation in schema.get_all_operations()]
+
+
+def _operations() -> list[Any]:
+    operations = []
+    for result in schema.get_all_operations():
+        if not isinstance(result, Ok):  # the description must be whole: a broken operation fails here
+            raise result.err()
+        operations.append(result.ok())
+    return operations
+
+
+OPERATIONS = _operations()
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda operation: operation.label)
