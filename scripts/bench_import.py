@@ -19,6 +19,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support, from a fresh checkout
@@ -31,8 +32,9 @@ from verifier.secrets import scan_bytes
 
 MODEL = "claude-sonnet-4-5-20250929"
 SECRET = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-WORDS = ("grid storage capacity grew by percent in the year the report says operators cited "
-         "batteries lithium iron phosphate costs fell while installations rose across markets").split()
+WORDS = ("grid", "storage", "capacity", "grew", "by", "percent", "in", "the", "year", "report", "says",
+         "operators", "cited", "batteries", "lithium", "iron", "phosphate", "costs", "fell", "while",
+         "installations", "rose", "across", "markets")
 
 
 def _prose(rng: random.Random, chars: int) -> str:
@@ -49,8 +51,9 @@ def transcript(target_bytes: int, seed: int = 7) -> bytes:
     """A stream-json transcript of about `target_bytes`."""
     rng = random.Random(seed)
     sid = "5f0c2b7e-8d41-4c4e-9a57-3b1f6c2d9e10"
-    lines = [{"type": "system", "subtype": "init", "session_id": sid, "model": MODEL, "cwd": "/work/leaf",
-              "tools": ["Bash", "Read", "Edit", "Write", "Grep"], "permissionMode": "acceptEdits"}]
+    lines: list[Mapping[str, object]] = [
+        {"type": "system", "subtype": "init", "session_id": sid, "model": MODEL, "cwd": "/work/leaf",
+         "tools": ["Bash", "Read", "Edit", "Write", "Grep"], "permissionMode": "acceptEdits"}]
     size, turn = 0, 0
     while size < target_bytes:
         turn += 1
