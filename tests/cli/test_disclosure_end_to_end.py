@@ -69,3 +69,9 @@ def test_a_disclosed_run_lands_in_the_ledger_the_scores_and_eval_and_spends_the_
     assert "Budget: budget_per_loop.usd is 0.05" in woke.stdout and "no further leaves this loop" in woke.stdout
     planned = json.loads(steward.rw("planner", "wake", SLUG, "--force", "--json").stdout)
     assert planned["leaves"] == []
+    marker_file = tmp_path / "worker-ran"
+    ran = steward.rw("runner", "--once", "--worker-command", f"touch {marker_file}", "--json", "--project", SLUG,
+                     env={"RW_WORKER_TOKEN": agent_token(steward.home, "worker")})
+    report = json.loads(ran.stdout)
+    assert "no workers: budget_per_loop.usd is 0.05" in report["woke"][SLUG] and report["runs"] == []
+    assert not marker_file.exists()  # the open warm leaves were left alone
