@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from tests.support.budget import NOW, attempt, project_state
 from verifier.formats.project import Budget
-from verifier.roles.budget import LoopSpend, budget_room, loop_spend
+from verifier.roles.budget import LoopSpend, budget_room, loop_spend, worker_stop
 from verifier.roles.planning import plan
 
 LOOP = timedelta(minutes=20)
@@ -63,3 +63,10 @@ def test_a_part_spent_loop_plans_only_the_leaves_its_budget_pays_for() -> None:
     assert [c.leaf_id for c in result.leaves] == [c.leaf_id for c in full.leaves[:2]]  # the same priority
     assert any(d.startswith("Budget: 6 usd left") and f"left out {len(full.leaves) - 2} leaves" in d
                for d in result.decisions)
+
+
+def test_a_runner_stops_at_a_spent_budget_or_at_leaves_max_attempts_in_the_loop() -> None:
+    assert worker_stop(Budget(usd=1.0), LoopSpend(attempts=1, usd=2.0, usd_attempts=1), "20m") is not None
+    stopped = worker_stop(Budget(leaves_max=3), LoopSpend(attempts=3), "20m")
+    assert stopped is not None and stopped.startswith("budget_per_loop.leaves_max is 3 and 3 leaf attempts")
+    assert worker_stop(Budget(leaves_max=3), LoopSpend(attempts=2), "20m") is None

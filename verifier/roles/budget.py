@@ -12,7 +12,8 @@ at all, and the note says how many did not disclose.
   loop's average cost per disclosing attempt (at least one: the average is an estimate);
 - otherwise no limit from cost (`leaves_max` still holds).
 The Planner takes min(leaves_max, room) for a wake; the runner claims no leaf of a project with
-room 0.
+room 0, nor once the loop's attempts reach `leaves_max` (`worker_stop`): the Planner makes at
+most leaves_max leaves a wake, and the runner works at most that many a loop.
 """
 
 from __future__ import annotations
@@ -89,3 +90,14 @@ def budget_room(budget: Budget, spend: LoopSpend, window: str) -> BudgetRoom:
         return BudgetRoom(None, "")
     room, why = min(rooms)
     return BudgetRoom(room, f"{_what(spend, window)}; {why} pays for about {room} more leaves")
+
+
+def worker_stop(budget: Budget, spend: LoopSpend, window: str) -> str | None:
+    """Why a runner starts no more workers on the project this loop, or None (module docstring)."""
+    room = budget_room(budget, spend, window)
+    if room.spent:
+        return room.note
+    if spend.attempts >= budget.leaves_max:
+        return (f"budget_per_loop.leaves_max is {budget.leaves_max} and {spend.attempts} leaf attempts were made "
+                f"in the last {window}: no further workers this loop")
+    return None

@@ -18,8 +18,8 @@ its limit gets SIGTERM, then SIGKILL five seconds later (its whole process group
 taken before the command starts, through the service when a server URL is given (as the agent
 would) or the local Commons otherwise, and last as long as the limit: a worker that dies leaves
 its leaf to return to the pool when the claim expires. A project whose loop has spent its
-`budget_per_loop` (usd or tokens, from the costs its attempts disclosed: roles.budget) gets no
-worker until the loop moves on, and the report says so (`budget_spent`).
+`budget_per_loop` (usd or tokens from the costs its attempts disclosed, or leaves_max attempts:
+roles.budget) gets no worker until the loop moves on, and the report says so (`budget_spent`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from verifier.client.http import Client
 from verifier.commons.adapter import ClaimConflict, Commons
 from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound, VerifierError
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.budget import budget_room, loop_spend
+from verifier.roles.budget import loop_spend, worker_stop
 from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
 from verifier.roles.planner import wake
 from verifier.roles.planning import cadence
@@ -114,10 +114,9 @@ def budget_spent(home: Home, slug: str, now: datetime) -> str | None:
         return None
     view = repo.view(tip)
     project = ProjectView(view, tip).project
-    room = budget_room(project.budget_per_loop,
+    return worker_stop(project.budget_per_loop,
                        loop_spend((row for _line, row in read_chain(view)), now, cadence(project.loop_cadence)),
                        project.loop_cadence)
-    return room.note if room.spent else None
 
 
 def pick_leaves(home: Home, slugs: list[str], commons: Commons, now: datetime, count: int) -> list[tuple[str, str]]:
