@@ -84,3 +84,14 @@ def test_the_generic_jsonl_import_still_takes_rws_own_events(tmp_path: Path) -> 
                    encoding="utf-8")
     ran = rw_here("trace", "import", str(own), env=ENV, cwd=tmp_path)
     assert ran.returncode == 0 and ran.stdout.strip() == "recorded 1 event(s)"
+
+
+def test_a_bad_line_in_rws_own_events_records_none_of_them(tmp_path: Path) -> None:
+    bare_folder(tmp_path)
+    own = tmp_path / "own.jsonl"
+    good = json.dumps({"ts": "2026-11-30T12:00:00Z", "type": "reasoning", "content": "Read it."})
+    own.write_text(good + "\n" + json.dumps({"ts": "2026-11-30T12:00:01Z", "type": "musing", "content": "x"}) + "\n",
+                   encoding="utf-8")
+    ran = rw_here("trace", "import", str(own), env=ENV, cwd=tmp_path)
+    assert ran.returncode != 0 and "event line 2" in ran.stderr
+    assert _events(tmp_path) == []

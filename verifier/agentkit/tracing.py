@@ -325,18 +325,29 @@ class TraceLog:
         self._write("events.jsonl", event_line({"ts": ts, "type": kind, "content": content}), append=True)
 
     def add_lines(self, lines: Iterable[str]) -> int:
-        """Append events given as JSON lines ({ts, type, content}); returns how many were recorded."""
-        count = 0
+        """Append events given as JSON lines ({ts, type, content}); returns how many were recorded.
+
+        Every line is read and prepared before anything is written: a bad line (ValueError naming
+        it) leaves the trace as it was."""
+        last = self._last_ts()
+        prepared: list[bytes] = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 event = json.loads(line)
-                recorded = self.add(str(event["ts"]), str(event["type"]), event["content"])
+                ts = str(event["ts"])
+                if last is not None and _instant(ts) < _instant(last):
+                    ts = last
+                recorded = prepare_event(ts, str(event["type"]), event["content"], self.level)
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"event line {number}: {exc}") from exc
-            count += recorded.event is not None
-        return count
+            last = ts
+            if recorded.event is not None:
+                prepared.append(event_line(recorded.event))
+        if prepared:
+            self._write("events.jsonl", b"".join(prepared), append=True)
+        return len(prepared)
 
     def set_context(self, text: str) -> list[str]:
         clean, found = strip_secrets(text)
