@@ -5,5 +5,7 @@ the demo, the tests and the benchmarks. It only ever talks to a project the way 
 does: through a git clone and the verifier's front door. What the skill's commands use imports
 formats and checks, never the store: `workdir` (the working folder), `objects` (object files from
 their content), `tracing` (the trace recorder), `localcheck` (the verifier's checks, locally),
-`skillref` (the skill's version). `scripted` (the demo's in-process agent) reads a home directly.
+`skillref` (the skill's version), `transcripts` (an agent CLI's transcript as events and a
+disclosure, pure), `disclosure` (what the run cost, kept in the folder). `scripted` (the demo's
+in-process agent) reads a home directly.
 """

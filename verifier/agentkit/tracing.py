@@ -15,9 +15,11 @@ bundle built at submit time with the manifest the verifier expects.
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -124,10 +126,24 @@ def truncate_text(text: str, limit: int) -> str:
     return text[: max(0, limit - len(note))] + note
 
 
+def _most_chars(value: Any) -> int:
+    """An upper bound on the characters of `value` as JSON: a string's character may take up to
+    six (a \\u escape), and every value or key some framing."""
+    if isinstance(value, str):
+        return 6 * len(value) + 2
+    if isinstance(value, dict):
+        return 2 + sum(_most_chars(str(key)) + _most_chars(item) + 2 for key, item in value.items())
+    if isinstance(value, list):
+        return 2 + sum(_most_chars(item) + 2 for item in value)
+    return len(json.dumps(value))  # a number, true, false or null
+
+
 def truncate_content(content: Any, limit: int) -> Any:
     """A tool event's content cut to about `limit` characters of JSON."""
     if isinstance(content, str):
         return truncate_text(content, limit)
+    if _most_chars(content) <= limit:
+        return content  # cannot be over the limit: spare rendering every tool event to measure it
     rendered = json.dumps(content, ensure_ascii=False, sort_keys=True)
     if len(rendered) <= limit:
         return content
@@ -143,7 +159,11 @@ def _instant(ts: str) -> datetime:
 
 
 def event_line(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
+    """An event as its stored line: sorted keys, non-ASCII text kept as it is (not escaped)."""
+    text = json.dumps(event, sort_keys=True)  # the ASCII encoder is the fast one, and for ASCII text
+    if "\\u" in text:  # the same bytes; an escape means non-ASCII (or a control character): kept as is
+        text = json.dumps(event, sort_keys=True, ensure_ascii=False)
+    return text.encode("utf-8") + b"\n"
 
 
 @dataclass(frozen=True)
@@ -152,8 +172,9 @@ class Recorded:
     stripped: list[str]
 
 
-def prepare_event(ts: str, kind: str, content: Any, level: str) -> Recorded:
-    """One event as it will be stored: dropped below its level, stripped, tool output truncated."""
+def prepare_event(ts: str, kind: str, content: Any, level: str, *, strip: bool = True) -> Recorded:
+    """One event as it will be stored: dropped below its level, stripped, tool output truncated
+    (`strip=False` leaves the stripping to the caller: `clean_lines`)."""
     if kind not in EVENT_TYPES:
         raise ValueError(f"event type {kind!r}: expected one of {', '.join(EVENT_TYPES)}")
     if level not in LEVELS:
@@ -164,8 +185,42 @@ def prepare_event(ts: str, kind: str, content: Any, level: str) -> Recorded:
     # Cut first, then strip: scanning 50 MB of tool output to keep 2 MB of it would be waste.
     if kind in TRUNCATABLE:
         content = truncate_content(content, MAX_TOOL_EVENT_CHARS)
-    clean = strip_value(content, found)
+    clean = strip_value(content, found) if strip else content
     return Recorded({"ts": ts, "type": kind, "content": clean}, found)
+
+
+def clean_lines(events: list[dict[str, Any]]) -> tuple[list[bytes], list[str]]:
+    """The events as stored lines with every secret stripped, and the detectors that fired.
+
+    One scan reads all the lines as they will be sent (the bytes the verifier's own ingest scans);
+    only the events it flags are stripped string by string (`strip_value`, as `add` does) and
+    scanned again. An event still flagged after that (a secret the JSON around its strings
+    reveals, like a `"password": "..."` pair) has its line stripped as text, and is replaced by a
+    marker when that text is no longer JSON or still flagged: a flagged line is never written."""
+    from verifier.secrets import scan_bytes  # noqa: PLC0415 - see strip_secrets
+
+    lines = [event_line(event) for event in events]
+    starts = list(accumulate((len(line) for line in lines), initial=0))
+    flagged = sorted({bisect_right(starts, hit.offset) - 1 for hit in scan_bytes(b"".join(lines), name="events")})
+    found: list[str] = []
+    for index in flagged:
+        if not 0 <= index < len(lines):
+            continue
+        event = events[index]
+        kinds: list[str] = []
+        line = event_line({**event, "content": strip_value(event["content"], kinds)})
+        if scan_bytes(line, name="event"):
+            text, more = strip_secrets(line.decode("utf-8"))
+            kinds.extend(more)
+            try:
+                line = event_line(json.loads(text))
+            except ValueError:
+                line = b""
+            if not line or scan_bytes(line, name="event"):
+                line = event_line({**event, "content": marker(", ".join(sorted(set(kinds))) or "unknown")})
+        lines[index] = line
+        found.extend(kinds)
+    return lines, found
 
 
 def fit_budget(lines: list[bytes], budget: int = BUNDLE_BUDGET) -> list[bytes]:
@@ -237,6 +292,30 @@ class TraceLog:
             self._write("events.jsonl", event_line(recorded.event), append=True)
         return recorded
 
+    def add_many(self, ts: str, events: Iterable[tuple[str, Any]]) -> list[Recorded]:
+        """Append (type, content) events, all at `ts` (raised to the last event's time, as `add`
+        does), prepared first and written in one append: a bad event leaves nothing half added.
+        An imported transcript comes this way (its lines carry no times of their own).
+
+        Stripped as `add` strips, at the cost of about one scan (`clean_lines`)."""
+        last = self._last_ts()
+        if last is not None and _instant(ts) < _instant(last):
+            ts = last
+        kept: list[dict[str, Any]] = []
+        recorded: list[Recorded] = []
+        for kind, content in events:
+            event = prepare_event(ts, kind, content, self.level, strip=False).event
+            recorded.append(Recorded(event, []))
+            if event is not None:
+                kept.append(event)
+        lines, stripped = clean_lines(kept)
+        if lines:
+            self._write("events.jsonl", b"".join(lines), append=True)
+        if stripped:  # the kinds found, once, on the first recorded event (callers sum them)
+            first = next(index for index, r in enumerate(recorded) if r.event is not None)
+            recorded[first] = Recorded(recorded[first].event, stripped)
+        return recorded
+
     def add_own(self, ts: str, kind: str, content: dict[str, str]) -> None:
         """A record `rw` makes of its own command: the command's name and the ids and paths it
         wrote, never text the agent passed in, so there is nothing to strip."""
@@ -246,18 +325,29 @@ class TraceLog:
         self._write("events.jsonl", event_line({"ts": ts, "type": kind, "content": content}), append=True)
 
     def add_lines(self, lines: Iterable[str]) -> int:
-        """Append events given as JSON lines ({ts, type, content}); returns how many were recorded."""
-        count = 0
+        """Append events given as JSON lines ({ts, type, content}); returns how many were recorded.
+
+        Every line is read and prepared before anything is written: a bad line (ValueError naming
+        it) leaves the trace as it was."""
+        last = self._last_ts()
+        prepared: list[bytes] = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 event = json.loads(line)
-                recorded = self.add(str(event["ts"]), str(event["type"]), event["content"])
+                ts = str(event["ts"])
+                if last is not None and _instant(ts) < _instant(last):
+                    ts = last
+                recorded = prepare_event(ts, str(event["type"]), event["content"], self.level)
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"event line {number}: {exc}") from exc
-            count += recorded.event is not None
-        return count
+            last = ts
+            if recorded.event is not None:
+                prepared.append(event_line(recorded.event))
+        if prepared:
+            self._write("events.jsonl", b"".join(prepared), append=True)
+        return len(prepared)
 
     def set_context(self, text: str) -> list[str]:
         clean, found = strip_secrets(text)

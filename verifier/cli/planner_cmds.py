@@ -50,6 +50,8 @@ def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_j
         text = f"{slug}: {result.skipped}"
     elif result.landed is None:
         text = f"{slug}: nothing new to plan ({len(value['refused'])} candidates overlap open leaves)"  # type: ignore[arg-type]
+        spent = [d for d in (result.plan.decisions if result.plan else []) if d.startswith("Budget: ")]
+        text = f"{slug}: nothing planned. {spent[0]}" if spent else text
     else:
         plan_ = result.plan
         assert plan_ is not None

@@ -102,6 +102,15 @@ class ProjectState:
     asked: frozenset[str] = frozenset()  # hypotheses (H:revision) the steward was already asked about
     released: list[LeafContract] = field(default_factory=list)  # leaves of approved plans not yet written
     settings: Settings = field(default_factory=Settings)
+    # What budget_per_loop's tokens and usd leave room for, from the loop's disclosed costs
+    # (roles.budget); None: no limit from cost. `budget_note` says why, for the decisions.
+    cost_room: int | None = None
+    budget_note: str = ""
+
+    @property
+    def wake_max(self) -> int:
+        """The most leaves this wake may make: leaves_max, or less when the loop's budget is spent."""
+        return self.leaves_max if self.cost_room is None else max(0, min(self.leaves_max, self.cost_room))
 
 
 @dataclass(frozen=True)
@@ -197,7 +206,7 @@ class _Draft:
 
     @property
     def room(self) -> int:
-        return self.state.leaves_max - len(self.leaves)
+        return self.state.wake_max - len(self.leaves)
 
     def offer(self, kind: LeafKind, inputs: dict[str, Any], title: str, *, warm: bool = False,
               leaf_id: str | None = None) -> bool:
@@ -261,7 +270,7 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
         # Two passes: first each kind gets at most a third of the budget, so a backlog of one
         # kind (a hundred sources to extract) never starves the others; then the rest of the
         # budget goes in priority order.
-        draft.cap = max(1, state.leaves_max // 3)
+        draft.cap = max(1, state.wake_max // 3)
         _stages(draft, targets)
         draft.cap, draft.deferred = None, 0
         _stages(draft, targets)
@@ -270,8 +279,12 @@ def plan(state: ProjectState, now: datetime, *, warm_only: bool = False) -> Wake
         draft.decisions.append(f"unresolved_count is {state.unresolved_count}: a criterion could not be checked at "
                                "its check date; hypotheses are targeted only with a criterion, a check date and a "
                                "measure, and the steward is asked for them.")
-    if draft.deferred or draft.warm_deferred:
-        draft.decisions.append(f"Deferred {draft.deferred + draft.warm_deferred} more leaves to the next wake: "
+    left_out = draft.deferred + draft.warm_deferred
+    if state.wake_max < state.leaves_max:  # the loop's disclosed costs bind, not leaves_max
+        draft.decisions.append(f"Budget: {state.budget_note}" + (f"; left out {left_out} leaves for budget"
+                                                                if left_out else "") + ".")
+    elif left_out:
+        draft.decisions.append(f"Deferred {left_out} more leaves to the next wake: "
                                f"budget_per_loop.leaves_max is {state.leaves_max}.")
     goal = _goal(state, targets)
     released = frozenset(c.leaf_id for c in state.released) & {c.leaf_id for c in draft.leaves}

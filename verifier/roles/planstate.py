@@ -25,8 +25,10 @@ from verifier.checks.hypotheses import not_ready_why, ready_for_plan
 from verifier.errors import FormatError
 from verifier.formats.document import parse_plan
 from verifier.formats.leaf import LeafContract
+from verifier.formats.ledger import LedgerRow
 from verifier.formats.project import ProjectFile
 from verifier.pipeline.ledger import read_chain
+from verifier.roles.budget import budget_room, loop_spend
 from verifier.roles.planning import (
     PLANNER,
     HypothesisFacts,
@@ -34,6 +36,7 @@ from verifier.roles.planning import (
     ProjectState,
     Settings,
     SourceFacts,
+    cadence,
     leaf_keys,
 )
 from verifier.state.layout import (
@@ -179,6 +182,7 @@ class _LedgerFacts:
     rejections: dict[tuple[str, str], int]  # (kind, reason) -> rejections since the last accepted guide leaf
     last_wake: datetime | None
     held: dict[str, set[str]]  # plan id -> waiting_digest of the leaves its held landing carried
+    rows: list[LedgerRow]  # the chain, for the loop's spending (roles.budget)
 
 
 def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> _LedgerFacts:
@@ -188,7 +192,9 @@ def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> _LedgerFacts:
     rejections: dict[tuple[str, str], int] = {}
     held: dict[str, set[str]] = {}
     last_wake = None
+    rows: list[LedgerRow] = []
     for _line, row in read_chain(view):
+        rows.append(row)
         if row.action == "plan":
             last_wake = row.at
             found = _HELD_ROW.match(row.description) if row.outcome == "held" and row.actor == PLANNER else None
@@ -205,7 +211,7 @@ def _ledger(view: GitTree, contracts: dict[str, LeafContract]) -> _LedgerFacts:
         contract = contracts.get(row.leaf_id or "")
         if row.kind == "extract" and contract is not None and contract.inputs.source_id:
             failures[contract.inputs.source_id] = failures.get(contract.inputs.source_id, 0) + 1
-    return _LedgerFacts(failures, rejections, last_wake, held)
+    return _LedgerFacts(failures, rejections, last_wake, held, rows)
 
 
 def _hypotheses(view: GitTree, project: ProjectFile, graph: _Graph, now: datetime) -> list[HypothesisFacts]:
@@ -301,6 +307,8 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
     sources = _sources(read, leaves, failures)
     cap = project.budget_per_loop.leaves_max * settings.link_batch
     findings = list(read.finding_ids)
+    budget = budget_room(project.budget_per_loop, loop_spend(ledger.rows, now, cadence(project.loop_cadence)),
+                         project.loop_cadence)
     state = ProjectState(
         slug=slug, tip=tip, steward=project.steward, hold_plans="plans" in project.holds,
         leaves_max=project.budget_per_loop.leaves_max, hypotheses=hypotheses, sources=sources,
@@ -311,6 +319,7 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
         asked=frozenset(f"{h.hypothesis_id}:{h.revision}" for h in hypotheses
                         if not h.ready and asked(h.hypothesis_id, h.revision)),
         released=released, settings=settings, unresolved_count=_unresolved_count(view),
+        cost_room=budget.room, budget_note=budget.note,
     )
     return Read(state, project, last_wake, {i: c for i, c in leaves.contracts.items() if i in leaves.open_ids})
 

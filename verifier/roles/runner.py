@@ -17,7 +17,9 @@ Its stdout and stderr go to $RW_HOME/runs/<slug>/<leaf_id>-<time>.log. A worker 
 its limit gets SIGTERM, then SIGKILL five seconds later (its whole process group). Claims are
 taken before the command starts, through the service when a server URL is given (as the agent
 would) or the local Commons otherwise, and last as long as the limit: a worker that dies leaves
-its leaf to return to the pool when the claim expires.
+its leaf to return to the pool when the claim expires. A project whose loop has spent its
+`budget_per_loop` (usd or tokens from the costs its attempts disclosed, or leaves_max attempts:
+roles.budget) gets no worker until the loop moves on, and the report says so (`budget_spent`).
 """
 
 from __future__ import annotations
@@ -30,17 +32,21 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from verifier.client.http import Client
 from verifier.commons.adapter import ClaimConflict, Commons
 from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound, VerifierError
+from verifier.pipeline.ledger import read_chain
+from verifier.roles.budget import loop_spend, worker_stop
 from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
 from verifier.roles.planner import wake
+from verifier.roles.planning import cadence
 from verifier.roles.proposer import run_proposer
 from verifier.roles.validation import CommandWorker
+from verifier.state.project import ProjectView
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.ui.board import ContractCache, board
@@ -78,6 +84,7 @@ class TickReport:
     woke: dict[str, str]  # slug -> what the wake did
     runs: list[Run]
     maintenance: str | None = None  # what the improvement loop did, when a pass was due
+    budget: dict[str, str] = field(default_factory=dict)  # slug -> why no worker was started (budget spent)
 
 
 def wake_all(home: Home, slugs: list[str], now: datetime, commons: Commons) -> dict[str, str]:
@@ -96,6 +103,20 @@ def wake_all(home: Home, slugs: list[str], now: datetime, commons: Commons) -> d
             count = len(result.plan.leaves) if result.plan else 0
             woke[slug] = f"plan landed with {count} leaves"
     return woke
+
+
+def budget_spent(home: Home, slug: str, now: datetime) -> str | None:
+    """Why no more leaves of `slug` may be worked this loop (PROJECT.md's budget_per_loop, from the
+    costs its attempts disclosed: roles.budget), or None while there is budget left."""
+    repo = home.project(slug)
+    tip = repo.tip()
+    if tip is None:
+        return None
+    view = repo.view(tip)
+    project = ProjectView(view, tip).project
+    return worker_stop(project.budget_per_loop,
+                       loop_spend((row for _line, row in read_chain(view)), now, cadence(project.loop_cadence)),
+                       project.loop_cadence)
 
 
 def pick_leaves(home: Home, slugs: list[str], commons: Commons, now: datetime, count: int) -> list[tuple[str, str]]:
@@ -190,7 +211,13 @@ def tick(home: Home, slugs: list[str], now: datetime, commons: Commons,
     if config is None or config.workers <= 0:
         return report
     agent = commons.authenticate(config.token)
-    chosen = [(slug, leaf_id) for slug, leaf_id in pick_leaves(home, slugs, commons, now, config.workers)
+    for slug in slugs:  # a project whose loop spent its budget gets no worker until the loop moves on
+        note = budget_spent(home, slug, now)
+        if note is not None:
+            report.budget[slug] = note
+            report.woke[slug] = f"{report.woke.get(slug, '')}; no workers: {note}".lstrip("; ")
+    funded = [slug for slug in slugs if slug not in report.budget]
+    chosen = [(slug, leaf_id) for slug, leaf_id in pick_leaves(home, funded, commons, now, config.workers)
               if claim(config, agent, commons, slug, leaf_id, now)]
     report.runs = run_workers(home, config, chosen)
     return report
