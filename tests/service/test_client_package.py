@@ -37,6 +37,7 @@ def test_the_wheel_is_the_same_bytes_every_build_and_its_record_holds() -> None:
     assert "rw = verifier.cli.main:main" in archive.read(f"{info}/entry_points.txt").decode()
     metadata = archive.read(f"{info}/METADATA").decode()
     assert "Requires-Python: >=3.11" in metadata and "Requires-Dist: pygit2==1.21.0" in metadata
+    assert "Requires-Dist: mcp==2.3.0" in metadata  # `rw mcp` works in the installed client too
     for row in archive.read(f"{info}/RECORD").decode().splitlines():
         name, digest, size = row.split(",")
         if name.endswith("RECORD"):
@@ -85,3 +86,6 @@ def test_a_fresh_virtual_environment_installs_a_working_rw_by_the_documented_com
                                check=False, timeout=120, cwd=tmp_path)
         assert board.returncode == 0, board.stderr
         assert board.stdout.startswith("LEAF\tKIND\tSTATE") and "extract" in board.stdout
+        sdk = subprocess.run([str(venv / "bin" / "python"), "-c", "import verifier.mcp.server"], capture_output=True,
+                             text=True, check=False, timeout=120)
+        assert sdk.returncode == 0, sdk.stderr  # the MCP server's SDK came with it
