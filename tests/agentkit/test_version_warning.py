@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.agent import OutsideAgent
 from tests.support.hostile_server import SLUG, hostile_service
 from verifier.agentkit.loop import version_warning
@@ -30,6 +32,7 @@ def test_the_same_release_from_other_source_is_said_and_an_older_or_equal_servic
     assert version_warning({}, MINE) is None
 
 
+@pytest.mark.slow  # real `rw` processes against a loopback service
 def test_rw_work_warns_on_stderr_when_the_service_is_newer_and_still_works(tmp_path: Path) -> None:
     with hostile_service(tmp_path / "served") as service:
         agent = OutsideAgent(tmp_path, service.url, "rwt_test")

@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import quote
@@ -277,8 +277,6 @@ def build_server(door: Door) -> MCPServer:  # noqa: C901, PLR0915 - one registra
     def check(leaf_id: LeafId) -> CallToolResult:
         """Run the leaf kind's checks on the working folder, as the verifier will (same codes)."""
         def run() -> Mapping[str, JsonValue]:
-            from datetime import UTC, datetime  # noqa: PLC0415 - the clock, read where it is used
-
             here = door.work(leaf_id)
             try:
                 result = run_checks(here, datetime.now(UTC).replace(microsecond=0), current_skill_version())
