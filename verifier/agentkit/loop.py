@@ -12,6 +12,7 @@ error answer the error its status maps to (`reply_error`). Nothing here prints.
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -37,7 +38,7 @@ from verifier.agentkit.workdir import (
     remove_clone,
 )
 from verifier.checks.citation import ExcerptMissing, first_difference, locate_excerpt
-from verifier.client.http import Client, Reply
+from verifier.client.http import TRANSIENT, Client, Reply
 from verifier.errors import AuthError, FormatError, Rejected, Rejection, UntrustedReply, VerifierError
 from verifier.formats.base import check_slug
 from verifier.formats.trace import bundle_digest
@@ -105,6 +106,16 @@ def version_warning(answer: Mapping[str, object], mine: str) -> str | None:
     if _release(theirs) == _release(mine):
         return f"the service runs verifier {theirs[:80]}, built from other source than this client's {mine}{how}"
     return None
+
+
+def served_version_warning(client: Client, mine: str) -> str | None:
+    """`version_warning` of the service's GET /version; a service too old to answer it, or not
+    answering, is no reason to stop (the next request says what is wrong)."""
+    try:
+        reply = client.once("GET", "/version", auth=False)
+    except (*TRANSIENT, OSError, http.client.HTTPException):
+        return None
+    return version_warning(reply.body, mine) if reply.status == 200 else None
 
 
 # claiming and cloning -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import click
 
 from verifier.agentkit import loop
 from verifier.cli.app import EXIT_AUTH, RwError, exit_code_of_reply
-from verifier.client.http import TRANSIENT, Client, Reply
+from verifier.client.http import Client, Reply
 from verifier.constants import READ_RETRY_S
 from verifier.errors import FormatError, Unreachable, UntrustedReply, VerifierError
 from verifier.formats.duration import parse_duration
@@ -58,11 +58,7 @@ def warn_if_server_newer(client: Client) -> None:
     service too old to answer, or not answering, is no reason to stop here."""
     from verifier.version import verifier_version  # noqa: PLC0415 - it reads the package's files
 
-    try:
-        reply = client.once("GET", "/version", auth=False)
-    except (*TRANSIENT, OSError):
-        return
-    warning = loop.version_warning(reply.body, verifier_version()) if reply.status == 200 else None
+    warning = loop.served_version_warning(client, verifier_version())
     if warning is not None:
         click.echo(f"warning: {warning}", err=True)
 

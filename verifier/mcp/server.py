@@ -166,7 +166,7 @@ def build_server(door: Door) -> MCPServer:  # noqa: C901, PLR0915 - one registra
         working folder, write its payload and sources beside it, start the trace."""
         def run() -> Mapping[str, JsonValue]:
             client = door.client()
-            warning = _version_warning(client)
+            warning = loop.served_version_warning(client, verifier_version())
             made = loop.start_work(client, door.server, slug, leaf_id, parent=door.root, level=level,
                                    ttl_s=ttl_minutes * 60)
             state = made.state
@@ -334,14 +334,6 @@ def _skill_text() -> str:
     except OSError:
         return ("The skill file is not on this machine; read it from the service's documentation "
                 "(skill/SKILL.md). Tools: board, work, read_payload, read_source, new_finding, check, submit.")
-
-
-def _version_warning(client: Client) -> str | None:
-    try:
-        reply = client.once("GET", "/version", auth=False)
-    except OSError:
-        return None
-    return loop.version_warning(reply.body, verifier_version()) if reply.status == 200 else None
 
 
 def serve_stdio(server: str, root: Path) -> None:
