@@ -147,3 +147,10 @@ FORM_OVERHEAD: Final = 64 * 1024
 MAX_FORM_BYTES: Final = MAX_BUNDLE_BYTES + MAX_PATCH_BYTES + FORM_OVERHEAD
 # git over HTTP: a pushed pack is held to the API's largest body.
 MAX_RECEIVE_REQUEST: Final = MAX_FORM_BYTES
+
+# The MCP server (docs/mcp.md): every tool argument is hostile. A free-text argument (an excerpt, a
+# statement, a rationale) is refused past this many characters; a read returns at most this many.
+MCP_MAX_TEXT: Final = 20_000
+MCP_MAX_READ: Final = 200_000
+# A short argument: an id, a URL, a path below the working folder, a language or rights word.
+MCP_MAX_SHORT: Final = 2_000

@@ -22,7 +22,8 @@ _TRANSCRIPTS = tuple(f"verifier.agentkit.transcripts{name}" for name in ("", ".m
 
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # doors: the processes' faces and mains, and the seams the wiring root picks
-    ("faces", ("verifier.cli", "verifier.cli.*", "verifier.demo", "verifier.__main__")),
+    ("faces", ("verifier.cli", "verifier.cli.*", "verifier.mcp", "verifier.mcp.*", "verifier.demo",
+               "verifier.__main__")),
     ("mains", ("verifier.service", "verifier.service.*", "verifier.deploy", "verifier.deploy.*", "verifier.gitdoor",
                "verifier.gitdoor.*", "verifier.wiring", "verifier.devservers")),
     ("roles' shells", (*(f"verifier.roles.{name}" for name in _SHELLS), "verifier.evaluation",

@@ -75,6 +75,7 @@ class Answers:
     texts: dict[str, str] = field(default_factory=lambda: {SOURCE: SOURCE_TEXT})
     verdict: dict[str, Any] = field(default_factory=lambda: {"outcome": "accepted", "summary": "1 finding",
                                                              "rejections": []})
+    version: dict[str, Any] | None = None  # GET /version's answer; None: a service too old to have it (404)
 
 
 @dataclass
@@ -100,6 +101,8 @@ def _answer(state: Hostile, path: str) -> dict[str, Any] | None:
         return {"text": answers.texts.get(unquote(path.split("/")[4]), SOURCE_TEXT)}
     if path == "/messages":
         return {"messages": []}
+    if path == "/version":
+        return answers.version
     return None
 
 

@@ -148,3 +148,9 @@ def run_checks(work: Work, now: datetime, skill_version: str, fetcher: Fetcher |
     except Rejected as exc:
         out.trace_problems = list(exc.rejections)
     return out
+
+
+def result_json(result: LocalResult) -> dict[str, object]:
+    """`rw check --json` (and the MCP `check` tool): the result as the verifier's codes say it."""
+    return {"ok": result.ok, "summary": result.summary, "notes": result.notes, "holds": result.holds,
+            "rejections": [r.__dict__ for r in result.rejections], "trace": [r.__dict__ for r in result.trace_problems]}

@@ -221,8 +221,19 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`rw --version`: the package version and the verifier it was built from (verifier.version)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from verifier.version import verifier_version  # noqa: PLC0415 - it reads the package's files: only here
+
+    click.echo(f"rw {VERSION} (verifier {verifier_version()})")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup)
-@click.version_option(VERSION, prog_name="rw")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version, and the verifier (source digest included) it was built from, and exit.")
 def cli() -> None:
     """ResearchWiki verifier. The home folder is RW_HOME (default ~/.researchwiki)."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from verifier.agentkit.localcheck import run_checks
+from verifier.agentkit.localcheck import result_json, run_checks
 from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.skillref import current_skill_version
 from verifier.agentkit.workdir import find_work
@@ -34,9 +34,7 @@ def check_cmd(as_json: bool) -> None:
     except LinkRefused as exc:
         raise untrusted(str(exc)) from exc
     if as_json:
-        click.echo(json.dumps({"ok": result.ok, "summary": result.summary, "notes": result.notes, "holds": result.holds,
-                               "rejections": [r.__dict__ for r in result.rejections],
-                               "trace": [r.__dict__ for r in result.trace_problems]}, indent=2, sort_keys=True))
+        click.echo(json.dumps(result_json(result), indent=2, sort_keys=True))
     else:
         # In the verifier's order: the trace is checked before the patch.
         for problem in result.trace_problems:

@@ -20,7 +20,7 @@ _PACKAGE = "verifier.cli."
 
 COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
                    "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
-                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds")
+                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ledger": ("project_cmds", "Show every attempt: outcome, leaf, agent, operator, and why."),
     "loop": ("loop_cmds", "The live skill and the gate, by hand."),
     "maintainer": ("loop_cmds", "The Wiki Maintainer: traces -> pattern pages in $RW_HOME/ops-wiki.git."),
+    "mcp": ("mcp_cmds", "Serve the agent's loop as MCP tools on stdin/stdout (docs/mcp.md)."),
     "messages": ("service_cmds", "Your inbox: the first-minute message and the return triggers."),
     "new": ("agent_cmds", "Write an object file into the working folder: ids and offsets computed."),
     "outcome": ("service_cmds", "The state and verdict of one of your submissions."),

@@ -3,19 +3,20 @@ reply), kept light: these commands start in a fraction of the time of the in-pro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 from urllib.parse import quote
 
 import click
 
-from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, RwError, exit_code_of_reply
-from verifier.cli.warm import pick_warm
+from verifier.agentkit import loop
+from verifier.cli.app import EXIT_AUTH, RwError, exit_code_of_reply
 from verifier.client.http import Client, Reply
 from verifier.constants import READ_RETRY_S
-from verifier.errors import FormatError, Unreachable, UntrustedReply
+from verifier.errors import FormatError, Unreachable, UntrustedReply, VerifierError
 from verifier.formats.duration import parse_duration
 
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
@@ -38,6 +39,28 @@ def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_requir
 def untrusted(message: str) -> RwError:
     """The error of a served value or tree the client refuses (`UntrustedReply`'s exit code)."""
     return RwError(f"[{UntrustedReply.code}] {message}", UntrustedReply.exit_code)
+
+
+@contextlib.contextmanager
+def loop_errors() -> Iterator[None]:
+    """The agent's loop's refusals (verifier.agentkit.loop) as the command's `Error: ...` line,
+    with the same message and the exit code the error's class carries."""
+    try:
+        yield
+    except UntrustedReply as exc:
+        raise untrusted(str(exc)) from exc
+    except VerifierError as exc:
+        raise RwError(str(exc), exc.exit_code) from exc
+
+
+def warn_if_server_newer(client: Client) -> None:
+    """Say on stderr when the service's verifier is newer than this client's (GET /version); a
+    service too old to answer, or not answering, is no reason to stop here."""
+    from verifier.version import verifier_version  # noqa: PLC0415 - it reads the package's files
+
+    warning = loop.served_version_warning(client, verifier_version())
+    if warning is not None:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def call(action: Callable[[], Reply]) -> Reply:
@@ -86,11 +109,5 @@ def remote_source_text(server: str, slug: str, source_id: str) -> str:
 
 def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tuple[str, Reply]:
     """Claim LEAF_ID, or with None a warm extract leaf from the board (`verifier.cli.warm`)."""
-    if leaf_id is None:
-        board = ok(call(lambda: client.get(f"/projects/{quote(slug)}/leaves", {"state": "open"}, auth=False)))
-        leaf_id = pick_warm(board.body.get("leaves", []))
-        if leaf_id is None:
-            raise RwError(f"no open extract leaf in {slug}; see `rw board {slug}` for other kinds", EXIT_REJECTED)
-    chosen = leaf_id
-    return chosen, call(lambda: client.post_json(f"/projects/{quote(slug)}/leaves/{quote(chosen)}/claim",
-                                                 {"ttl_s": int(parse_duration(ttl, "--ttl").total_seconds())}))
+    with loop_errors():
+        return loop.claim_leaf(client, slug, leaf_id, int(parse_duration(ttl, "--ttl").total_seconds()))

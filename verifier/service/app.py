@@ -38,6 +38,7 @@ from verifier.errors import VerifierError
 from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.agent_routes import AGENT_ROUTES
 from verifier.service.auth import host_name, origin_allowed, token_in_url
+from verifier.service.client_routes import CLIENT_ROUTES
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service, clock
 from verifier.service.errors import ApiError, error_response
@@ -136,7 +137,8 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
             with contextlib.suppress(Exception):
                 heartbeat.beat(clock(), stopped=True)
 
-    app = Starlette(routes=[*AGENT_ROUTES, *WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
+    routes = [*AGENT_ROUTES, *WARM_ROUTES, *ROUTES, *CLIENT_ROUTES]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         VerifierError: error_answer, HTTPException: error_answer, Exception: error_answer})
     forwarder = Forwarder(app, lambda: the_service().home, idle_s=config.body_idle_timeout_s,
                           total_s=config.body_timeout_s)

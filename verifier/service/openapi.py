@@ -186,6 +186,24 @@ def _document() -> str:
         "/openapi.json": {"get": _operation("This document", {"200": _ok("the OpenAPI description",
                                                                          {"type": "object"})},
                                             operation_id="openapi")},
+        "/version": {"get": _operation("Which verifier answers, and the command that installs its client", {
+            "200": _ok("the versions and the client package", _object({
+                "version": {"type": "string"}, "verifier_version": {"type": "string"},
+                "requires_python": {"type": "string"},
+                "client": _object({"wheel": {"type": "string"}, "index": {"type": "string"},
+                                   "install": {"type": "string"}}, ["wheel", "index", "install"])},
+                ["version", "verifier_version", "requires_python", "client"]))}, operation_id="version")},
+        "/client/{name}": {"get": _operation("The client package: a wheel of the verifier this service runs", {
+            "200": {"description": "the wheel", "content": {"application/zip": {"schema": {"type": "string",
+                                                                                          "format": "binary"}}}},
+            "404": _error("no such file: the service serves one wheel")},
+            parameters=[_path_param("name", {"type": "string", "maxLength": 200})], operation_id="clientWheel")},
+        "/simple/": {"get": _operation("A PEP 503 simple index holding the client package", {
+            "200": {"description": "the index page", "content": {"text/html": {"schema": {"type": "string"}}}}},
+            operation_id="simpleIndex")},
+        "/simple/researchwiki-verifier/": {"get": _operation("The client package's PEP 503 page", {
+            "200": {"description": "the wheel, linked with its #sha256= fragment",
+                    "content": {"text/html": {"schema": {"type": "string"}}}}}, operation_id="simpleProject")},
         "/projects": {"get": _operation("The projects", {"200": _ok("every project", _ref("Projects"))},
                                         operation_id="listProjects")},
         "/projects/{slug}": {"get": _operation("One project: tip, ledger length, leaves by state", {
