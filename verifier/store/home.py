@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from verifier.constants import LOCK_WAIT_S, WARM_POOL
 from verifier.errors import FormatError, NotFound
@@ -272,6 +272,12 @@ class Home:
             return Settings()
         try:
             return Settings.model_validate(json.loads(path.read_bytes()))
+        except ValidationError as exc:
+            # Said without the input values: a credential written into the file by mistake must
+            # not reach a terminal or a log through the error that refuses it.
+            problems = "; ".join(f"{'.'.join(str(part) for part in error['loc']) or '(file)'}: {error['msg']}"
+                                 for error in exc.errors(include_input=False, include_url=False))
+            raise FormatError(f"bad settings: {problems}", str(path)) from None
         except ValueError as exc:
             raise FormatError(f"bad settings: {exc}", str(path)) from exc
 
