@@ -420,6 +420,9 @@ class ModelConfig(Strict):
     max_tokens: int = Field(default=MODEL_MAX_TOKENS, gt=0, le=200_000)
     prices: dict[Annotated[str, StringConstraints(pattern=MODEL_NAME_RE)], Price] = Field(default_factory=dict,
                                                                                          max_length=200)
+    # A recorded backend may seal baselines only when it says so: the tests' and the demo's
+    # fixtures. A steward's baseline is a live frontier call (verifier.writes.baseline.model_backend).
+    sealed_replay: bool = False
 
     @model_validator(mode="before")
     @classmethod
