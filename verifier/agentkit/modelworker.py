@@ -27,6 +27,8 @@ from verifier.agentkit.scripted import ScriptedAgent
 from verifier.agentkit.workspace import creation_patch
 from verifier.checks.citation import ExcerptFound, locate_excerpt
 from verifier.constants import WORKER_EXCERPT_RETRIES
+from verifier.errors import EXIT_USAGE, VerifierError
+from verifier.formats.leaf import parse_leaf
 from verifier.formats.skill import sections, skill_version
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.model.adapter import Backend, ModelError, ModelReply, ask_for
@@ -42,7 +44,12 @@ from verifier.model.work import (
     ScoutAnswer,
     ScoutRequest,
 )
+from verifier.pipeline.submit import Submission, submit
+from verifier.pipeline.verdict import Verdict
+from verifier.roles.liveskill import read_live_skill
 from verifier.roles.validation import CommandWorker, WorkerError, WorkerResult, WorkerTask
+from verifier.state.layout import leaf_path
+from verifier.store.fetcher import Fetcher
 from verifier.store.home import Home
 
 FETCH_TIMEOUT_S = 10.0
@@ -236,3 +243,33 @@ def validation_worker(home: Home, role: Role = "worker") -> CommandWorker | Mode
         return CommandWorker(tuple(home.settings.validation_worker))
     backend = role_backend(home, role)
     return ModelWorker(backend) if backend is not None else None
+
+
+class WorkerSetupError(VerifierError):
+    """`rw worker run` cannot start: no model for the role, no token, or a leaf it cannot do."""
+
+    exit_code = EXIT_USAGE
+    http_status = 400
+    code = "worker_setup"
+
+
+def run_on_home(home: Home, slug: str, leaf_id: str, *, role: Role, token: str, urls: list[str], now: datetime,
+                fetcher: Fetcher) -> Verdict:
+    """`rw worker run SLUG LEAF --model ROLE`: do the leaf with `role`'s model and submit it as the
+    token's agent, through the verifier's one submission path (verifier.pipeline.submit)."""
+    backend = role_backend(home, role)
+    if backend is None:
+        raise WorkerSetupError(f"no model is configured for {role}: add `models.{role}` (or `model`) to "
+                               f"{home.layout.config} (docs/models.md)")
+    actor = home.identities.authenticate(token)
+    repo = home.project(slug)
+    tip = repo.tip()
+    data = repo.view(tip).read(leaf_path(leaf_id)) if tip is not None else None
+    if data is None:
+        raise WorkerSetupError(f"no leaf {leaf_id!r} in {slug}")
+    contract = parse_leaf(data, leaf_path(leaf_id))
+    leaf = Leaf(project=slug, leaf_id=leaf_id, kind=contract.kind, base=contract.base_revision,
+                inputs=contract.inputs.model_dump(exclude_none=True), hints=list(urls),
+                skill=read_live_skill(home).decode("utf-8"), agent=actor.handle, operator=actor.operator, now=now)
+    result = do_leaf(home, leaf, backend)
+    return submit(home, Submission(slug, leaf_id, result.patch, result.trace, token), now=now, fetcher=fetcher)
