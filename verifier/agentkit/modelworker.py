@@ -16,10 +16,12 @@ controlled arm, and `rw worker run SLUG LEAF --model ROLE`.
 
 from __future__ import annotations
 
+import json
 import urllib.request
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from verifier.agentkit.bundle import TraceRecorder
 from verifier.agentkit.objects import finding_file, source_files
@@ -33,7 +35,7 @@ from verifier.formats.skill import sections, skill_version
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.model.adapter import Backend, ModelError, ModelReply, ask_for
 from verifier.model.roles import Role, role_backend
-from verifier.model.schema import A, request_bytes
+from verifier.model.schema import A
 from verifier.model.work import (
     SCOUT_TEXT_MAX,
     SOURCE_TEXT_MAX,
@@ -82,9 +84,8 @@ class _Calls:
     context: str | None = None
 
     def ask(self, backend: Backend, request: ExtractRequest | ScoutRequest, answer: type[A]) -> ModelReply[A]:
-        sent = request_bytes(request).decode("utf-8")
         if self.context is None:
-            self.context = sent  # L3: the full starting context, the source text included
+            self.context = _context(request)  # L3: the full starting context, the source text included
         self.trace.add(self.clock, "tool_call", {"tool": "model", "backend": backend.name, "kind": request.kind,
                                                  "retry": len(getattr(request, "retry", []))})
         try:
@@ -108,6 +109,15 @@ class _Calls:
     def usd(self) -> float | None:
         costs = [reply.usage.usd for reply in self.replies if reply.usage is not None]
         return round(sum(c for c in costs if c is not None), 6) if costs and None not in costs else None
+
+
+def _context(request: ExtractRequest | ScoutRequest) -> str:
+    """The first request as Markdown: the instructions, the skill section, the rest of the request
+    (canonical JSON), and the source text as it was sent, so a reader sees what the model saw."""
+    text = request.source_text if isinstance(request, ExtractRequest) else request.text
+    rest = request.model_dump(mode="json", exclude={"instructions", "skill", "source_text", "text"})
+    return (f"# Instructions\n\n{request.instructions}\n\n# Skill section\n\n{request.skill}\n\n# Request\n\n"
+            f"{json.dumps(rest, sort_keys=True, ensure_ascii=False)}\n\n# Source text\n\n{text}\n")
 
 
 def _section(skill: str, kind: str) -> str:
@@ -164,6 +174,16 @@ def _fetch(url: str) -> tuple[bytes, str]:
     return data, media_type
 
 
+def _shown_url(url: str) -> str:
+    """The URL as the model is told it: a loopback URL without its port. The validation set's pinned
+    sources are served on a new port at every replay, and the request must stay the same for its
+    recorded answer to replay; the port says nothing about the source."""
+    parts = urlsplit(url)
+    if parts.hostname in ("127.0.0.1", "localhost", "::1") and parts.port is not None:
+        return urlunsplit(parts._replace(netloc=parts.hostname))
+    return url
+
+
 def _published(value: str | None) -> date | None:
     try:
         return date.fromisoformat(value) if value else None
@@ -198,7 +218,7 @@ def do_leaf(home: Home, leaf: Leaf, backend: Backend) -> WorkerResult:
         data, media_type = _fetch(url)
         trace.add(calls.clock, "tool_result", {"bytes": len(data), "media_type": media_type})
         request = ScoutRequest(skill=_section(leaf.skill, "scout"), project=leaf.project, leaf_id=leaf.leaf_id,
-                               gap=str(leaf.inputs.get("gap", "")), url=url, media_type=media_type,
+                               gap=str(leaf.inputs.get("gap", "")), url=_shown_url(url), media_type=media_type,
                                text=data[:SCOUT_TEXT_MAX].decode("utf-8", errors="replace"))
         meta = calls.ask(backend, request, ScoutAnswer).answer
         files = source_files(url=url, data=data, media_type=media_type, fetched_by=leaf.agent,
