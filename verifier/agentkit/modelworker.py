@@ -51,6 +51,7 @@ from verifier.pipeline.verdict import Verdict
 from verifier.roles.liveskill import read_live_skill
 from verifier.roles.validation import CommandWorker, WorkerError, WorkerResult, WorkerTask
 from verifier.state.layout import leaf_path
+from verifier.state.project import ProjectView
 from verifier.store.fetcher import Fetcher
 from verifier.store.home import Home
 
@@ -293,3 +294,26 @@ def run_on_home(home: Home, slug: str, leaf_id: str, *, role: Role, token: str, 
                 skill=read_live_skill(home).decode("utf-8"), agent=actor.handle, operator=actor.operator, now=now)
     result = do_leaf(home, leaf, backend)
     return submit(home, Submission(slug, leaf_id, result.patch, result.trace, token), now=now, fetcher=fetcher)
+
+
+def run_plan(home: Home, slug: str, plan_id: str, *, role: Role, token: str, now: datetime,
+             fetcher: Fetcher) -> list[str]:
+    """The controlled arm's default single agent (docs/eval.md): every open extract leaf of `plan_id`
+    done by `role`'s model, one after another; one line per leaf (its verdict, or why not)."""
+    tip = home.project(slug).tip()
+    if tip is None:
+        raise WorkerSetupError(f"project {slug} has no commits")
+    leaves = ProjectView(home.project(slug).view(tip)).leaves
+    lines: list[str] = []
+    for leaf_id, leaf in sorted(leaves.items()):
+        if leaf.contract.plan_id != plan_id or leaf.status(now) != "open":
+            continue
+        if leaf.contract.kind != "extract":
+            lines.append(f"{leaf_id}: {leaf.contract.kind} leaf left alone (the platform worker does extract here)")
+            continue
+        try:
+            lines.append(run_on_home(home, slug, leaf_id, role=role, token=token, urls=[], now=now,
+                                     fetcher=fetcher).line())
+        except WorkerError as exc:
+            lines.append(f"{leaf_id}: {exc}")
+    return lines

@@ -8,7 +8,7 @@ from datetime import date
 
 import click
 
-from verifier.agentkit.modelworker import WorkerSetupError, run_on_home
+from verifier.agentkit.modelworker import WorkerSetupError, run_on_home, run_plan
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, fetcher_for, home_from_env, now_from_env
 from verifier.cli.verdicts import show_verdict
 from verifier.errors import VerifierError
@@ -89,3 +89,22 @@ def worker_run(slug: str, leaf_id: str, role: Role, urls: tuple[str, ...], as_js
     except VerifierError as exc:  # a bad token, no such project, a broken history: each with its own code
         fail(exc)
     raise SystemExit(show_verdict(verdict.to_json(), as_json))
+
+
+@worker_group.command("plan")
+@click.argument("slug", envvar="RW_ARM_PROJECT")
+@click.argument("plan_id", envvar="RW_ARM_PLAN")
+@click.option("--model", "role", type=click.Choice(ROLES), default="worker", show_default=True,
+              help="The role whose configured model does the leaves.")
+def worker_plan(slug: str, plan_id: str, role: Role) -> None:
+    """Do every open extract leaf of PLAN_ID with the configured model (the controlled arm's default
+    single agent: SLUG and PLAN_ID default to RW_ARM_PROJECT and RW_ARM_PLAN)."""
+    home = home_from_env()
+    try:
+        lines = run_plan(home, slug, plan_id, role=role, token=os.environ.get("RW_TOKEN", ""), now=now_from_env(),
+                         fetcher=fetcher_for(home))
+    except WorkerSetupError as exc:
+        raise RwError(str(exc)) from exc
+    except VerifierError as exc:
+        fail(exc)
+    click.echo("\n".join(lines) or f"no open extract leaf of plan {plan_id} in {slug}")
