@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from tests.support.loop import SEED_SKILL, with_extract
 from tests.support.model_worker import SENTENCE_RE, Scribe
-from tests.support.provider_server import Reply, anthropic_message, provider_server
+from tests.support.provider_server import Reply, anthropic_message, openai_completion, provider_server
 from tests.support.world import NOTE_ID, NOW, SLUG, World
 from verifier.agentkit.modelworker import Leaf, ModelWorker, do_leaf, validation_worker
 from verifier.cli.app import cli
@@ -100,4 +100,29 @@ def test_the_worker_asks_a_provider_for_findings_and_records_the_exchange_at_l3(
     assert any(e["type"] == "tool_result" and "answer" in e["content"] for e in events)
     assert all(KEY.encode() not in data for data in result.trace.values())
     verdict = world.submit(Submission(SLUG, "extract-model", result.patch, result.trace, world.agent.token))
+    assert verdict.outcome == "accepted", verdict.rejections
+
+
+def test_over_the_wire_only_the_failed_excerpt_is_asked_for_again(world: World, tmp_path: Path) -> None:
+    world.leaf("extract-retry")
+    text = world.agent.source_text(SLUG, NOTE_ID, world.tip())
+    first = _exact_answer(text)
+    findings = list(first["findings"])  # type: ignore[call-overload]
+    exact = findings[2]["excerpt"]
+    findings[2] = {**findings[2], "excerpt": exact.replace(" the ", " a ", 1)}  # a tidied quote
+    fixed = {"kind": "extract", "findings": [{**findings[2], "excerpt": exact}]}
+    replies = [Reply(body=openai_completion(json.dumps({"kind": "extract", "findings": findings}))),
+               Reply(body=openai_completion(json.dumps(fixed)))]
+    with provider_server(replies) as (url, script):
+        backend = backend_from_config(ModelConfig(backend="openai", name="gpt-4.1", base_url=f"{url}/v1"),
+                                      base=tmp_path, env={"OPENAI_API_KEY": KEY})
+        leaf = Leaf(project=SLUG, leaf_id="extract-retry", kind="extract", base=world.tip(),
+                    inputs={"source_id": NOTE_ID}, hints=[], skill=SEED_SKILL, agent="agent-a", operator="op-a",
+                    now=NOW)
+        result = do_leaf(world.home, leaf, backend)
+    assert len(script.seen) == 2
+    again = json.loads(script.seen[1].body["messages"][1]["content"])
+    assert [item["excerpt"] for item in again["retry"]] == [findings[2]["excerpt"]] and again["max_findings"] == 1
+    assert "not found in the source text" in again["retry"][0]["problem"]
+    verdict = world.submit(Submission(SLUG, "extract-retry", result.patch, result.trace, world.agent.token))
     assert verdict.outcome == "accepted", verdict.rejections
