@@ -232,3 +232,10 @@ def test_an_unknown_model_costs_none_and_config_prices_override_the_table(tmp_pa
         backend, _ = _backend("openai", url, tmp_path, prices=prices)
         reply = ask(backend, REQUEST)
     assert reply.usage is not None and reply.usage.usd == pytest.approx(200 / 1e6)
+
+
+def test_a_served_model_name_that_cannot_be_recorded_as_it_is_gives_way_to_the_configured_one(
+        tmp_path: Path) -> None:
+    with provider_server([Reply(body=openai_completion(json.dumps(ANSWER), model="gpt 4.1 <latest>"))]) as (url, _):
+        backend, _ = _backend("openai", url, tmp_path)
+        assert ask(backend, REQUEST).model == "gpt-4.1"

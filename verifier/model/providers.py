@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Mapping
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from verifier.model.errors import ModelKeyError, ModelProviderError, ModelTimeoutError
 from verifier.model.exchange import Exchange, sha256_of
 from verifier.model.prices import Price, Usage, usage_of
+from verifier.model.schema import MODEL_NAME_RE
 from verifier.model.wire import answer_schema
 
 if TYPE_CHECKING:
@@ -200,6 +202,11 @@ class ProviderBackend:
                                f"{'s' if attempts > 1 else ''})",
                         model=model, usage=usage)
 
+    def _served(self, name: str | None) -> str:
+        """The model the provider says answered, when it is a name we can record as it is (it goes
+        into sealed baselines and ledger rows); otherwise the configured name."""
+        return name if name and re.fullmatch(MODEL_NAME_RE, name) else self.settings.model
+
     def _anthropic(self, key: str, kind: str, instructions: str, body: str,
                    request_sha: str) -> tuple[bytes, str, Usage, int]:
         import anthropic  # noqa: PLC0415 - the SDK only when this backend is configured
@@ -222,7 +229,7 @@ class ProviderBackend:
         finally:
             client.close()
         answer = _anthropic_answer(message)
-        model = message.model or self.settings.model
+        model = self._served(message.model)
         usage = usage_of(model, message.usage.input_tokens, message.usage.output_tokens, self.settings.prices)
         return answer, model, usage, attempts
 
@@ -246,7 +253,7 @@ class ProviderBackend:
         finally:
             client.close()
         content = completion.choices[0].message.content if completion.choices else None
-        model = completion.model or self.settings.model
+        model = self._served(completion.model)
         used = completion.usage
         usage = usage_of(model, used.prompt_tokens if used else 0, used.completion_tokens if used else 0,
                          self.settings.prices)
