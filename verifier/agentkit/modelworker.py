@@ -28,8 +28,8 @@ from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.agentkit.workspace import creation_patch
 from verifier.checks.citation import ExcerptFound, locate_excerpt
-from verifier.constants import WORKER_EXCERPT_RETRIES
-from verifier.errors import EXIT_USAGE, VerifierError
+from verifier.constants import FETCH_TIMEOUT_S, MAX_SOURCE_BYTES, WORKER_EXCERPT_RETRIES
+from verifier.errors import FormatError
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.skill import sections, skill_version
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
@@ -54,9 +54,6 @@ from verifier.state.layout import leaf_path
 from verifier.state.project import ProjectView
 from verifier.store.fetcher import Fetcher
 from verifier.store.home import Home
-
-FETCH_TIMEOUT_S = 10.0
-FETCH_MAX_BYTES = 20 << 20
 
 
 @dataclass(frozen=True)
@@ -166,10 +163,10 @@ def extract_findings(backend: Backend, leaf: Leaf, text: str, calls: _Calls) -> 
 
 def _fetch(url: str) -> tuple[bytes, str]:
     with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as response:  # noqa: S310 - the harness's pinned URL
-        data = response.read(FETCH_MAX_BYTES + 1)
+        data = response.read(MAX_SOURCE_BYTES + 1)
         media_type = response.headers.get_content_type()
-    if len(data) > FETCH_MAX_BYTES:
-        raise WorkerError(f"{url} is larger than {FETCH_MAX_BYTES} bytes")
+    if len(data) > MAX_SOURCE_BYTES:
+        raise WorkerError(f"{url} is larger than {MAX_SOURCE_BYTES} bytes")
     if media_type not in EXTENSION_BY_MEDIA_TYPE:
         raise WorkerError(f"{url} is {media_type}, not a media type a source may have")
     return data, media_type
@@ -266,12 +263,8 @@ def validation_worker(home: Home, role: Role = "worker") -> CommandWorker | Mode
     return ModelWorker(backend) if backend is not None else None
 
 
-class WorkerSetupError(VerifierError):
-    """`rw worker run` cannot start: no model for the role, no token, or a leaf it cannot do."""
-
-    exit_code = EXIT_USAGE
-    http_status = 400
-    code = "worker_setup"
+class WorkerSetupError(FormatError):
+    """`rw worker run` cannot start: no model for the role, or no such leaf (exit 2, as bad input)."""
 
 
 def run_on_home(home: Home, slug: str, leaf_id: str, *, role: Role, token: str, urls: list[str], now: datetime,
