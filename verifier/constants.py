@@ -126,6 +126,19 @@ WORKER_TIMEOUT_S: Final = 600.0
 ARM_TIMEOUT_S: Final = 3600.0
 # Model calls per maintainer pass: the biggest failure groups first, and a bounded bill.
 MAX_DIAGNOSES: Final = 5
+# A provider API call (docs/models.md): retried this many times after a 429, a 5xx or a dropped
+# connection, waiting MODEL_BACKOFF_S, then twice that, ... never more than MODEL_BACKOFF_MAX_S
+# (a Retry-After the provider sends is honoured up to the same cap). A timeout is not retried:
+# it has already spent the call's budget.
+MODEL_RETRIES: Final = 3
+MODEL_BACKOFF_S: Final = 1.0
+MODEL_BACKOFF_MAX_S: Final = 30.0
+# Output tokens a provider call may spend on one answer.
+MODEL_MAX_TOKENS: Final = 4096
+# The platform worker (docs/models.md): how often it asks again for the findings whose excerpts it
+# could not find in the source text, and the most findings it asks for on one leaf.
+WORKER_EXCERPT_RETRIES: Final = 2
+WORKER_MAX_FINDINGS: Final = 12
 
 # Evaluation -------------------------------------------------------------------------------------
 # The kill signal speaks only after this many resolved hypotheses: fewer is noise.

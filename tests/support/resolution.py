@@ -76,7 +76,7 @@ class FixtureBackend:
 def configure(home: Home, recordings: Path = RECORDINGS) -> bytes:
     """Give the home a Resolver key pair and the recorded model backend; returns the private key."""
     write_keypair(resolver_dir(home.root))
-    config = {"backend": "recorded", "recordings": str(recordings)}
+    config = {"backend": "recorded", "recordings": str(recordings), "sealed_replay": True}  # a test fixture
     home.save_settings(Settings.model_validate({**home.settings.model_dump(), "model": config}))
     return read_private_key(resolver_dir(home.root) / PRIVATE_PEM)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from verifier.agentkit.modelworker import validation_worker
 from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env
 from verifier.errors import AuthError, FormatError, NotFound
 from verifier.formats.skill import SKILL_KINDS, skill_version
@@ -23,7 +24,6 @@ from verifier.roles.proposals import ProposalRefused
 from verifier.roles.proposer import run_proposer
 from verifier.roles.skillgate import gate
 from verifier.roles.traceindex import Reader, TraceIndex, authorize_reader
-from verifier.roles.validation import CommandWorker
 from verifier.store.home import Home
 
 
@@ -74,6 +74,9 @@ def show_trace(trace_id: str, name: str | None, as_json: bool) -> None:
     lines.append(json.dumps(manifest, indent=2, sort_keys=True))
     emit(data, as_json, "\n".join(lines))
 
+NO_WORKER = ("no validation worker configured: set `validation_worker` (a command) or a `worker` model "
+             "(`models.worker`, or `model`) in $RW_HOME/config.json (docs/loop.md, docs/models.md)")
+
 
 @cli.group("maintainer")
 def maintainer_group() -> None:
@@ -113,15 +116,15 @@ def proposer_group() -> None:
 def proposer_run(as_json: bool) -> None:
     """Ask the model for one proposal and gate it; the live skill changes only if it is kept."""
     home = home_from_env()
-    backend = configured_backend(home)
+    backend = configured_backend(home, "propose")
     if backend is None:
-        raise RwError("no model configured: set `model` in $RW_HOME/config.json (docs/resolver.md)")
-    if not home.settings.validation_worker:
-        raise RwError("no validation worker configured: set `validation_worker` in $RW_HOME/config.json "
-                      "(docs/loop.md)")
+        raise RwError("no model configured: set `model` (or `models.propose`) in $RW_HOME/config.json "
+                      "(docs/models.md)")
+    worker = validation_worker(home)
+    if worker is None:
+        raise RwError(NO_WORKER)
     try:
-        decision = run_proposer(home, backend=backend, worker=CommandWorker(tuple(home.settings.validation_worker)),
-                                now=now_from_env())
+        decision = run_proposer(home, backend=backend, worker=worker, now=now_from_env())
     except (ModelError, ProposalRefused) as exc:
         raise RwError(str(exc)) from exc
     except (FormatError, NotFound) as exc:
@@ -161,12 +164,12 @@ def loop_skill(version_only: bool) -> None:
 def loop_gate(kind: str, candidate: Path, reason: str, as_json: bool) -> None:
     """Gate a hand-written candidate skill exactly as a proposal is gated (validation worker required)."""
     home = home_from_env()
-    if not home.settings.validation_worker:
-        raise RwError("no validation worker configured: set `validation_worker` in $RW_HOME/config.json "
-                      "(docs/loop.md)")
+    worker = validation_worker(home)
+    if worker is None:
+        raise RwError(NO_WORKER)
     try:
         decision = gate(home, kind, candidate.read_text(encoding="utf-8"), rationale=reason, now=now_from_env(),
-                        worker=CommandWorker(tuple(home.settings.validation_worker)))
+                        worker=worker)
     except (FormatError, NotFound) as exc:
         fail(exc)
     _print_decision(decision, as_json)

@@ -20,7 +20,7 @@ _PACKAGE = "verifier.cli."
 
 COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
                    "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
-                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds")
+                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds", "model_cmds")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "loop": ("loop_cmds", "The live skill and the gate, by hand."),
     "maintainer": ("loop_cmds", "The Wiki Maintainer: traces -> pattern pages in $RW_HOME/ops-wiki.git."),
     "mcp": ("mcp_cmds", "Serve the agent's loop as MCP tools on stdin/stdout (docs/mcp.md)."),
+    "model": ("model_cmds", "The models behind each role (docs/models.md)."),
     "messages": ("service_cmds", "Your inbox: the first-minute message and the return triggers."),
     "new": ("agent_cmds", "Write an object file into the working folder: ids and offsets computed."),
     "outcome": ("service_cmds", "The state and verdict of one of your submissions."),
@@ -65,6 +66,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("agent_cmds", "Record the trace of the leaf you work on: secrets stripped, tool output capped."),
     "ui": ("ui_cmds", "The read-only UI: hypothesis cards, findings, the ledger, the hold queues (docs/ui.md)."),
     "verdict": ("resolver_cmds", "Verdicts waiting for a person (PROJECT.md holds verdicts), and overrides."),
+    "worker": ("model_cmds", "Workers the platform runs on a leaf (docs/models.md)."),
     "work": ("agent_cmds", "Claim a leaf, clone the project at its base, write its payload, start the trace."),
 }
 

@@ -15,7 +15,7 @@ from verifier.cli.app import cli, emit, fail, home_from_env, now_from_env, now_o
 from verifier.cli.verdicts import show_verdict
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
 from verifier.formats.project import parse_project
-from verifier.model.adapter import backend_from_config
+from verifier.model.roles import role_backend
 from verifier.pipeline.submit import Submission, Verdict, submit
 from verifier.roles.importing import Imported, hypothesis_file, next_ids, parse_import, with_hypotheses
 from verifier.roles.planner import local_commons, wake
@@ -41,7 +41,7 @@ def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_j
     home = home_from_env()
     now = now_or(now_text)
     try:
-        model = backend_from_config(home.settings.model, base=home.root) if home.settings.model else None
+        model = role_backend(home, "plan")
         result = wake(home, slug, now, commons=local_commons(home), force=force, warm_only=warm_only, model=model)
     except (NotFound, FormatError, ConflictError, LedgerIntegrityError) as exc:
         fail(exc)

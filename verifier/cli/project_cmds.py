@@ -79,11 +79,11 @@ def _report_seal(sealed: list[str], note: str | None) -> None:
 def first_wake(home: Home, slug: str, now: datetime) -> str:
     """The Planner's first wake of a new project, said in one line (what it offered, warm leaves counted)."""
     # The Planner is loaded only here: the other commands of this module start without it.
-    from verifier.model.adapter import backend_from_config  # noqa: PLC0415
+    from verifier.model.roles import role_backend  # noqa: PLC0415
     from verifier.roles.planner import local_commons, wake  # noqa: PLC0415
 
     try:
-        model = backend_from_config(home.settings.model, base=home.root) if home.settings.model else None
+        model = role_backend(home, "plan")
         result = wake(home, slug, now, commons=local_commons(home), force=True, model=model)
     except (NotFound, FormatError, ConflictError) as exc:
         fail(exc)

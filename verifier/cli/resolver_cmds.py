@@ -105,7 +105,7 @@ def resolve_cmd(slug: str, now_text: str | None, as_json: bool) -> None:
     now = now_or(now_text)
     try:
         home.project(slug)
-        backend = model_backend(home)
+        backend = model_backend(home, "resolve")
         runs = resolve_project(home, slug, now=now, backend=backend, private_key=_private_key(home))
     except (BaselineError, ResolverError, SealError) as exc:
         _setup_error(exc)

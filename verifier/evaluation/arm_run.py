@@ -7,7 +7,8 @@ project, so the run's links can be judged against known outcomes. Each run gets 
 (the project's repository copied and set back to the revision that landed the plan, so neither
 arm sees the evidence or the resolution that came after; offline fetches) with one fresh agent identity,
 `arm-<arm>` of operator `arm-<arm>`, and runs the arm's configured command (settings `eval_arm`)
-with this environment:
+(for `single`, when none is configured: the platform worker, `rw worker plan`, on the home's
+`worker` model, whose settings the scratch copy carries) with this environment:
 
     RW_HOME  the scratch home          RW_TOKEN     the arm agent's bearer token
     RW_ARM   single | swarm            RW_ARM_PLAN  the plan id       RW_ARM_PROJECT  the slug
@@ -25,6 +26,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from verifier.errors import FormatError, NotFound
 from verifier.evaluation.arm import ARMS, Arm, ArmRun, compare_arms
 from verifier.evaluation.history import read_use
 from verifier.formats.base import iso
+from verifier.model.adapter import ModelConfig
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.roles.records import read_records
 from verifier.scoring.resolution import Outcome, link_credit
@@ -98,7 +101,11 @@ def scratch_copy(home: Home, slug: str, root: Path, revision: str) -> Home:
     """A throwaway home holding a copy of the project's repository, its branch at `revision` (the
     held-out plan's time: what came after, its evidence and resolution included, is not there)."""
     scratch = Home(root)
-    scratch.save_settings(Settings(durable=False, fetch="offline"))
+    # The models travel with the copy (paths made absolute), so the default single agent, the
+    # platform worker, answers with the home's own `worker` model.
+    scratch.save_settings(Settings(durable=False, fetch="offline", model=_rooted(home.settings.model, home.root),
+                                   models={role: config for role, block in home.settings.models.items()
+                                           if (config := _rooted(block, home.root)) is not None}))
     shutil.copytree(home.repo_path(slug), scratch.repo_path(slug))
     repo = scratch.project(slug)
     repo.move_branch(revision, repo.tip())
@@ -106,6 +113,23 @@ def scratch_copy(home: Home, slug: str, root: Path, revision: str) -> Home:
     seq, row_hash = ledger_head(repo.view(revision))
     scratch.write_anchor(slug, Anchor(seq - 1, row_hash, revision))
     return Home(root)
+
+
+def _rooted(config: ModelConfig | None, base: Path) -> ModelConfig | None:
+    if config is None:
+        return None
+    update = {name: str(base / value) for name in ("recordings", "api_key_file")
+              if (value := getattr(config, name)) is not None}
+    return config.model_copy(update=update)
+
+
+def default_commands(commands: Mapping[Arm, Sequence[str]]) -> dict[Arm, Sequence[str]]:
+    """The arms' commands: the configured ones, and for `single` when none is configured the
+    platform worker on the plan's extract leaves (`rw worker plan`, docs/models.md)."""
+    chosen: dict[Arm, Sequence[str]] = dict(commands)
+    if not chosen.get("single"):
+        chosen["single"] = (sys.executable, "-c", "from verifier.cli.main import main; main()", "worker", "plan")
+    return chosen
 
 
 def judge(view: TreeView, *, after_seq: int, operator: str, plan: HeldOutPlan, arm: Arm) -> ArmRun:
@@ -162,6 +186,7 @@ def run_one(home: Home, slug: str, plan: HeldOutPlan, arm: Arm, command: Sequenc
 
 def run_arms(home: Home, slug: str, plan_ids: Sequence[str], commands: Mapping[Arm, Sequence[str]], *,
              now: datetime, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    commands = default_commands(commands)
     missing = [arm for arm in ARMS if not commands.get(arm)]
     if missing:
         raise FormatError(f"settings eval_arm has no command for {', '.join(missing)} (an argument list per arm)",

@@ -1,4 +1,4 @@
-"""The model adapter: every frontier-model call, through a configured command or recorded answers."""
+"""The model adapter: every frontier-model call, through a provider API, a configured command or recorded answers."""
 
 from verifier.model.adapter import (
     Backend,
@@ -16,9 +16,12 @@ from verifier.model.adapter import (
     RecordingBackend,
     RecordingMissingError,
     ask,
+    ask_for,
     backend_from_config,
     record_answer,
 )
+from verifier.model.errors import ModelKeyError, ModelProviderError
+from verifier.model.providers import ProviderBackend
 from verifier.model.schema import (
     BaselineAnswer,
     BaselineRequest,
@@ -39,17 +42,21 @@ __all__ = [
     "ModelConfig",
     "ModelError",
     "ModelExitError",
+    "ModelKeyError",
     "ModelNotJSONError",
     "ModelOutputTooLargeError",
+    "ModelProviderError",
     "ModelReply",
     "ModelStartError",
     "ModelTimeoutError",
+    "ProviderBackend",
     "RecordedBackend",
     "RecordingBackend",
     "RecordingMissingError",
     "ResolveAnswer",
     "ResolveRequest",
     "ask",
+    "ask_for",
     "backend_from_config",
     "record_answer",
     "request_bytes",

@@ -1,4 +1,4 @@
-"""Every frontier-model call goes through here: a configured command, or recorded answers.
+"""Every frontier-model call goes through here: a provider API, a configured command, or recorded answers.
 
 A backend is bytes in, bytes out: it receives the canonical request JSON and returns the answer
 bytes. `ask` does the rest the same way for every backend: it hashes the request and the answer
@@ -10,6 +10,9 @@ ModelReply that says which backend answered.
   timeout, on overflow and when the command exits, so nothing it started outlives the call. It
   gets a minimal environment (`MINIMAL_ENV`, plus the variables the config names in `pass_env`),
   never the caller's: a person's RW_TOKEN is in the environment of the edit that triggers a call.
+- ProviderBackend (verifier/model/providers.py) calls the Anthropic Messages API or the OpenAI
+  (or an OpenAI-compatible) API through the provider's SDK, with structured output, our own
+  timeout and retry policy, and the reply's model name and usage (priced) on the Exchange.
 - RecordedBackend replays answers from `<folder>/<request sha256>.json`, for the demo and the
   tests. Its replies carry backend "recorded", a model name prefixed "recorded:" and a rationale
   prefixed "[recorded answer]", so wherever its output lands, it says it was not a live call.
@@ -22,7 +25,6 @@ field named after the verdict would otherwise reach a public ledger row.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import signal
@@ -34,12 +36,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Annotated, Generic, Literal, Protocol, overload
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import BaseModel, Field, StringConstraints, model_validator
 
+from verifier.constants import (
+    MODEL_BACKOFF_MAX_S,
+    MODEL_BACKOFF_S,
+    MODEL_MAX_TOKENS,
+    MODEL_RETRIES,
+)
 from verifier.constants import MODEL_TIMEOUT_S as DEFAULT_TIMEOUT_S
-from verifier.errors import VerifierError
 from verifier.formats.base import Strict
+from verifier.model.errors import (
+    STDERR_TAIL,
+    ModelAnswerInvalidError,
+    ModelError,
+    ModelExitError,
+    ModelNotJSONError,
+    ModelOutputTooLargeError,
+    ModelStartError,
+    ModelTimeoutError,
+    RecordingMissingError,
+)
+from verifier.model.exchange import Exchange, sha256_of
+from verifier.model.prices import Price, Usage
+from verifier.model.providers import DEFAULT_KEY_ENV, ProviderBackend, ProviderSettings
 from verifier.model.schema import (
+    MODEL_NAME_RE,
     A,
     AnswerError,
     BaselineAnswer,
@@ -51,10 +73,15 @@ from verifier.model.schema import (
     request_bytes,
 )
 
-BackendName = Literal["command", "recorded"]
+__all__ = [  # the errors and the Exchange are re-exported: callers import them from here
+    "Backend", "BackendName", "CommandBackend", "Exchange", "ModelAnswerInvalidError", "ModelConfig", "ModelError",
+    "ModelExitError", "ModelNotJSONError", "ModelOutputTooLargeError", "ModelReply", "ModelStartError",
+    "ModelTimeoutError", "RecordedBackend", "RecordingBackend", "RecordingMissingError", "ask", "ask_for",
+    "backend_from_config", "record_answer", "recording_path",
+]
+
+BackendName = Literal["command", "recorded", "anthropic", "openai"]
 DEFAULT_MAX_OUTPUT = 1 << 20
-STDERR_TAIL = 2000  # kept on the error
-MESSAGE_TAIL = 400  # shown in its message
 RECORDED_PREFIX = "recorded:"
 RECORDED_RATIONALE = "[recorded answer] "
 # What a model command inherits: enough to find programs, a home and a locale. Nothing else of
@@ -67,97 +94,7 @@ ENV_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 _DRAIN_S = 5.0
 
 
-WITHHELD = "details withheld: what a baseline call said stays sealed until resolution"
-
-
-class ModelError(VerifierError):
-    """A model call failed. `request_sha256` names the call, so a failure can be recorded too.
-
-    `headline` says what happened; `detail` is what the model or its command said (stderr, the
-    start of a malformed answer, a wrong value). For a baseline call the message carries the
-    headline only (`withheld`): even a malformed answer or a stderr line can give the verdict
-    away, and error messages reach ledger rows and logs.
-    """
-
-    def __init__(self, headline: str, *, request_sha256: str, detail: str = "",
-                 sealed_headline: str | None = None) -> None:
-        self.headline = headline
-        self.detail = detail
-        self.request_sha256 = request_sha256
-        self.withheld = False
-        # What a sealed call's message may say: the headline without anything the command chose
-        # (its exit status, how long it took), which could spell a verdict as well as text can.
-        self.sealed_headline = sealed_headline if sealed_headline is not None else headline
-        super().__init__(f"{headline}; {detail}" if detail else headline)
-
-    def withhold(self) -> ModelError:
-        """The same error, its message without the detail (which stays on `.detail`)."""
-        clone = self.__class__.__new__(self.__class__)
-        clone.__dict__.update(self.__dict__)
-        clone.withheld = True
-        clone.args = (f"{self.sealed_headline}; {WITHHELD}",)
-        return clone
-
-
-class ModelStartError(ModelError):
-    """The configured command could not be started (not found, not executable, bad config)."""
-
-
-class ModelExitError(ModelError):
-    """The command exited with a non-zero status."""
-
-    def __init__(self, headline: str, *, request_sha256: str, returncode: int, stderr_tail: str,
-                 sealed_headline: str | None = None) -> None:
-        self.returncode = returncode
-        self.stderr_tail = stderr_tail
-        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}",
-                         sealed_headline=sealed_headline)
-
-
-class ModelTimeoutError(ModelError):
-    """The command ran past its timeout; its process group was killed."""
-
-    def __init__(self, headline: str, *, request_sha256: str, timeout_s: float, stderr_tail: str) -> None:
-        self.timeout_s = timeout_s
-        self.stderr_tail = stderr_tail
-        super().__init__(headline, request_sha256=request_sha256, detail=f"stderr ends: {_shown_tail(stderr_tail)}")
-
-
-class ModelOutputTooLargeError(ModelError):
-    """The command wrote more than the output cap; its process group was killed."""
-
-
-class ModelNotJSONError(ModelError):
-    """The answer bytes are not a JSON document."""
-
-    def __init__(self, headline: str, *, request_sha256: str, answer_sha256: str, detail: str) -> None:
-        self.answer_sha256 = answer_sha256
-        super().__init__(headline, request_sha256=request_sha256, detail=detail)
-
-
-class ModelAnswerInvalidError(ModelError):
-    """The answer is JSON but does not match the answer schema of the request's kind."""
-
-    def __init__(self, headline: str, *, request_sha256: str, answer_sha256: str, detail: str) -> None:
-        self.answer_sha256 = answer_sha256
-        super().__init__(headline, request_sha256=request_sha256, detail=detail)
-
-
-class RecordingMissingError(ModelError):
-    """The recorded backend has no answer for this request."""
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """What a backend returns: the answer bytes exactly as received, and how long it took."""
-
-    answer: bytes
-    duration_s: float
-    detail: str  # the command that ran, or the recorded file that answered
+_sha256 = sha256_of
 
 
 class Backend(Protocol):
@@ -177,6 +114,8 @@ class ModelReply(Generic[A]):
     answer_sha256: str
     duration_s: float
     detail: str
+    served_model: str | None = None  # the model the provider says answered
+    usage: Usage | None = None  # its tokens and cost (usd None: the model's price is unknown)
 
     @property
     def recorded(self) -> bool:
@@ -185,8 +124,9 @@ class ModelReply(Generic[A]):
     @property
     def model(self) -> str:
         """The model name to record (Baseline.model, ledger rows): never blank, and marked
-        `recorded:` when the answer was replayed."""
-        name = self.answer.model or "unknown"
+        `recorded:` when the answer was replayed. A provider's own word on which model answered
+        wins over the answer's claim about itself."""
+        name = self.served_model or self.answer.model or "unknown"
         return name if not self.recorded or name.startswith(RECORDED_PREFIX) else RECORDED_PREFIX + name
 
 
@@ -209,7 +149,13 @@ def ask(backend: Backend, request: ModelRequest) -> ModelReply[BaselineAnswer] |
     return _ask(backend, request, ResolveAnswer)
 
 
-def _ask(backend: Backend, request: ModelRequest, model: type[A]) -> ModelReply[A]:
+def ask_for(backend: Backend, request: BaseModel, model: type[A]) -> ModelReply[A]:
+    """Send any strict request (the platform worker's, verifier/model/work.py) and parse the
+    answer as `model`, the same way `ask` does for the Resolver's calls."""
+    return _ask(backend, request, model)
+
+
+def _ask(backend: Backend, request: BaseModel, model: type[A]) -> ModelReply[A]:
     try:
         return _exchange(backend, request, model)
     except ModelError as exc:
@@ -218,7 +164,7 @@ def _ask(backend: Backend, request: ModelRequest, model: type[A]) -> ModelReply[
         raise
 
 
-def _exchange(backend: Backend, request: ModelRequest, model: type[A]) -> ModelReply[A]:
+def _exchange(backend: Backend, request: BaseModel, model: type[A]) -> ModelReply[A]:
     data = request_bytes(request)
     request_sha = _sha256(data)
     exchange = backend.exchange(data)
@@ -240,7 +186,8 @@ def _exchange(backend: Backend, request: ModelRequest, model: type[A]) -> ModelR
     if backend.name == "recorded":
         answer = _mark_recorded(answer)
     return ModelReply(answer=answer, backend=backend.name, request_sha256=request_sha,
-                      answer_sha256=answer_sha, duration_s=exchange.duration_s, detail=exchange.detail)
+                      answer_sha256=answer_sha, duration_s=exchange.duration_s, detail=exchange.detail,
+                      served_model=exchange.model, usage=exchange.usage)
 
 
 # --- the command backend ------------------------------------------------------------------
@@ -300,10 +247,6 @@ def _kill_group(pgid: int) -> None:
 def _tail_text(data: bytes) -> str:
     text = data.decode("utf-8", errors="replace").strip()
     return text if text else "(empty)"
-
-
-def _shown_tail(tail: str) -> str:
-    return tail if len(tail) <= MESSAGE_TAIL else "..." + tail[-MESSAGE_TAIL:]
 
 
 @dataclass(frozen=True)
@@ -414,7 +357,7 @@ class RecordedBackend:
         return Exchange(answer=answer, duration_s=0.0, detail=str(path))
 
 
-def record_answer(folder: Path, request: ModelRequest, answer: bytes) -> Path:
+def record_answer(folder: Path, request: BaseModel, answer: bytes) -> Path:
     """Store `answer` as the recorded reply to `request` (for fixtures and the demo)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = recording_path(folder, request_bytes(request))
@@ -443,8 +386,20 @@ class RecordingBackend:
 # --- configuration ------------------------------------------------------------------------
 
 
+KEY_FIELDS = frozenset({"api_key", "apikey", "key", "token", "secret", "auth_token"})
+URL_RE = r"^https?://[^\s]{1,500}$"
+
+
 class ModelConfig(Strict):
-    """The `model` settings: which backend answers, and for a command, how it is run."""
+    """One `model` block of config.json: which backend answers, and how it is reached.
+
+    `command` and `recorded` as before; `anthropic` and `openai` name the provider's model in
+    `name`, and may point `base_url` at another endpoint (an OpenAI-compatible local server such as
+    vLLM or llama.cpp's). Their API key is never here: `api_key_env` names the environment
+    variable that holds it (default ANTHROPIC_API_KEY / OPENAI_API_KEY), or `api_key_file` a file
+    of the caller's own with mode 0600 (relative paths from the home). `prices` adds to or
+    overrides the price table (verifier/model/prices.py) by model name.
+    """
 
     backend: BackendName
     command: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
@@ -455,6 +410,29 @@ class ModelConfig(Strict):
     # beyond MINIMAL_ENV. RW_TOKEN is never passed.
     pass_env: list[Annotated[str, StringConstraints(pattern=ENV_NAME_RE)]] = Field(default_factory=list,
                                                                                    max_length=64)
+    name: Annotated[str, StringConstraints(pattern=MODEL_NAME_RE)] | None = None
+    base_url: Annotated[str, StringConstraints(pattern=URL_RE)] | None = None
+    api_key_env: Annotated[str, StringConstraints(pattern=ENV_NAME_RE)] | None = None
+    api_key_file: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
+    retries: int = Field(default=MODEL_RETRIES, ge=0, le=10)
+    backoff_s: float = Field(default=MODEL_BACKOFF_S, ge=0, le=300)
+    backoff_max_s: float = Field(default=MODEL_BACKOFF_MAX_S, ge=0, le=600)
+    max_tokens: int = Field(default=MODEL_MAX_TOKENS, gt=0, le=200_000)
+    prices: dict[Annotated[str, StringConstraints(pattern=MODEL_NAME_RE)], Price] = Field(default_factory=dict,
+                                                                                         max_length=200)
+    # A recorded backend may seal baselines only when it says so: the tests' and the demo's
+    # fixtures. A steward's baseline is a live frontier call (verifier.writes.baseline.model_backend).
+    sealed_replay: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key_here(cls, value: object) -> object:
+        # Said before any other check, and without the value: pydantic's own errors quote the input.
+        if isinstance(value, dict) and (found := sorted(KEY_FIELDS & {str(k).lower() for k in value})):
+            raise ValueError(f"a model block may not hold a credential ({', '.join(found)}): put the API key in the "
+                             "environment variable `api_key_env` names, or a 0600 file `api_key_file` names "
+                             "(docs/models.md)")
+        return value
 
     @model_validator(mode="after")
     def _complete(self) -> ModelConfig:
@@ -463,7 +441,20 @@ class ModelConfig(Strict):
             raise ValueError('backend "command" needs `command`, an argument list such as ["my-model", "--json"]')
         if self.backend == "recorded" and not self.recordings:
             raise ValueError('backend "recorded" needs `recordings`, the folder of recorded answers')
+        if self.backend in ("anthropic", "openai") and not self.name:
+            raise ValueError(f'backend "{self.backend}" needs `name`, the provider\'s model name '
+                             '(such as "claude-sonnet-4-5" or "gpt-4.1")')
+        if self.api_key_env is not None and self.api_key_file is not None:
+            raise ValueError("name either `api_key_env` or `api_key_file`, not both")
         return self
+
+    def describe(self) -> str:
+        """What answers, in a few words (for `rw model check` and errors): never a credential."""
+        if self.backend in ("anthropic", "openai"):
+            return f"{self.backend} {self.name}" + (f" at {self.base_url}" if self.base_url else "")
+        if self.backend == "recorded":
+            return f"recorded answers in {self.recordings}"
+        return f"command {' '.join(self.command)!r}"
 
 
 def _check_env_names(names: tuple[str, ...]) -> None:
@@ -475,10 +466,20 @@ def _check_env_names(names: tuple[str, ...]) -> None:
 
 
 def backend_from_config(config: ModelConfig, *, base: Path, env: Mapping[str, str] | None = None) -> Backend:
-    """The backend `config` describes; a relative `recordings` folder is taken from `base`."""
+    """The backend `config` describes; a relative `recordings` folder or key file is taken from `base`.
+    `env` replaces the caller's environment: a command's, or where a provider's key is looked up."""
     if config.backend == "recorded":
         assert config.recordings is not None
         return RecordedBackend(base / config.recordings)
+    if config.backend in ("anthropic", "openai"):
+        assert config.name is not None
+        settings = ProviderSettings(
+            provider=config.backend, model=config.name, base_url=config.base_url, timeout_s=config.timeout_s,
+            retries=config.retries, backoff_s=config.backoff_s, backoff_max_s=config.backoff_max_s,
+            max_tokens=config.max_tokens,
+            api_key_env=config.api_key_env or (None if config.api_key_file else DEFAULT_KEY_ENV[config.backend]),
+            api_key_file=base / config.api_key_file if config.api_key_file else None, prices=dict(config.prices))
+        return ProviderBackend(settings, env=env)
     return CommandBackend(tuple(config.command), timeout_s=config.timeout_s,
                           max_output_bytes=config.max_output_bytes, env=env, pass_env=tuple(config.pass_env))
 

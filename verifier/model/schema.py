@@ -88,15 +88,20 @@ class ResolveRequest(Strict):
 ModelRequest = BaselineRequest | ResolveRequest
 
 
-class _Answer(BaseModel):
+class AnswerBase(BaseModel):
+    """What every answer is: strict, closed, and free to name the model that gave it."""
+
     # strict=True: a verdict of JSON `true` or a confidence of "0.8" is refused, not coerced, so
     # the model's command must speak the contract exactly.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
     # The model's own name for itself, if its command discloses it. The character set and bound
     # let it go into a sealed Baseline as it is, even with the "recorded:" prefix.
     model: Annotated[str, StringConstraints(pattern=MODEL_NAME_RE)] | None = None
+
+
+class _Answer(AnswerBase):
+    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
 
 
 class BaselineAnswer(_Answer):
@@ -111,16 +116,16 @@ class ResolveAnswer(_Answer):
 
 
 ModelAnswer = BaselineAnswer | ResolveAnswer
-A = TypeVar("A", BaselineAnswer, ResolveAnswer)
+A = TypeVar("A", bound=AnswerBase)
 
 
-def request_bytes(request: ModelRequest) -> bytes:
+def request_bytes(request: BaseModel) -> bytes:
     """The exact bytes sent on stdin: canonical JSON, so one request has one sha256."""
     return json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
                       ensure_ascii=False).encode("utf-8")
 
 
-def request_sha256(request: ModelRequest) -> str:
+def request_sha256(request: BaseModel) -> str:
     return hashlib.sha256(request_bytes(request)).hexdigest()
 
 

@@ -19,7 +19,8 @@ from datetime import datetime
 from verifier.constants import MAX_DIAGNOSES
 from verifier.formats.base import iso
 from verifier.formats.skill import SKILL_KINDS
-from verifier.model.adapter import Backend, ModelError, backend_from_config
+from verifier.model.adapter import Backend, ModelError
+from verifier.model.roles import Role, role_backend
 from verifier.pipeline.secrets_gate import revocation_note
 from verifier.roles.answergate import Screened, all_texts, revoke_in, safe_text, screen
 from verifier.roles.loopmodel import DiagnoseAnswer, DiagnoseRequest, ask_loop
@@ -52,10 +53,9 @@ class PassReport:
     notes: list[str]
 
 
-def configured_backend(home: Home) -> Backend | None:
-    """The model backend of `settings.model`, or None: the deterministic pass runs either way."""
-    config = home.settings.model
-    return backend_from_config(config, base=home.root) if config else None
+def configured_backend(home: Home, role: Role = "diagnose") -> Backend | None:
+    """The model backend of `role` (docs/models.md), or None: the deterministic pass runs either way."""
+    return role_backend(home, role)
 
 
 def _counts_at_last_pass(home: Home) -> dict[str, dict[str, int]]:

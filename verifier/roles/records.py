@@ -93,7 +93,7 @@ class Balance(Strict):
 class ModelCall(Strict):
     """The Resolver's `resolve` call and what it proposed."""
 
-    backend: Literal["command", "recorded"]
+    backend: Literal["command", "recorded", "anthropic", "openai"]  # verifier.model.adapter.BackendName
     model: str
     request_sha256: Sha256Hex
     answer_sha256: Sha256Hex

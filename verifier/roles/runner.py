@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from verifier.agentkit.modelworker import validation_worker
 from verifier.client.http import Client
 from verifier.commons.adapter import ClaimConflict, Commons
 from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound, VerifierError
@@ -45,7 +46,6 @@ from verifier.roles.maintainer import configured_backend, due_for_maintenance, r
 from verifier.roles.planner import wake
 from verifier.roles.planning import cadence
 from verifier.roles.proposer import run_proposer
-from verifier.roles.validation import CommandWorker
 from verifier.state.project import ProjectView
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -194,11 +194,12 @@ def maintain_if_due(home: Home, now: datetime) -> str | None:
     backend = configured_backend(home)
     passed = run_pass(home, now=now, backend=backend)
     done = f"maintainer pass: {len(passed.written)} pages written"
-    if backend is None or not home.settings.validation_worker:
-        return done + "; no proposer run (needs `model` and `validation_worker` in config.json)"
+    proposer = configured_backend(home, "propose")
+    worker = validation_worker(home)
+    if proposer is None or worker is None:
+        return done + "; no proposer run (needs a `propose` model and a validation worker in config.json)"
     try:
-        decision = run_proposer(home, backend=backend, worker=CommandWorker(tuple(home.settings.validation_worker)),
-                                now=now)
+        decision = run_proposer(home, backend=proposer, worker=worker, now=now)
     except VerifierError as exc:  # a model that failed, a proposal refused: the pass still counts
         return done + f"; proposer: {exc}"
     return done + f"; proposer: {decision.kind} section {decision.outcome}"

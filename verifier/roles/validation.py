@@ -10,6 +10,8 @@ A replay makes a scratch RW_HOME, creates the project, writes each leaf, hands t
 WorkerTask carrying the candidate skill, submits what it returns through the real `submit`, and
 scores the verdicts. The worker is any callable; `CommandWorker` runs the configured command
 (`settings.validation_worker`): the task as JSON on stdin, `{"patch_base64", "trace_base64"}` on stdout.
+Without one, the platform's own worker does the leaves with the `worker` model
+(verifier/agentkit/modelworker.py, `validation_worker`).
 """
 
 from __future__ import annotations

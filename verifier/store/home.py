@@ -42,12 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from verifier.constants import LOCK_WAIT_S, WARM_POOL
 from verifier.errors import FormatError, NotFound
 from verifier.formats.base import Strict, check_slug
 from verifier.model.adapter import ModelConfig
+from verifier.model.roles import Role, RoleKey, role_config
 from verifier.store.backends import Backends, TraceBackend, trace_store
 from verifier.store.fetcher import DEFAULT_USER_AGENT
 from verifier.store.files import write_atomic
@@ -87,13 +88,15 @@ def tighten(root: Path) -> list[str]:
 class Settings(Strict):
     """config.json. `fetch: offline` skips the URL check of scout sources and records that in
     the ledger; `durable: false` skips fsync (tests and benchmarks on throwaway homes only);
-    `model` is the frontier-model backend of the baseline seal and the Resolver (docs/resolver.md)."""
+    `model` is the default frontier-model backend of every role, and `models` names one per role
+    (baseline, resolve, plan, diagnose, propose, worker, or default; docs/models.md)."""
 
     fetch: str = Field(default="online", pattern="^(online|offline)$")
     allow_private_addresses: bool = False
     durable: bool = True
     user_agent: str = DEFAULT_USER_AGENT
     model: ModelConfig | None = None
+    models: dict[RoleKey, ModelConfig] = Field(default_factory=dict)
     # The improvement loop (docs/loop.md): run the maintainer after this many accepted or rejected
     # leaves of a kind (kinds not named: 20; 0 never), and the platform-run validation worker.
     maintainer_every: dict[str, int] = Field(default_factory=dict)
@@ -272,12 +275,22 @@ class Home:
             return Settings()
         try:
             return Settings.model_validate(json.loads(path.read_bytes()))
+        except ValidationError as exc:
+            # Said without the input values: a credential written into the file by mistake must
+            # not reach a terminal or a log through the error that refuses it.
+            problems = "; ".join(f"{'.'.join(str(part) for part in error['loc']) or '(file)'}: {error['msg']}"
+                                 for error in exc.errors(include_input=False, include_url=False))
+            raise FormatError(f"bad settings: {problems}", str(path)) from None
         except ValueError as exc:
             raise FormatError(f"bad settings: {exc}", str(path)) from exc
 
     def save_settings(self, settings: Settings) -> None:
         write_atomic(self.layout.config, settings.model_dump_json(indent=2).encode(), mode=PRIVATE_FILE_MODE)
         self.settings = settings
+
+    def model_config(self, role: Role) -> ModelConfig | None:
+        """The model block that answers `role` (verifier/model/roles.py); None: none is configured."""
+        return role_config(self.settings.models, self.settings.model, role)
 
     def repo_path(self, slug: str) -> Path:
         return self.layout.repo(slug)

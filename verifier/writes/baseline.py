@@ -46,6 +46,7 @@ from verifier.formats.entries import ResolveEntry
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.project import HypothesisId
 from verifier.model.adapter import Backend, ModelError, ModelReply, ask, backend_from_config
+from verifier.model.roles import Role
 from verifier.model.schema import BaselineAnswer, BaselineRequest, request_sha256
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.secrets_gate import revoke_found_tokens
@@ -178,13 +179,22 @@ def public_key_of(home: Home) -> bytes:
         raise BaselineError(f"{exc}; create the Resolver's key pair with `rw resolver keys`") from exc
 
 
-def model_backend(home: Home) -> Backend:
-    """The frontier-model backend configured in $RW_HOME/config.json (`model`)."""
-    if home.settings.model is None:
-        raise BaselineError(f"no model is configured: add a `model` block to {home.layout.config}, e.g. "
-                            '{"model": {"backend": "command", "command": ["my-model", "--json"]}} '
-                            "(docs/resolver.md)")
-    return backend_from_config(home.settings.model, base=home.root)
+def model_backend(home: Home, role: Role = "baseline") -> Backend:
+    """The frontier-model backend configured in $RW_HOME/config.json for `role` (docs/models.md).
+
+    The baseline is meant to be a live frontier call (design §3.5.1): a `recorded` backend seals
+    only when its block says `"sealed_replay": true` (the tests' and demo's fixtures), and every
+    such baseline's model name says `recorded:` wherever it is shown."""
+    config = home.model_config(role)
+    if config is None:
+        raise BaselineError(f"no model is configured for {role}: add a `model` block (or `models.{role}`) to "
+                            f'{home.layout.config}, e.g. {{"model": {{"backend": "anthropic", "name": '
+                            '"claude-sonnet-4-5"}} (docs/models.md)')
+    if role == "baseline" and config.backend == "recorded" and not config.sealed_replay:
+        raise BaselineError(f"the baseline model of {home.layout.config} is a recorded backend: a baseline must be "
+                            "a live frontier call; configure `models.baseline` with a provider or a command, or "
+                            'mark a test or demo fixture `"sealed_replay": true` (docs/models.md)')
+    return backend_from_config(config, base=home.root)
 
 
 def screened_model(home: Home, reply: ModelReply[BaselineAnswer], now: datetime) -> str:
