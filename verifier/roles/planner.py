@@ -9,7 +9,8 @@ the plan targets (ready: criterion, measure, a check date ahead) is made active 
 contribution commit (design §3.5: it becomes active when a plan targets it); a held plan's
 targets become active when a person approves it (writes.holds). Only then are the
 leaves posted as Commons tasks (the contract as the body, idempotent per leaf) and the steward
-asked about loose hypotheses (idempotent per hypothesis revision: once, not every wake), and the
+asked about loose hypotheses, on the plan's thread and in the steward's inbox (idempotent per hypothesis
+revision: once, not every wake), and the
 baseline of any hypothesis now active without one is sealed (`writes.followups`), or the reason
 it could not be is recorded.
 
@@ -41,6 +42,7 @@ from verifier.formats.document import parse_plan
 from verifier.formats.entries import PlanEntry
 from verifier.formats.leaf import LeafContract
 from verifier.formats.yamlout import dump_yaml
+from verifier.messages.steward import Stewards, date_question_messages, stewards_of
 from verifier.model.adapter import Backend
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
@@ -50,7 +52,7 @@ from verifier.roles.planjudge import judge
 from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
 from verifier.roles.planstate import WAITING_MARK, held_plan_path, read_state, waiting_digest
 from verifier.scoring.use import ScoreBook
-from verifier.state.layout import leaf_path, plan_path
+from verifier.state.layout import PROJECT_FILE, leaf_path, plan_path
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
 from verifier.writes.followups import seal_after_landing
@@ -136,7 +138,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
             continue
         posted = post_tasks(commons, slug, [*read.open_leaves.values(), *result.postable()], now,
                             repo.view(landed.tip).read)
-        posted += post_questions(commons, slug, result, now)
+        posted += post_questions(commons, slug, result, now,
+                                 stewards_of(repo.view(landed.tip).read(PROJECT_FILE)))
         try:
             sealed, note = seal_after_landing(home, slug, now=now)
         except VerifierError as exc:  # the plan has landed: sealing later never undoes it
@@ -276,9 +279,13 @@ def post_tasks(commons: Commons, slug: str, contracts: list[LeafContract], now: 
     return commons.post(messages, now=now)
 
 
-def post_questions(commons: Commons, slug: str, wake_plan: WakePlan, now: datetime) -> int:
-    """The activation gate's question to the steward, on the plan's thread, once per revision."""
-    messages = [OutgoingMessage(
+def post_questions(commons: Commons, slug: str, wake_plan: WakePlan, now: datetime,
+                   who: Stewards | None = None) -> int:
+    """The activation gate's question to the steward, on the plan's thread and in the steward's
+    inbox (`who`), once per revision."""
+    inbox = [m for q in wake_plan.questions for m in date_question_messages(
+        slug, q.hypothesis_id, q.revision, q.body, wake_plan.plan_id, who or Stewards())]
+    messages = inbox + [OutgoingMessage(
         question_key(slug, q.hypothesis_id, q.revision), "question", q.body, slug, wake_plan.plan_id, None,
         sender=PLANNER, data={"hypothesis_id": q.hypothesis_id, "revision": q.revision, "plan_id": wake_plan.plan_id},
     ) for q in wake_plan.questions]
