@@ -95,3 +95,21 @@ def get_json(url: str, *, cookie: str | None = None) -> tuple[int, dict[str, obj
             return reply.status, json.loads(reply.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read() or b"{}")
+
+
+def error_code(answer: dict[str, object]) -> str | None:
+    """The `error.code` of a service's answer, if it is a refusal."""
+    error = answer.get("error")
+    return str(error.get("code")) if isinstance(error, dict) else None
+
+
+def newest_revertable(page: dict[str, object], slug: str) -> str:
+    """The commit of the newest contribution the "needs you" page offers to revert in `slug`."""
+    projects = page.get("projects")
+    assert isinstance(projects, list)
+    for project in projects:
+        if isinstance(project, dict) and project.get("slug") == slug:
+            offered = project.get("revertable")
+            assert isinstance(offered, list) and offered and isinstance(offered[0], dict)
+            return str(offered[0]["commit"])
+    raise AssertionError(f"{slug} is not on the page")

@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 
 from tests.support import service_harness
 from tests.support.browser import chromium
-from tests.support.people import evil_site, get_json, post, result_text, session_cookie, sign_in, wait_for
+from tests.support.people import error_code, evil_site, get_json, post, result_text, session_cookie, sign_in, wait_for
 from tests.support.ui import UiProject, ui_project
 from tests.support.world import NOW, SLUG, World
 from verifier.formats.ledger import LedgerRow
@@ -129,7 +129,7 @@ def test_sign_out_ends_the_session_on_the_server(served: tuple[UiProject, servic
         driver.get(server.url + "/needs-you.html")
         assert driver.current_url.endswith("/sign-in.html")
     status, answer = get_json(server.url + "/needs-you.json", cookie=old)  # the old cookie, replayed
-    assert status == 401 and answer["error"]["code"] == "no_session"  # type: ignore[index]
+    assert status == 401 and error_code(answer) == "no_session"
 
 
 def test_a_revoked_token_ends_its_session(served: tuple[UiProject, service_harness.Server], tmp_path: Path) -> None:
