@@ -96,3 +96,17 @@ def test_a_decision_without_origin_csrf_or_a_good_body_changes_nothing(
     assert got >= 400 and error_code(answer), answer  # the write's own refusal, with its code
     assert world.tip() == tip
     assert project.held_link in [h.object_id for h in ProjectView(world.repo.view(tip)).held]
+
+
+def test_the_session_cookie_is_secure_when_the_page_is_served_over_tls(
+        served: tuple[UiProject, service_harness.Server]) -> None:
+    project, server = served
+    tls_origin = server.url.replace("http://", "https://")  # a proxy in front ends TLS; the page is https
+    for origin, secure in ((server.url, False), (tls_origin, True)):
+        request = urllib.request.Request(server.url + "/ui/session",
+                                         data=json.dumps({"token": project.scenario.steward_token}).encode(),
+                                         headers={"content-type": "application/json", "origin": origin},
+                                         method="POST")
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            flags = [part.strip() for part in reply.headers["set-cookie"].split(";")]
+        assert ("Secure" in flags) is secure and "HttpOnly" in flags and "SameSite=strict" in flags, flags

@@ -114,7 +114,9 @@ async def _body(request: Request, svc: Service) -> dict[str, object]:
 
 
 def _secure(request: Request) -> bool:
-    return request.url.scheme == "https"
+    """Served over TLS: to us directly, or to the browser through a proxy that ends TLS (the page's
+    own origin, which `_same_origin` has checked names this service, is https)."""
+    return request.url.scheme == "https" or (request.headers.get("origin") or "").startswith("https://")
 
 
 def _clear(response: Response, request: Request) -> Response:
