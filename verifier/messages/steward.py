@@ -29,6 +29,7 @@ from verifier.errors import FormatError
 from verifier.formats.base import HANDLE_RE
 from verifier.formats.frontmatter import load_front_matter
 from verifier.formats.ledger import LedgerRow
+from verifier.state.layout import PROJECT_FILE, hypothesis_path
 
 _HANDLE = re.compile(HANDLE_RE)
 _REVOKED = re.compile(r"revoked the bearer token of: ([a-z0-9_.,\s-]+)")
@@ -61,7 +62,7 @@ def stewards_of(project_md: bytes | None) -> Stewards:
     if project_md is None:
         return Stewards()
     try:
-        front, _body = load_front_matter(project_md, "PROJECT.md")
+        front, _body = load_front_matter(project_md, PROJECT_FILE)
     except FormatError:
         return Stewards()
     if not isinstance(front, dict):
@@ -121,7 +122,7 @@ def date_question_messages(slug: str, hypothesis_id: str, revision: int, questio
                            who: Stewards) -> list[OutgoingMessage]:
     """The Planner's activation gate asks about a hypothesis (on the plan's thread): the steward's
     inbox gets the question too, with what to do next."""
-    body = (f"The Planner asks you about {slug}: {question[:1500]} Next: edit hypotheses/{hypothesis_id}.md to "
+    body = (f"The Planner asks you about {slug}: {question[:1500]} Next: edit {hypothesis_path(hypothesis_id)} to "
             "give it resolution.criterion, resolution.measure and a resolution.check_date after today (a person's "
             "edit: `rw submit` or a push to refs/for/main); the Planner targets it on its next wake.")
     data: dict[str, object] = {"hypothesis_id": hypothesis_id, "revision": revision, "plan_id": plan_id}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier.checks.hypotheses import loose_problem
+from verifier.state.layout import hypothesis_path
 from verifier.ui import pages
 from verifier.ui.readmodel import ProjectReader
 
@@ -36,7 +37,7 @@ def _awaiting_date(reader: ProjectReader) -> list[dict[str, Any]]:
         problem = loose_problem(reader.view, hypothesis.hypothesis_id)
         if problem is not None:
             out.append({"hypothesis_id": hypothesis.hypothesis_id, "revision": hypothesis.revision,
-                        "why": problem.message, "path": f"hypotheses/{hypothesis.hypothesis_id}.md"})
+                        "why": problem.message, "path": hypothesis_path(hypothesis.hypothesis_id)})
     return out
 
 
