@@ -147,3 +147,18 @@ def test_a_revoked_token_ends_its_session(served: tuple[UiProject, service_harne
                                                            "reason": "after revocation"},
                            cookie=str(cookie["value"]), csrf="x" * 64, origin=server.url)
     assert status == 401 and project.held_link in held_ids(project.world)
+
+
+def test_a_refused_decision_is_shown_on_the_page_and_changes_nothing(
+        served: tuple[UiProject, service_harness.Server], tmp_path: Path) -> None:
+    project, server = served
+    world = project.world
+    tip = world.tip()
+    with chromium(tmp_path / "profile") as driver:
+        sign_in(driver, server.url, project.scenario.steward_token)
+        held = driver.find_element(By.ID, f"held-{project.held_link}")
+        held.find_element(By.CSS_SELECTOR, 'button[data-action="approve"]').click()  # no reason given
+        shown = result_text(driver, "act-result")
+        assert shown.startswith("Refused (409 unreadable)") and "needs a reason" in shown, shown
+        assert "refused" in (driver.find_element(By.ID, "act-result").get_attribute("class") or "")
+    assert world.tip() == tip and project.held_link in held_ids(world)

@@ -42,8 +42,12 @@ def _awaiting_date(reader: ProjectReader) -> list[dict[str, Any]]:
 
 
 def _revertable(reader: ProjectReader) -> list[dict[str, Any]]:
+    """The newest accepted contributions not reverted yet (a revert row names its target first)."""
+    reverted = {row.description.split(" ", 2)[1].rstrip(":") for row in reader.rows
+                if row.action == "revert" and row.description.startswith("reverted ")}
     rows = [row for row in reversed(reader.rows)
-            if row.action in REVERTABLE_ACTIONS and row.outcome == "accepted" and row.commit]
+            if row.action in REVERTABLE_ACTIONS and row.outcome == "accepted" and row.commit
+            and row.commit not in reverted]
     return [{"seq": row.seq, "commit": row.commit, "leaf_id": row.leaf_id, "kind": row.kind, "actor": row.actor,
              "description": row.description[:300]} for row in rows[:REVERTABLE_SHOWN]]
 
