@@ -5,16 +5,22 @@ Planner or the history check again sends none twice."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.edits import edit
 from tests.support.hostile import assert_refused_cleanly, traced_submission
 from tests.support.inbox import needs_you
 from tests.support.lifecycle import rw
 from tests.support.resolution import build, resolve
+from tests.support.service_harness import distinct_findings, live_leaf
 from tests.support.simulator import ProjectSimulator
 from tests.support.ui import ui_project
 from tests.support.world import NOW, SLUG, World
+from verifier.errors import HistoryBrokenError
 from verifier.messages.outbox import deliver
 from verifier.messages.steward import Stewards, history_messages, stewards_of
+from verifier.service.config import ServiceConfig
+from verifier.service.core import Service
 
 STEWARD = "ericxtang"  # fixtures/demo-project/PROJECT.md
 
@@ -90,3 +96,20 @@ def test_maintainers_are_read_defensively_and_told_of_a_broken_history() -> None
     assert stewards_of(b"---\nproject: p-1\nsteward: stew\n---\n") == Stewards("stew", ())
     assert stewards_of(b"not front matter") == Stewards()
     assert stewards_of(b"---\nproject: p-1\nmaintainers: mae\n---\n") == Stewards(None, ())
+
+
+def test_a_submission_refused_on_a_broken_history_tells_the_steward_while_the_service_runs(world: World) -> None:
+    live_leaf(world.home, "extract-9")
+    submission = world.creation("extract-9", distinct_findings(world.agent, "extract-9", 0))
+    ProjectSimulator(world.home, SLUG).foreign_commit({"notes.md": b"hello\n"})
+    service = Service(ServiceConfig(home=world.home.root))
+    try:
+        actor = world.home.identities.authenticate(world.agent.token)
+        for _ in range(2):
+            with pytest.raises(HistoryBrokenError):
+                service.submit(actor, world.agent.token, SLUG, "extract-9", submission.bundle, submission.patch,
+                               None)
+    finally:
+        service.db.close()
+    ((body, _data),) = needs_you(world.home, STEWARD, "history_broken")
+    assert f"rw repair {SLUG}" in body

@@ -15,7 +15,8 @@ between posting and that transaction re-posts the same keys, which Commons keeps
 Besides the return triggers (to agents and operators), each row may tell the project's steward
 what waits for them (`steward`: a held object, a verdict proposal, a revoked leaked token), and a
 project whose history broke tells its steward and maintainers once (`history_alarm`, run before
-each catch-up of `catch_up_checked`: at service start-up and after every `rw` command).
+each catch-up of `catch_up_checked`: at service start-up and after every `rw` command; and when the
+service refuses a submission for it).
 
 A project seen for the first time is read silently: its history fills the memory, nobody is
 messaged about the past.
