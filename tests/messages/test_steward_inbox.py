@@ -5,10 +5,13 @@ Planner or the history check again sends none twice."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.edits import edit
 from tests.support.hostile import assert_refused_cleanly, traced_submission
+from tests.support.hostile_model import hostile_backend
 from tests.support.inbox import needs_you
 from tests.support.lifecycle import rw
 from tests.support.resolution import build, resolve
@@ -19,6 +22,7 @@ from tests.support.world import NOW, SLUG, World
 from verifier.errors import HistoryBrokenError
 from verifier.messages.outbox import deliver
 from verifier.messages.steward import Stewards, history_messages, stewards_of
+from verifier.roles.planner import local_commons, wake
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service
 
@@ -113,3 +117,14 @@ def test_a_submission_refused_on_a_broken_history_tells_the_steward_while_the_se
         service.db.close()
     ((body, _data),) = needs_you(world.home, STEWARD, "history_broken")
     assert f"rw repair {SLUG}" in body
+
+
+def test_a_token_in_a_model_answer_to_the_planner_is_revoked_and_the_steward_told_once(
+        world: World, tmp_path: Path) -> None:
+    victim = world.home.identities.add("agent-v", "op-v", "agent", NOW)
+    commons = local_commons(world.home)
+    answer = {"goal": f"Goal: use {victim}"}
+    wake(world.home, SLUG, NOW, commons=commons, force=True, model=hostile_backend(tmp_path / "model", answer))
+    deliver(world.home, now=NOW)
+    ((body, data),) = needs_you(world.home, STEWARD, "revoked")
+    assert data["revoked"] == ["agent-v"] and "the Planner" in body and victim not in body

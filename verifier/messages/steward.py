@@ -104,18 +104,28 @@ def verdict_messages(slug: str, row: LedgerRow, who: Stewards) -> list[OutgoingM
                      "verdict") for to in who.for_steward()]
 
 
+def revocation_messages(slug: str, key: str, handles: list[str], where: str, leaf_id: str | None,
+                        who: Stewards, data: dict[str, object]) -> list[OutgoingMessage]:
+    """Bearer tokens found where they must not be were revoked: the steward hears whose, and what next."""
+    if not handles:
+        return []
+    body = (f"A leaked bearer token was revoked in {slug}: the token of {', '.join(handles)} appeared in {where}. "
+            "Nothing of it was kept. Next: give the owner a new token (`rw agent add HANDLE --operator OP` again "
+            "reissues it) and ask how it leaked.")
+    return [_message(key, body, slug, leaf_id, to, {**data, "revoked": handles}, "revoked")
+            for to in who.for_steward()]
+
+
 def revoked_messages(slug: str, row: LedgerRow, who: Stewards) -> list[OutgoingMessage]:
-    """A bearer token found in a refused submission was revoked: the steward hears whose, and what next."""
+    """A bearer token found in a refused submission (or a model's answer) was revoked."""
     match = _REVOKED.search(row.description) if row.reason_code in SECRET_CODES else None
     if match is None:
         return []
     handles = [handle.strip() for handle in match.group(1).split(",") if handle.strip()]
-    body = (f"A leaked bearer token was revoked in {slug}: the token of {', '.join(handles)} appeared in a "
-            f"refused {row.reason_code.removeprefix('secret_in_') if row.reason_code else 'submission'} "
-            f"(ledger row {row.seq}, from {row.actor}). Nothing of it was kept. Next: give the owner a new token "
-            "(`rw agent add HANDLE --operator OP` again reissues it) and ask how it leaked.")
-    return [_message(f"{slug}:{row.seq}:revoked", body, slug, row.leaf_id, to,
-                     {"seq": row.seq, "revoked": handles}, "revoked") for to in who.for_steward()]
+    what = (row.reason_code or "secret_in_submission").removeprefix("secret_in_")
+    return revocation_messages(slug, f"{slug}:{row.seq}:revoked", handles,
+                               f"a refused {what} (ledger row {row.seq}, from {row.actor})", row.leaf_id, who,
+                               {"seq": row.seq})
 
 
 def date_question_messages(slug: str, hypothesis_id: str, revision: int, question: str, plan_id: str | None,

@@ -42,7 +42,7 @@ from verifier.formats.document import parse_plan
 from verifier.formats.entries import PlanEntry
 from verifier.formats.leaf import LeafContract
 from verifier.formats.yamlout import dump_yaml
-from verifier.messages.steward import Stewards, date_question_messages, stewards_of
+from verifier.messages.steward import Stewards, date_question_messages, revocation_messages, stewards_of
 from verifier.model.adapter import Backend
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
@@ -128,7 +128,7 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
         result = judge(read.state, now, model) if model is not None and not warm_only else \
             plan(read.state, now, warm_only=warm_only)
         result, revoked = _revoke_stopped(home, result, now)
-        tell_revoked(commons, slug, result.plan_id, revoked, now)
+        tell_revoked(commons, slug, result.plan_id, revoked, now, stewards_of(repo.view(tip).read(PROJECT_FILE)))
         if result.empty:
             return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now,
                                                              repo.view(tip).read))
@@ -161,13 +161,17 @@ def _revoke_stopped(home: Home, wake_plan: WakePlan, now: datetime) -> tuple[Wak
     return replace(wake_plan, decisions=decisions, stopped=()), revoked
 
 
-def tell_revoked(commons: Commons, slug: str, plan_id: str, handles: list[str], now: datetime) -> int:
-    """Tell each owner that their token, found in a model's answer, was revoked (as for traces)."""
+def tell_revoked(commons: Commons, slug: str, plan_id: str, handles: list[str], now: datetime,
+                 who: Stewards | None = None) -> int:
+    """Tell each owner that their token, found in a model's answer, was revoked (as for traces), and
+    the steward (`who`) whose tokens they were."""
+    inbox = revocation_messages(slug, f"{slug}:planner:revoked:{plan_id}", handles,
+                                "a model's answer to the Planner", plan_id, who or Stewards(), {"plan_id": plan_id})
     body = (f"Your bearer token appeared in a model's answer to {slug}'s Planner and was revoked at once; it no "
             "longer authenticates. Ask the project's operator for a new token.")
-    return commons.post([OutgoingMessage(f"{slug}:planner:revoked:{plan_id}:{handle}", "secret", body, slug, plan_id,
-                                         handle, sender=PLANNER, data={"plan_id": plan_id}) for handle in handles],
-                        now=now)
+    return commons.post([*inbox, *(OutgoingMessage(f"{slug}:planner:revoked:{plan_id}:{handle}", "secret", body, slug,
+                                                   plan_id, handle, sender=PLANNER, data={"plan_id": plan_id})
+                                   for handle in handles)], now=now)
 
 
 # Markdown's inline markup (code, emphasis, links, HTML, entities, tables, strikethrough) and the
