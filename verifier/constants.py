@@ -35,6 +35,8 @@ MAX_TRACE_EVENTS: Final = 200_000
 MAX_TOOL_EVENT_CHARS: Final = 2 * MIB
 # A JSON request body (a claim, a thread post): these bodies are a few hundred bytes.
 MAX_JSON_BODY_BYTES: Final = 64 * KIB
+# A person's UI session (docs/ui.md): a working day; past it they sign in again with their token.
+UI_SESSION_TTL: Final = timedelta(hours=12)
 # A message or question on a leaf's thread: a paragraph, not a document.
 MAX_MESSAGE_CHARS: Final = 4000
 # git over HTTP: negotiation lines ("want"/"have") are generous for any project at 16 MB...

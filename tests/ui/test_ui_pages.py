@@ -145,6 +145,8 @@ def test_rw_ui_build_writes_the_static_site(project: UiProject, tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert (out / "index.html").is_file() and (out / "static" / "ui.css").is_file()
     assert (out / P / "hypotheses" / "H1.html").read_bytes() == site(project)[P + "hypotheses/H1.html"]
+    # Signing in and deciding are the service's alone: a static site has neither page.
+    assert not list(out.rglob("sign-in*")) and not list(out.rglob("needs-you*"))
     missing = CliRunner().invoke(cli, ["ui", "build", "no-such", "--out", str(out)], env=env)
     assert missing.exit_code == 2 and "no-such" in missing.output
 

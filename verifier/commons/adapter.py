@@ -30,7 +30,7 @@ from verifier.store.identities import Actor
 
 MessageKind = Literal[
     "outcome", "first_minute", "finding_linked", "use_score", "hypothesis_moved", "new_leaf", "secret",
-    "question", "task", "reverted",
+    "question", "task", "reverted", "needs_you",
 ]
 
 

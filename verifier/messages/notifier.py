@@ -12,6 +12,12 @@ messages carry keys derived from the row, and the cursor and what the notifier r
 (authors, links, firsts, acceptance counts) move in one SQLite transaction after posting. A crash
 between posting and that transaction re-posts the same keys, which Commons keeps once.
 
+Besides the return triggers (to agents and operators), each row may tell the project's steward
+what waits for them (`steward`: a held object, a verdict proposal, a revoked leaked token), and a
+project whose history broke tells its steward and maintainers once (`history_alarm`, run before
+each catch-up of `catch_up_checked`: at service start-up and after every `rw` command; and when the
+service refuses a submission for it).
+
 A project seen for the first time is read silently: its history fills the memory, nobody is
 messaged about the past.
 """
@@ -30,12 +36,13 @@ import pygit2
 
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.db import CommonsDB
-from verifier.errors import FormatError
+from verifier.errors import FormatError, HistoryBrokenError
 from verifier.formats.hypothesis import parse_hypothesis
 from verifier.formats.leaf import LeafContract
 from verifier.formats.ledger import LedgerRow, parse_ledger_subject
 from verifier.formats.link import parse_link
-from verifier.messages import triggers
+from verifier.messages import steward, triggers
+from verifier.messages.steward import Stewards, stewards_of
 from verifier.messages.triggers import (
     HypothesisMove,
     LinkFacts,
@@ -46,11 +53,13 @@ from verifier.messages.triggers import (
     operator_copies,
 )
 from verifier.pipeline.digest import Digest
+from verifier.pipeline.writer import ProjectWriter
 from verifier.state.layout import (
     FINDINGS_DIR,
     HYPOTHESES_DIR,
     LEAVES_DIR,
     LINKS_DIR,
+    PROJECT_FILE,
     RESOLUTION_SCORES,
     SOURCES_DIR,
     USE_SHARD_ROOT,
@@ -223,7 +232,29 @@ class Notifier:
                     return posted
 
     def catch_up_all(self, *, now: datetime) -> int:
-        return sum(self.catch_up(slug, now=now) for slug in self.home.projects())
+        return sum(self.catch_up_checked(slug, now=now) for slug in self.home.projects())
+
+    def catch_up_checked(self, slug: str, *, now: datetime) -> int:
+        """The history check, then the catch-up: a project that refuses writes tells its steward and
+        maintainers (once per break) and is not caught up, since its rows past the anchor are not
+        the verifier's."""
+        alarm = self.history_alarm(slug, now=now)
+        return alarm if alarm is not None else self.catch_up(slug, now=now)
+
+    def history_alarm(self, slug: str, *, now: datetime) -> int | None:
+        """None when the project's history holds; else how many messages were new (0: told before).
+        Who is told comes from PROJECT.md at the anchor, the last state the verifier vouches for, so
+        a foreign commit cannot name its own steward."""
+        try:
+            ProjectWriter.refuse_if_broken(self.home, slug)
+        except HistoryBrokenError as exc:
+            repo = self.home.project(slug)
+            anchor = self.home.read_anchor(slug)
+            trusted = anchor.commit if anchor is not None and repo.has_object(anchor.commit) else repo.tip()
+            who = _stewards(repo, trusted) if trusted is not None else Stewards()
+            messages = steward.history_messages(slug, str(exc), who)
+            return self.commons.post(messages, now=now) if messages else 0
+        return None
 
     # one pass -----------------------------------------------------------------------------------
 
@@ -249,6 +280,7 @@ class Notifier:
             facts = _facts(repo, slug, row, before, after, self.leaf)
             if not silent:
                 messages += self._messages(facts, memory, now)
+                messages += steward.row_messages(slug, row, _stewards(repo, after or tip))
             _remember(facts, memory)
         last = rows[-1].seq
         end_tip = landings.get(last, (None, tip))[1] or tip
@@ -407,6 +439,11 @@ def _blob(repo: ProjectRepo, blob_id: str | None) -> bytes | None:
 
 def _file_blob(repo: ProjectRepo, commit: str | None, path: str) -> str | None:
     return repo.view(commit).blob_id(path) if commit is not None else None
+
+
+def _stewards(repo: ProjectRepo, commit: str) -> Stewards:
+    """Who answers for the project as of the landing: the steward and maintainers in its PROJECT.md."""
+    return stewards_of(repo.view(commit).read(PROJECT_FILE))
 
 
 def _leaf(repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:

@@ -4,7 +4,8 @@ Every landing writes its ledger row; the notifier turns rows into Commons messag
 (a cursor per project, idempotent keys, one flock per project). The service drains it after each
 of its landings; this module drains it everywhere else: after every `rw` command that used a home
 (a local `rw submit`, a hold decision, a revert, `rw resolve`, ...) and at service start-up
-(recovery). So a message caused by a command-line landing is in Commons when the command returns,
+(recovery). A project whose history broke is not caught up; its steward and maintainers are told
+once (`Notifier.history_alarm`). So a message caused by a command-line landing is in Commons when the command returns,
 with no service running, and the service that starts later posts nothing twice.
 
 Messages to an agent are also addressed to its operator (design §9.1, §11: "operator notified"):
@@ -34,7 +35,7 @@ def deliver(home: Home, *, now: datetime, slugs: Iterable[str] | None = None) ->
     db = commons_database(home)
     try:
         notifier = Notifier(home, LocalCommons(db, home.identities), db, digest)
-        return sum(notifier.catch_up(slug, now=now) for slug in projects)
+        return sum(notifier.catch_up_checked(slug, now=now) for slug in projects)
     finally:
         db.close()
 

@@ -9,7 +9,8 @@ the plan targets (ready: criterion, measure, a check date ahead) is made active 
 contribution commit (design §3.5: it becomes active when a plan targets it); a held plan's
 targets become active when a person approves it (writes.holds). Only then are the
 leaves posted as Commons tasks (the contract as the body, idempotent per leaf) and the steward
-asked about loose hypotheses (idempotent per hypothesis revision: once, not every wake), and the
+asked about loose hypotheses, on the plan's thread and in the steward's inbox (idempotent per hypothesis
+revision: once, not every wake), and the
 baseline of any hypothesis now active without one is sealed (`writes.followups`), or the reason
 it could not be is recorded.
 
@@ -41,6 +42,7 @@ from verifier.formats.document import parse_plan
 from verifier.formats.entries import PlanEntry
 from verifier.formats.leaf import LeafContract
 from verifier.formats.yamlout import dump_yaml
+from verifier.messages.steward import Stewards, date_question_messages, revocation_messages, stewards_of
 from verifier.model.adapter import Backend
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
@@ -50,7 +52,7 @@ from verifier.roles.planjudge import judge
 from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
 from verifier.roles.planstate import WAITING_MARK, held_plan_path, read_state, waiting_digest
 from verifier.scoring.use import ScoreBook
-from verifier.state.layout import leaf_path, plan_path
+from verifier.state.layout import PROJECT_FILE, leaf_path, plan_path
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
 from verifier.writes.followups import seal_after_landing
@@ -126,7 +128,7 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
         result = judge(read.state, now, model) if model is not None and not warm_only else \
             plan(read.state, now, warm_only=warm_only)
         result, revoked = _revoke_stopped(home, result, now)
-        tell_revoked(commons, slug, result.plan_id, revoked, now)
+        tell_revoked(commons, slug, result.plan_id, revoked, now, stewards_of(repo.view(tip).read(PROJECT_FILE)))
         if result.empty:
             return WakeResult(slug, result, None, post_tasks(commons, slug, list(read.open_leaves.values()), now,
                                                              repo.view(tip).read))
@@ -136,7 +138,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
             continue
         posted = post_tasks(commons, slug, [*read.open_leaves.values(), *result.postable()], now,
                             repo.view(landed.tip).read)
-        posted += post_questions(commons, slug, result, now)
+        posted += post_questions(commons, slug, result, now,
+                                 stewards_of(repo.view(landed.tip).read(PROJECT_FILE)))
         try:
             sealed, note = seal_after_landing(home, slug, now=now)
         except VerifierError as exc:  # the plan has landed: sealing later never undoes it
@@ -158,13 +161,17 @@ def _revoke_stopped(home: Home, wake_plan: WakePlan, now: datetime) -> tuple[Wak
     return replace(wake_plan, decisions=decisions, stopped=()), revoked
 
 
-def tell_revoked(commons: Commons, slug: str, plan_id: str, handles: list[str], now: datetime) -> int:
-    """Tell each owner that their token, found in a model's answer, was revoked (as for traces)."""
+def tell_revoked(commons: Commons, slug: str, plan_id: str, handles: list[str], now: datetime,
+                 who: Stewards | None = None) -> int:
+    """Tell each owner that their token, found in a model's answer, was revoked (as for traces), and
+    the steward (`who`) whose tokens they were."""
+    inbox = revocation_messages(slug, f"{slug}:planner:revoked:{plan_id}", handles,
+                                "a model's answer to the Planner", plan_id, who or Stewards(), {"plan_id": plan_id})
     body = (f"Your bearer token appeared in a model's answer to {slug}'s Planner and was revoked at once; it no "
             "longer authenticates. Ask the project's operator for a new token.")
-    return commons.post([OutgoingMessage(f"{slug}:planner:revoked:{plan_id}:{handle}", "secret", body, slug, plan_id,
-                                         handle, sender=PLANNER, data={"plan_id": plan_id}) for handle in handles],
-                        now=now)
+    return commons.post([*inbox, *(OutgoingMessage(f"{slug}:planner:revoked:{plan_id}:{handle}", "secret", body, slug,
+                                                   plan_id, handle, sender=PLANNER, data={"plan_id": plan_id})
+                                   for handle in handles)], now=now)
 
 
 # Markdown's inline markup (code, emphasis, links, HTML, entities, tables, strikethrough) and the
@@ -276,9 +283,13 @@ def post_tasks(commons: Commons, slug: str, contracts: list[LeafContract], now: 
     return commons.post(messages, now=now)
 
 
-def post_questions(commons: Commons, slug: str, wake_plan: WakePlan, now: datetime) -> int:
-    """The activation gate's question to the steward, on the plan's thread, once per revision."""
-    messages = [OutgoingMessage(
+def post_questions(commons: Commons, slug: str, wake_plan: WakePlan, now: datetime,
+                   who: Stewards | None = None) -> int:
+    """The activation gate's question to the steward, on the plan's thread and in the steward's
+    inbox (`who`), once per revision."""
+    inbox = [m for q in wake_plan.questions for m in date_question_messages(
+        slug, q.hypothesis_id, q.revision, q.body, wake_plan.plan_id, who or Stewards())]
+    messages = inbox + [OutgoingMessage(
         question_key(slug, q.hypothesis_id, q.revision), "question", q.body, slug, wake_plan.plan_id, None,
         sender=PLANNER, data={"hypothesis_id": q.hypothesis_id, "revision": q.revision, "plan_id": wake_plan.plan_id},
     ) for q in wake_plan.questions]

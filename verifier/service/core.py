@@ -282,7 +282,11 @@ class Service:
             raise ApiError(409, "leaf_claimed", f"leaf {leaf_id} is claimed by {claim.agent} until "
                                                 f"{iso(claim.expires_at)}",
                            detail={"claimed_by": claim.agent, "until": iso(claim.expires_at)})
-        writable(self.home, slug)
+        try:
+            writable(self.home, slug)
+        except HistoryBrokenError:
+            self._history_alarm(slug)
+            raise
         digest_hex = bundle_digest(files)
         anchor = self.home.read_anchor(slug)
         started = self.journal.begin(
@@ -310,6 +314,8 @@ class Service:
                                 state="interrupted" if isinstance(exc, RetryableError) else "failed")
             if isinstance(exc, NotFound):
                 raise NotFound(str(exc), code="no_project") from exc
+            if isinstance(exc, HistoryBrokenError):
+                self._history_alarm(slug)
             raise
         body = verdict.to_json()
         self.journal.finish(record.id, dict(body), now=clock())
@@ -347,6 +353,13 @@ class Service:
         status = 200 if _status_of(record.verdict) == 201 else _status_of(record.verdict)  # 200: nothing new
         return Answer(status, {"submission_id": record.id, "verdict": record.verdict},
                       {"location": f"/submissions/{record.id}", "idempotent-replayed": "true", **self._ran_here()})
+
+    def _history_alarm(self, slug: str) -> None:
+        """A write refused on a broken history: the steward and maintainers are told (once per break)."""
+        try:
+            self.notifier.history_alarm(slug, now=clock())
+        except Exception:  # logged; the refusal is the client's answer either way
+            log.exception("telling %s's steward about its broken history failed", slug)
 
     def _after_verdict(self, actor: Actor, slug: str, leaf_id: str, outcome: str) -> None:
         """Claims and Commons after a verdict. Failures here never cost the client its answer."""

@@ -31,8 +31,9 @@ from verifier.ui.charts import bar_chart, line_chart
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = ("ui.css", "ui.js")
-# No inline script anywhere (inline SVG is markup, not script); styles only from our own file.
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+# No inline script anywhere (inline SVG is markup, not script); styles only from our own file; the
+# script may call only this origin (the sign-in and the decisions are same-origin JSON POSTs).
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
