@@ -16,7 +16,7 @@ import pytest
 VERIFIER = Path(__file__).resolve().parents[2] / "verifier"
 
 _SHELLS = ("runner", "planner", "resolver", "maintainer", "proposer", "validation", "skillgate", "liveskill",
-           "opswiki", "traceindex", "evidence")
+           "opswiki", "traceindex", "evidence", "agentworker", "processes")
 
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # doors: the processes' faces and mains, and the seams the wiring root picks

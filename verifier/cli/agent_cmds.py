@@ -105,6 +105,20 @@ def _announce(work: Work, what: str) -> None:
     click.echo(str(dest))
 
 
+def _skill_and_level(client: Client, payload: dict[str, Any], level: str) -> tuple[bytes, str, str]:
+    """The live skill the service serves (its bytes and version), and the trace level to record at:
+    the one asked for, raised to the leaf's own ask (a warm leaf asks for L3)."""
+    try:
+        skill, version = served.live_skill(ok(call(lambda: client.get("/skill", auth=False))).body)
+        asked = served.trace_level_asked(payload)
+    except served.Untrusted as exc:
+        raise untrusted(f"refusing what the server sent: {exc}") from exc
+    if asked is not None and served.LEVEL_RANK[level] < served.LEVEL_RANK[asked]:
+        click.echo(f"this leaf asks for a trace at {asked}: recording at {asked}, not {level}", err=True)
+        level = asked
+    return skill, version, level
+
+
 @cli.command("work")
 @click.argument("slug")
 @click.argument("leaf_id", required=False)
@@ -141,6 +155,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
         leaf = served.leaf_payload(payload, chosen)
     except served.Untrusted as exc:
         raise untrusted(f"refusing what the server sent: {exc}") from exc
+    skill, skill_version, level = _skill_and_level(client, payload, level)
     contract = leaf.contract
     # The default folder is one checked segment (a leaf id) below the current folder: a served id
     # can never place the clone anywhere else.
@@ -157,16 +172,19 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
         raise RwError(f"cannot clone {slug}: {exc}") from exc
     work = Work(dest, WorkState(server=server, project=slug, leaf_id=chosen, kind=contract.kind,
                                 base_revision=contract.base_revision, agent=me.agent, operator=me.operator,
-                                level=level, source_ids=leaf.source_ids, started_at=now_iso()))
+                                level=level, source_ids=leaf.source_ids, started_at=now_iso(),
+                                skill_version=skill_version))
     try:
         with no_links():
             work.save()
             _write_inputs(work, payload)
+            work.write(f"{STATE_DIR}/SKILL.md", skill)
             record_tool(work, f"rw work {slug} {chosen}", {"leaf_id": chosen, "kind": contract.kind,
                                                            "base_revision": contract.base_revision,
                                                            "sources": " ".join(work.state.source_ids)})
-            if level == "L3":
-                trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
+            if level == "L3":  # the context the agent starts with: the payload and the skill it follows
+                trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True) + "\n\n"
+                                           + skill.decode("utf-8"))
     except RwError:
         remove_clone(dest, made)  # no half-made working folder is left behind
         raise
@@ -458,7 +476,7 @@ def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str 
     It goes to `server` when given (`rw submit --server URL`), else to the server `rw work` used."""
     work = current_work()
     client = client_for(server or work.state.server, retry_for)
-    manifest, found = clean_manifest(manifest_for(work, current_skill_version(), summary))
+    manifest, found = clean_manifest(manifest_for(work, work.state.skill_version or current_skill_version(), summary))
     _stripped(found)  # the summary (or any field) carried a secret: it is sent as a marker
     with no_links():
         _ensure_final(work, summary)
