@@ -56,7 +56,7 @@ from verifier.writes.crash import record_agent_crash
 
 WORKER_LOG = f"{STATE_DIR}/worker.log"
 RW_STEP_TIMEOUT_S = 300.0  # one `rw` step (work, import, check, submit); the agent's own limit is apart
-CLAIM_MARGIN_S = 600  # the claim outlives the agent's limit by the import, check and submit steps
+AGENT_STEPS_S = 600.0  # the time beyond the agent's own limit for `rw work`, import, check and submit
 REDACTED = b"[redacted: RW_TOKEN]"
 # Never handed to the agent CLI: the platform's home, and the runner's copy of the token.
 WITHHELD_ENV = ("RW_HOME", "RW_WORKER_TOKEN")
@@ -119,7 +119,7 @@ def _rw(args: list[str], *, cwd: Path, env: Mapping[str, str], log: Path | None)
 
 def prepare(config: AgentWorkerConfig, slug: str, leaf_id: str, folder: Path, env: Mapping[str, str]) -> Work:
     """Step 1 and 2: the working folder, with the live skill where the CLI reads it."""
-    ttl = f"{int(config.limit_s) + CLAIM_MARGIN_S}s"
+    ttl = f"{int(config.limit_s + AGENT_STEPS_S)}s"
     args = ["work", slug, leaf_id, "--server", config.server, "--dir", str(folder), "--ttl", ttl]
     if config.level is not None:
         args += ["--level", config.level]
