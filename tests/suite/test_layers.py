@@ -17,6 +17,8 @@ VERIFIER = Path(__file__).resolve().parents[2] / "verifier"
 
 _SHELLS = ("runner", "planner", "resolver", "maintainer", "proposer", "validation", "skillgate", "liveskill",
            "opswiki", "traceindex", "evidence", "agentworker", "processes")
+# The agent CLIs' transcript parsers: pure (lines in, events and a disclosure out), so below the kit's floor.
+_TRANSCRIPTS = tuple(f"verifier.agentkit.transcripts{name}" for name in ("", ".model", ".claude", ".codex"))
 
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # doors: the processes' faces and mains, and the seams the wiring root picks
@@ -31,7 +33,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # decide: pure rules, and the submission row
     ("decide", ("verifier.pipeline", "verifier.pipeline.*", "verifier.checks", "verifier.checks.*",
                 "verifier.scoring", "verifier.scoring.*", "verifier.seal", "verifier.seal.*", "verifier.roles",
-                "verifier.roles.*", "verifier.audits.audit")),
+                "verifier.roles.*", "verifier.audits.audit", *_TRANSCRIPTS)),
     # state: the typed project state and the one writer
     ("state", ("verifier.state", "verifier.state.*", "verifier.pipeline.writer", "verifier.pipeline.ledger",
                "verifier.pipeline.landing")),
@@ -45,7 +47,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # Checked before the floor list: modules of a room that sit on a lower floor than the room's pattern.
 _EXACT_FIRST = ("verifier.pipeline.writer", "verifier.pipeline.ledger", "verifier.pipeline.landing",
-                "verifier.audits.audit", *(f"verifier.roles.{name}" for name in _SHELLS))
+                "verifier.audits.audit", *(f"verifier.roles.{name}" for name in _SHELLS), *_TRANSCRIPTS)
 
 
 def _modules() -> dict[str, Path]:

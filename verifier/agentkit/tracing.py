@@ -237,6 +237,19 @@ class TraceLog:
             self._write("events.jsonl", event_line(recorded.event), append=True)
         return recorded
 
+    def add_many(self, ts: str, events: Iterable[tuple[str, Any]]) -> list[Recorded]:
+        """Append (type, content) events, all at `ts` (raised to the last event's time, as `add`
+        does), prepared first and written in one append: a bad event leaves nothing half added.
+        An imported transcript comes this way (its lines carry no times of their own)."""
+        last = self._last_ts()
+        if last is not None and _instant(ts) < _instant(last):
+            ts = last
+        recorded = [prepare_event(ts, kind, content, self.level) for kind, content in events]
+        data = b"".join(event_line(r.event) for r in recorded if r.event is not None)
+        if data:
+            self._write("events.jsonl", data, append=True)
+        return recorded
+
     def add_own(self, ts: str, kind: str, content: dict[str, str]) -> None:
         """A record `rw` makes of its own command: the command's name and the ids and paths it
         wrote, never text the agent passed in, so there is nothing to strip."""

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn, TypeVar
 from urllib.parse import quote
 
 import click
 
 from verifier.agentkit import served
+from verifier.agentkit.disclosure import check_disclosure, disclose, load_disclosure
 from verifier.agentkit.objects import finding_file, link_file, note_file, review_file, source_files
 from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.skillref import current_skill_version
 from verifier.agentkit.tracing import EVENT_TYPES, LEVELS, TraceLog, clean_manifest
+from verifier.agentkit.transcripts import FORMATS, Disclosure, TranscriptError, parse_transcript
 from verifier.agentkit.workdir import (
     STATE_DIR,
     Work,
@@ -41,6 +43,7 @@ from verifier.client.http import Client
 from verifier.constants import CLAIM_TTL_S
 from verifier.errors import FormatError
 from verifier.formats.base import check_slug
+from verifier.formats.duration import parse_duration
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER, bundle_digest
 from verifier.state.layout import FIELD_GUIDE
@@ -408,16 +411,118 @@ def trace_add(kind: str, text: str | None, from_file: Any, as_json: bool) -> Non
         click.echo(f"not recorded: the trace level leaves out {kind} events", err=True)
 
 
+def _utf8_lines(binary: IO[bytes]) -> Iterator[str]:
+    """The file's lines as text; a line that is not UTF-8 is refused with its number."""
+    for number, raw in enumerate(binary, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TranscriptError(number, f"not UTF-8 (byte {exc.start + 1})") from None
+
+
+def _disclosed(disclosure: Disclosure) -> str:
+    values = disclosure.to_json()
+    parts = [f"{name} {value}" for name, value in values.items() if value is not None]
+    return ", ".join(parts) if parts else "nothing"
+
+
 @trace_group.command("import")
-@click.argument("events_file", type=click.File("r", encoding="utf-8"))
-def trace_import(events_file: Any) -> None:
-    """Append events from a JSON-lines file ({ts, type, content} per line)."""
+@click.argument("events_file", type=click.File("rb"))
+@click.option("--from", "fmt", type=click.Choice(["jsonl", *FORMATS]), default="jsonl", show_default=True,
+              help="jsonl: rw's own events ({ts, type, content} per line); claude-stream-json: the output of "
+                   "`claude -p --output-format stream-json --verbose`; codex-jsonl: of `codex exec --json`.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was imported as one JSON object.")
+def trace_import(events_file: IO[bytes], fmt: str, as_json: bool) -> None:
+    """Append events from a JSON-lines file: rw's own, or an agent CLI's transcript.
+
+    A transcript also discloses the run's model, tokens (in, out, cached), cost and duration as
+    far as it states them (docs/format.md, "Transcripts"); `rw submit` sends them in the manifest.
+    Secrets are stripped and tool output is capped as for `rw trace add`. A malformed line is
+    refused with its number and nothing is recorded; a cut-short last line (a CLI killed
+    mid-write) is left out and reported."""
+    name = getattr(events_file, "name", "-")
+    work = current_work()
     try:
+        if fmt == "jsonl":
+            with no_links():
+                count = trace_of(work).add_lines(_utf8_lines(events_file))
+            click.echo(json.dumps({"format": fmt, "recorded": count}) if as_json else f"recorded {count} event(s)")
+            return
+        transcript = parse_transcript(fmt, _utf8_lines(events_file))
         with no_links():
-            count = trace_of(current_work()).add_lines(events_file)
+            recorded = trace_of(work).add_many(now_iso(), ((e.type, e.content) for e in transcript.events))
+            disclosure = disclose(work, transcript.disclosure)
+    except TranscriptError as exc:
+        raise RwError(f"{name}: {exc}; nothing was recorded (is it {fmt}?)") from exc
+    except ValueError as exc:
+        raise RwError(f"{name}: {exc}") from exc
+    count = sum(1 for r in recorded if r.event is not None)
+    stripped = [kind for r in recorded for kind in r.stripped]
+    if as_json:
+        click.echo(json.dumps({**transcript.summary(), "recorded": count, "folder_disclosure": disclosure.to_json(),
+                               "stripped": sorted(set(stripped))}, sort_keys=True))
+    else:
+        _stripped(stripped)
+        if transcript.truncated_line is not None:
+            click.echo(f"note: line {transcript.truncated_line}, the last, is cut short (the CLI was stopped "
+                       "mid-write); it is left out", err=True)
+        click.echo(f"recorded {count} event(s) from {fmt} ({transcript.outcome or 'empty'}); "
+                   f"disclosed {_disclosed(transcript.disclosure)}")
+
+
+_Command = TypeVar("_Command", bound=Callable[..., object])
+
+
+def disclosure_options(command: _Command) -> _Command:
+    """--model, --tokens, --tokens-in/-out/-cached, --usd, --duration: what the run disclosed."""
+    options = [
+        click.option("--model", help="The model that did the work, as its provider names it."),
+        click.option("--tokens", type=click.IntRange(0, 10**12), help="Total tokens, when no in/out split is known."),
+        click.option("--tokens-in", type=click.IntRange(0, 10**12), help="Input tokens read, cached ones included."),
+        click.option("--tokens-out", type=click.IntRange(0, 10**12), help="Output tokens written."),
+        click.option("--tokens-cached", type=click.IntRange(0, 10**12), help="Input tokens served from a cache."),
+        click.option("--usd", type=click.FloatRange(0, 10**6), help="What the run cost in US dollars, if known."),
+        click.option("--duration", help="How long the run took: seconds (312.5) or like 90s, 15m."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def given_disclosure(model: str | None, tokens: int | None, tokens_in: int | None, tokens_out: int | None,
+                     tokens_cached: int | None, usd: float | None, duration: str | None) -> Disclosure:
+    """The disclosure flags as a Disclosure (unset flags stay unknown)."""
+    seconds: float | None = None
+    if duration is not None:
+        try:
+            seconds = float(duration) if duration.replace(".", "", 1).isdigit() else \
+                parse_duration(duration, "--duration").total_seconds()
+        except FormatError as exc:
+            raise RwError(f"{exc}, or a number of seconds") from exc
+    try:
+        return check_disclosure(Disclosure(model=model, tokens=tokens, tokens_in=tokens_in, tokens_out=tokens_out,
+                                           tokens_cached=tokens_cached, usd=usd, duration_s=seconds))
     except ValueError as exc:
         raise RwError(str(exc)) from exc
-    click.echo(f"recorded {count} event(s)")
+
+
+@trace_group.command("meta")
+@disclosure_options
+@click.option("--json", "as_json", is_flag=True, help="Print the folder's disclosure as JSON.")
+def trace_meta(model: str | None, tokens: int | None, tokens_in: int | None, tokens_out: int | None,
+               tokens_cached: int | None, usd: float | None, duration: str | None, as_json: bool) -> None:
+    """Disclose what the run cost (model, tokens, usd, duration); `rw submit` sends it in the manifest.
+
+    Each flag given replaces what was disclosed before (by an import or an earlier call); with
+    none it prints the folder's disclosure. What is never disclosed is sent as unknown, not zero."""
+    work = current_work()
+    given = given_disclosure(model, tokens, tokens_in, tokens_out, tokens_cached, usd, duration)
+    try:
+        with no_links():
+            disclosure = disclose(work, given)
+    except ValueError as exc:
+        raise RwError(str(exc)) from exc
+    click.echo(json.dumps(disclosure.to_json(), sort_keys=True) if as_json else f"disclosed {_disclosed(disclosure)}")
 
 
 @trace_group.command("context")
@@ -470,13 +575,22 @@ def _failed_source_hint(work: Work, rejections: Sequence[Mapping[str, object]]) 
                "`rw submit` (the leaf is still yours)", err=True)
 
 
-def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str | None = None) -> NoReturn:
+def submit_work(as_json: bool, retry_for: str, summary: str | None, server: str | None = None,
+                disclosed: Disclosure | None = None) -> NoReturn:
     """`rw submit` inside a working folder: the patch from the clone, the trace, the verdict.
 
-    It goes to `server` when given (`rw submit --server URL`), else to the server `rw work` used."""
+    It goes to `server` when given (`rw submit --server URL`), else to the server `rw work` used.
+    `disclosed` (the submit's flags) is laid over the folder's disclosure (`rw trace import`,
+    `rw trace meta`) and kept; the manifest carries the result, nothing where nothing was said."""
     work = current_work()
     client = client_for(server or work.state.server, retry_for)
-    manifest, found = clean_manifest(manifest_for(work, work.state.skill_version or current_skill_version(), summary))
+    try:
+        with no_links():
+            disclosure = disclose(work, disclosed) if disclosed is not None else load_disclosure(work)
+    except ValueError as exc:
+        raise RwError(str(exc)) from exc
+    manifest, found = clean_manifest({**manifest_for(work, work.state.skill_version or current_skill_version(),
+                                                     summary), **disclosure.manifest_fields()})
     _stripped(found)  # the summary (or any field) carried a secret: it is sent as a marker
     with no_links():
         _ensure_final(work, summary)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from verifier.cli.agent_cmds import submit_work
+from verifier.agentkit.transcripts import Disclosure
+from verifier.cli.agent_cmds import disclosure_options, given_disclosure, submit_work
 from verifier.cli.app import (
     RwError,
     cli,
@@ -29,11 +30,12 @@ if TYPE_CHECKING:
 
 
 def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
-                           as_json: bool, retry_for: str, summary: str | None, server: str | None) -> NoReturn:
+                           as_json: bool, retry_for: str, summary: str | None, server: str | None,
+                           disclosed: Disclosure) -> NoReturn:
     """Plain `rw submit` inside a working folder (rw work); anything else without SLUG or --patch is a usage error."""
     if patch_file is not None or slug is not None or leaf_id is not None or trace_path is not None:
         raise RwError("give SLUG and --patch, or nothing at all inside a working folder (rw work)")
-    submit_work(as_json, retry_for, summary, server)
+    submit_work(as_json, retry_for, summary, server, disclosed)
 
 
 def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None,
@@ -58,14 +60,23 @@ def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path
 @click.option("--retry-for", default=f"{SUBMIT_RETRY_S // 60}m", show_default=True,
               help="With --server: how long to keep retrying.")
 @click.option("--summary", help="A working folder's submit: the final summary, if the trace has none yet.")
+@disclosure_options
 def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
-               base: str | None, as_json: bool, server: str | None, retry_for: str, summary: str | None) -> None:
+               base: str | None, as_json: bool, server: str | None, retry_for: str, summary: str | None,
+               model: str | None, tokens: int | None, tokens_in: int | None, tokens_out: int | None,
+               tokens_cached: int | None, usd: float | None, duration: str | None) -> None:
     """Submit a patch with its trace bundle for a leaf, or a person's edit; the token comes from RW_TOKEN.
 
-    Inside a working folder made by `rw work`, plain `rw submit` sends the folder's patch and trace.
+    Inside a working folder made by `rw work`, plain `rw submit` sends the folder's patch and trace,
+    with what the run disclosed (`rw trace import`, `rw trace meta`, and the --model, --tokens*,
+    --usd and --duration flags here, which win); a bundle given with --trace carries its own manifest.
     """
+    disclosed = given_disclosure(model, tokens, tokens_in, tokens_out, tokens_cached, usd, duration)
     if patch_file is None or slug is None:
-        _submit_working_folder(slug, leaf_id, patch_file, trace_path, as_json, retry_for, summary, server)
+        _submit_working_folder(slug, leaf_id, patch_file, trace_path, as_json, retry_for, summary, server, disclosed)
+    if disclosed != Disclosure():
+        raise RwError("--model, --tokens*, --usd and --duration disclose a working folder's run; a bundle given "
+                      "with --trace discloses in its manifest.json")
     if server is not None:
         _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
     # The pipeline is imported here, not at the top: a working folder's or a --server submit (an

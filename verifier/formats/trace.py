@@ -29,7 +29,12 @@ class TraceManifest(Strict):
     model: Annotated[str, StringConstraints(max_length=200)] | None = None
     skill_version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     # Claimed costs are bounded and finite: they land in the ledger and the scores as JSON.
-    tokens: int | None = Field(default=None, ge=0, le=10**12)
+    tokens: int | None = Field(default=None, ge=0, le=10**12)  # in + out when both are known
+    # The split an agent CLI's transcript gives (agentkit.transcripts): input read (cached
+    # included), output written, input served from a cache. Optional, like every disclosure.
+    tokens_in: int | None = Field(default=None, ge=0, le=10**12)
+    tokens_out: int | None = Field(default=None, ge=0, le=10**12)
+    tokens_cached: int | None = Field(default=None, ge=0, le=10**12)
     usd: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
     duration_s: float | None = Field(default=None, ge=0, le=10**7, allow_inf_nan=False)
     level: TraceLevel
