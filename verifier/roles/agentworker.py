@@ -103,6 +103,8 @@ def rw_executable() -> str:
 def agent_env(base: Mapping[str, str], config: AgentWorkerConfig, slug: str, leaf_id: str) -> dict[str, str]:
     """The environment the agent CLI (and every `rw` step) gets: the token only here."""
     env = {key: value for key, value in base.items() if key not in WITHHELD_ENV}
+    # The agent's one command is `rw`: this installation's, first on its PATH.
+    env["PATH"] = os.pathsep.join([str(Path(rw_executable()).parent), *filter(None, [base.get("PATH")])])
     env.update({"RW_TOKEN": config.token, "RW_SERVER": config.server, "RW_PROJECT": slug, "RW_LEAF": leaf_id,
                 "GIT_TERMINAL_PROMPT": "0"})
     return env
