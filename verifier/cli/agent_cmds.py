@@ -21,7 +21,7 @@ from verifier.agentkit import served
 from verifier.agentkit.disclosure import check_disclosure, disclose, load_disclosure
 from verifier.agentkit.objects import finding_file, link_file, note_file, review_file, source_files
 from verifier.agentkit.safefiles import LinkRefused
-from verifier.agentkit.skillref import current_skill_version
+from verifier.agentkit.skillref import current_skill_version, skill_path
 from verifier.agentkit.tracing import EVENT_TYPES, LEVELS, TraceLog, clean_manifest
 from verifier.agentkit.transcripts import FORMATS, Disclosure, TranscriptError, parse_transcript
 from verifier.agentkit.workdir import (
@@ -112,7 +112,12 @@ def _skill_and_level(client: Client, payload: dict[str, Any], level: str) -> tup
     """The live skill the service serves (its bytes and version), and the trace level to record at:
     the one asked for, raised to the leaf's own ask (a warm leaf asks for L3)."""
     try:
-        skill, version = served.live_skill(ok(call(lambda: client.get("/skill", auth=False))).body)
+        reply = call(lambda: client.get("/skill", auth=False))
+        if reply.status == 404:  # a service from before GET /skill: the skill this client ships with
+            click.echo("the service serves no live skill (GET /skill); using the packaged skill", err=True)
+            skill, version = skill_path().read_bytes(), current_skill_version()
+        else:
+            skill, version = served.live_skill(ok(reply).body)
         asked = served.trace_level_asked(payload)
     except served.Untrusted as exc:
         raise untrusted(f"refusing what the server sent: {exc}") from exc
