@@ -72,6 +72,10 @@ def test_runner_with_claude_reaches_an_accepted_extract_carrying_model_tokens_us
     assert (folder / ".rw" / "transcript.jsonl").read_text().count('"type":"result"') == 1
     for path in (folder / ".rw").rglob("*"):
         assert not path.is_file() or token.encode() not in path.read_bytes(), path
+    # A warm leaf asks for L3: the context the agent started with (payload, skill, prompt) is recorded.
+    assert json.loads((folder / ".rw" / "work.json").read_text())["level"] == "L3"
+    context = (folder / ".rw" / "trace" / "context.md").read_text(encoding="utf-8")
+    assert '"contract"' in context and "# The prompt" in context and argv[1] in context
 
 
 def test_a_claude_that_exits_1_is_a_crash_row_with_its_exit_code_and_the_leaf_is_claimable_again(

@@ -6,7 +6,8 @@ For the leaf, in order:
  1. `rw work SLUG LEAF --server URL --dir FOLDER` makes the working folder (claim, clone, payload,
     sources, the live skill the service serves, its skill_version in `.rw/work.json`);
  2. the live skill is installed where the CLI reads skills (`agentkit.agentcli.install_skill`);
- 3. the CLI starts headless in the folder (`agentcli.argv_for`: JSON lines on stdout, tools limited
+ 3. at L3 (a warm leaf asks for it) the prompt joins the starting context `rw work` recorded;
+    the CLI starts headless in the folder (`agentcli.argv_for`: JSON lines on stdout, tools limited
     to reading and editing the folder and running `rw`, a turn budget, the wall-clock limit) with a
     prompt built from the payload. Its environment is this process's without RW_HOME or the
     runner's token variable, plus RW_TOKEN, RW_SERVER, RW_PROJECT and RW_LEAF: the token is never
@@ -47,6 +48,7 @@ from verifier.agentkit.agentcli import (
     spec_for,
 )
 from verifier.agentkit.safefiles import LinkRefused
+from verifier.agentkit.tracing import TraceLog
 from verifier.agentkit.workdir import STATE_DIR, Work, find_work
 from verifier.client.http import Client
 from verifier.errors import VerifierError
@@ -182,6 +184,10 @@ def run_agent_leaf(home: Home, config: AgentWorkerConfig, slug: str, leaf_id: st
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = prepare(config, slug, leaf_id, folder, env)
     prompt = prompt_for(work.payload(), work.state.level)
+    if work.state.level == "L3":  # the context the agent starts with: `rw work`'s, and the prompt it is given
+        context = work.read(f"{STATE_DIR}/trace/context.md").decode("utf-8") if work.has(
+            f"{STATE_DIR}/trace/context.md") else ""
+        TraceLog(work.trace_dir, "L3", root=work.root).set_context(f"{context}\n\n# The prompt\n\n{prompt}\n")
     transcript, stderr = work.root / TRANSCRIPT, work.root / AGENT_STDERR
     finished = run_limited(argv_for(config.agent, prompt, max_turns=config.max_turns), cwd=work.root, env=env,
                            stdout=transcript, stderr=stderr, limit_s=config.limit_s)
