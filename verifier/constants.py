@@ -147,3 +147,9 @@ FORM_OVERHEAD: Final = 64 * 1024
 MAX_FORM_BYTES: Final = MAX_BUNDLE_BYTES + MAX_PATCH_BYTES + FORM_OVERHEAD
 # git over HTTP: a pushed pack is held to the API's largest body.
 MAX_RECEIVE_REQUEST: Final = MAX_FORM_BYTES
+# The agent workers (docs/runners.md): the agent CLI's turn budget (claude --max-turns), how long
+# one `rw` step around it may take (work, import, check, submit), and how much longer than the
+# agent's own limit its claim and the runner's limit last, for those steps.
+AGENT_MAX_TURNS: Final = 40
+AGENT_RW_STEP_TIMEOUT_S: Final = 300.0
+AGENT_STEPS_S: Final = 600.0

@@ -28,13 +28,14 @@ from typing import Literal
 
 from verifier.agentkit.safefiles import write_bytes
 from verifier.agentkit.workdir import STATE_DIR, Work, git
+from verifier.constants import AGENT_MAX_TURNS
 
 AgentName = Literal["claude", "codex"]
 AGENTS: tuple[AgentName, ...] = ("claude", "codex")
 SKILL_NAME = "researchwiki"
 TRANSCRIPT = f"{STATE_DIR}/transcript.jsonl"
 AGENT_STDERR = f"{STATE_DIR}/agent-stderr.log"
-DEFAULT_MAX_TURNS = 40
+DEFAULT_MAX_TURNS = AGENT_MAX_TURNS
 
 # What the agent may do: read the folder, edit it, run `rw`. Nothing else (no other commands, no web).
 CLAUDE_ALLOWED = ("Read", "Glob", "Grep", "Edit", "Write", "Skill", "Bash(rw:*)")

@@ -51,14 +51,13 @@ from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.tracing import TraceLog
 from verifier.agentkit.workdir import STATE_DIR, Work, find_work
 from verifier.client.http import Client
+from verifier.constants import AGENT_RW_STEP_TIMEOUT_S, AGENT_STEPS_S
 from verifier.errors import VerifierError
 from verifier.roles.processes import Finished, run_limited
 from verifier.store.home import Home
 from verifier.writes.crash import record_agent_crash
 
 WORKER_LOG = f"{STATE_DIR}/worker.log"
-RW_STEP_TIMEOUT_S = 300.0  # one `rw` step (work, import, check, submit); the agent's own limit is apart
-AGENT_STEPS_S = 600.0  # the time beyond the agent's own limit for `rw work`, import, check and submit
 REDACTED = b"[redacted: RW_TOKEN]"
 # Never handed to the agent CLI: the platform's home, and the runner's copy of the token.
 WITHHELD_ENV = ("RW_HOME", "RW_WORKER_TOKEN")
@@ -114,7 +113,7 @@ def agent_env(base: Mapping[str, str], config: AgentWorkerConfig, slug: str, lea
 
 def _rw(args: list[str], *, cwd: Path, env: Mapping[str, str], log: Path | None) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([rw_executable(), *args], cwd=cwd, env=dict(env), capture_output=True, text=True,
-                          check=False, timeout=RW_STEP_TIMEOUT_S, stdin=subprocess.DEVNULL)
+                          check=False, timeout=AGENT_RW_STEP_TIMEOUT_S, stdin=subprocess.DEVNULL)
     if log is not None:
         with log.open("a", encoding="utf-8") as out:
             out.write(f"$ rw {' '.join(args)}\n[exit {done.returncode}]\n{done.stdout}{done.stderr}\n")

@@ -42,8 +42,8 @@ from pathlib import Path
 
 from verifier.client.http import Client
 from verifier.commons.adapter import ClaimConflict, Commons
+from verifier.constants import AGENT_STEPS_S
 from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound, VerifierError
-from verifier.roles.agentworker import AGENT_STEPS_S
 from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
 from verifier.roles.planner import wake
 from verifier.roles.processes import TERM_GRACE_S, stop_group
