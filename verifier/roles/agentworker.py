@@ -134,6 +134,7 @@ def prepare(config: AgentWorkerConfig, slug: str, leaf_id: str, folder: Path, en
     try:
         install_skill(work, config.agent, work.read(f"{STATE_DIR}/SKILL.md"))
     except (SkillPlacementError, LinkRefused, OSError) as exc:
+        release(config, slug, leaf_id)  # nothing ran: the leaf goes straight back
         raise AgentWorkerError(f"cannot install the skill for {config.agent}: {exc}") from exc
     return work
 
@@ -188,8 +189,12 @@ def run_agent_leaf(home: Home, config: AgentWorkerConfig, slug: str, leaf_id: st
             f"{STATE_DIR}/trace/context.md") else ""
         TraceLog(work.trace_dir, "L3", root=work.root).set_context(f"{context}\n\n# The prompt\n\n{prompt}\n")
     transcript, stderr = work.root / TRANSCRIPT, work.root / AGENT_STDERR
-    finished = run_limited(argv_for(config.agent, prompt, max_turns=config.max_turns), cwd=work.root, env=env,
-                           stdout=transcript, stderr=stderr, limit_s=config.limit_s)
+    try:
+        finished = run_limited(argv_for(config.agent, prompt, max_turns=config.max_turns), cwd=work.root, env=env,
+                               stdout=transcript, stderr=stderr, limit_s=config.limit_s)
+    except OSError as exc:  # no such CLI on PATH, or not executable: it never started
+        return _crash(home, config, work, f"agent {config.agent} could not be started: {exc.strerror or exc}", 0.0,
+                      clock)
     redact(transcript, config.token)
     redact(stderr, config.token)
     reason = crash_reason(config.agent, finished, transcript.stat().st_size)
