@@ -68,11 +68,12 @@ def runner_cmd(projects: tuple[str, ...], once: bool, every: str, worker_kind: s
         except AuthError as exc:
             fail(exc)
         runs = [{"project": r.slug, "leaf_id": r.leaf_id, "exit_code": r.exit_code, "seconds": round(r.seconds, 1),
-                 "log": str(r.log)} for r in report.runs]
+                 "log": str(r.log), "crash_seq": r.crash_seq} for r in report.runs]
         lines = [f"{slug}: {what}" for slug, what in report.woke.items()]
         lines += [report.maintenance] if report.maintenance else []
         lines += [f"{r['project']}/{r['leaf_id']}: " + ("stopped at the limit" if r["exit_code"] is None
                                                         else f"exit {r['exit_code']}") + f" ({r['log']})"
+                  + (f"; crash row #{r['crash_seq']}" if r["crash_seq"] is not None else "")
                   for r in runs]
         data = {"woke": report.woke, "runs": runs, "maintenance": report.maintenance}
         emit(data, as_json, "\n".join(lines) or "no projects")
