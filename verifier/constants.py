@@ -169,3 +169,10 @@ MCP_MAX_TEXT: Final = 20_000
 MCP_MAX_READ: Final = 200_000
 # A short argument: an id, a URL, a path below the working folder, a language or rights word.
 MCP_MAX_SHORT: Final = 2_000
+
+# The agent workers (docs/runners.md): the agent CLI's turn budget (claude --max-turns), how long
+# one `rw` step around it may take (work, import, check, submit), and how much longer than the
+# agent's own limit its claim and the runner's limit last, for those steps.
+AGENT_MAX_TURNS: Final = 40
+AGENT_RW_STEP_TIMEOUT_S: Final = 300.0
+AGENT_STEPS_S: Final = 600.0

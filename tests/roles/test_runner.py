@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.support.world import FIXTURES, make_home
 from verifier.roles.planner import local_commons
 from verifier.roles.runner import WorkerConfig, tick
+from verifier.state.project import rows_from
 from verifier.store.home import Home
 from verifier.writes.project import init_project
 
@@ -59,3 +60,29 @@ def test_a_worker_past_its_limit_is_stopped(tmp_path: Path) -> None:
     assert report.runs[0].seconds < 10
     text = report.runs[0].log.read_text()
     assert "working" in text and "stopped at the wall-clock limit" in text
+
+
+def test_a_worker_that_exits_non_zero_is_a_crash_row_and_its_leaf_is_claimable_again(tmp_path: Path) -> None:
+    home, token = seeded(tmp_path)
+    commons = local_commons(home)
+    config = WorkerConfig(f"{sys.executable} -c \"import sys; sys.exit(3)\"", token, workers=1, limit_s=30)
+    report = tick(home, [SLUG], NOW, commons, config)
+    [run] = report.runs
+    assert run.exit_code == 3 and run.crash_seq is not None
+    repo = home.project(SLUG)
+    row = rows_from(repo.view(repo.tip()), run.crash_seq)[0]
+    assert (row.outcome, row.reason_code, row.leaf_id, row.actor) == ("crash", "agent_crash", run.leaf_id, "worker")
+    assert row.description.startswith("worker exited with code 3")
+    assert run.leaf_id not in commons.claims(SLUG, now=NOW)  # released: back in the pool at once
+    again = tick(home, [SLUG], NOW + timedelta(seconds=5), commons, config)
+    assert run.leaf_id in {r.leaf_id for r in again.runs}
+
+
+def test_a_worker_stopped_at_its_limit_is_a_crash_row_naming_the_limit(tmp_path: Path) -> None:
+    home, token = seeded(tmp_path)
+    config = WorkerConfig(f"{sys.executable} -c \"import time; time.sleep(60)\"", token, workers=1, limit_s=1)
+    [run] = tick(home, [SLUG], NOW, local_commons(home), config).runs
+    assert run.exit_code is None and run.crash_seq is not None
+    repo = home.project(SLUG)
+    row = rows_from(repo.view(repo.tip()), run.crash_seq)[0]
+    assert row.outcome == "crash" and "stopped at the wall-clock limit of 1s" in row.description

@@ -16,7 +16,7 @@ import pytest
 VERIFIER = Path(__file__).resolve().parents[2] / "verifier"
 
 _SHELLS = ("runner", "planner", "resolver", "maintainer", "proposer", "validation", "skillgate", "liveskill",
-           "opswiki", "traceindex", "evidence")
+           "opswiki", "traceindex", "evidence", "agentworker", "processes")
 # The agent CLIs' transcript parsers: pure (lines in, events and a disclosure out), so below the kit's floor.
 _TRANSCRIPTS = tuple(f"verifier.agentkit.transcripts{name}" for name in ("", ".model", ".claude", ".codex"))
 

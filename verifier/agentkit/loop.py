@@ -15,7 +15,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -26,7 +26,7 @@ from verifier.agentkit import served
 from verifier.agentkit.disclosure import disclose, load_disclosure
 from verifier.agentkit.objects import finding_file, link_file, note_file, review_file, source_files
 from verifier.agentkit.safefiles import LinkRefused
-from verifier.agentkit.skillref import current_skill_version
+from verifier.agentkit.skillref import current_skill_version, skill_path
 from verifier.agentkit.tracing import TraceLog, clean_manifest
 from verifier.agentkit.transcripts import Disclosure
 from verifier.agentkit.workdir import (
@@ -177,10 +177,33 @@ def check_work_arguments(slug: str, leaf_id: str | None, folder: Path | None) ->
         raise FormatError(f"{folder} exists and is not empty; choose another --dir")
 
 
+def skill_and_level(client: Client, payload: Mapping[str, object], level: str,
+                    say: Callable[[str], None]) -> tuple[bytes, str, str]:
+    """The live skill the service serves (its bytes and version), and the trace level to record at:
+    the one asked for, raised to the leaf's own ask (a warm leaf asks for L3). `say` hears why
+    either differs from what the caller would expect."""
+    try:
+        reply = client.get("/skill", auth=False)
+        if reply.status == 404:  # a service from before GET /skill: the skill this client ships with
+            say("the service serves no live skill (GET /skill); using the packaged skill")
+            skill, version = skill_path().read_bytes(), current_skill_version()
+        else:
+            skill, version = served.live_skill(ok(reply).body)
+        asked = served.trace_level_asked(payload)
+    except served.Untrusted as exc:
+        raise refused_by_client(exc, "refusing what the server sent: ") from exc
+    if asked is not None and served.LEVEL_RANK[level] < served.LEVEL_RANK[asked]:
+        say(f"this leaf asks for a trace at {asked}: recording at {asked}, not {level}")
+        level = asked
+    return skill, version, level
+
+
 def start_work(client: Client, server: str, slug: str, leaf_id: str | None, *, parent: Path,
-               folder: Path | None = None, level: str = "L2", ttl_s: int) -> Work:
+               folder: Path | None = None, level: str = "L2", ttl_s: int,
+               say: Callable[[str], None] = lambda _note: None) -> Work:
     """Claim LEAF_ID (or a warm extract leaf), clone the project at its base into `folder` (default
-    `parent/LEAF_ID`), write the payload and sources beside it and start the trace.
+    `parent/LEAF_ID`), write the payload, the sources and the live skill (`.rw/SKILL.md`, its
+    version kept for the manifest) beside it and start the trace.
 
     No half-made working folder is left behind when a step fails."""
     check_work_arguments(slug, leaf_id, folder)
@@ -193,6 +216,7 @@ def start_work(client: Client, server: str, slug: str, leaf_id: str | None, *, p
         leaf = served.leaf_payload(payload, chosen)
     except served.Untrusted as exc:
         raise refused_by_client(exc, "refusing what the server sent: ") from exc
+    skill, skill_version, level = skill_and_level(client, payload, level, say)
     contract = leaf.contract
     # The default folder is one checked segment (a leaf id) below the parent: a served id can
     # never place the clone anywhere else.
@@ -209,15 +233,18 @@ def start_work(client: Client, server: str, slug: str, leaf_id: str | None, *, p
         raise FormatError(f"cannot clone {slug}: {exc}") from exc
     work = Work(dest, WorkState(server=server, project=slug, leaf_id=chosen, kind=contract.kind,
                                 base_revision=contract.base_revision, agent=me.agent, operator=me.operator,
-                                level=level, source_ids=leaf.source_ids, started_at=now_iso()))
+                                level=level, source_ids=leaf.source_ids, started_at=now_iso(),
+                                skill_version=skill_version))
     try:
         work.save()
         _write_inputs(client, work, payload)
+        work.write(f"{STATE_DIR}/SKILL.md", skill)
         record_tool(work, f"rw work {slug} {chosen}", {"leaf_id": chosen, "kind": contract.kind,
                                                        "base_revision": contract.base_revision,
                                                        "sources": " ".join(work.state.source_ids)})
-        if level == "L3":
-            trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True))
+        if level == "L3":  # the context the agent starts with: the payload and the skill it follows
+            trace_of(work).set_context(json.dumps(payload, indent=2, sort_keys=True) + "\n\n"
+                                       + skill.decode("utf-8"))
     except LinkRefused as exc:
         remove_clone(dest, made)
         raise refused_by_client(exc) from exc
@@ -373,8 +400,8 @@ def submit_folder(client: Client, work: Work, summary: str | None = None,
             disclosure = disclose(work, disclosed) if disclosed is not None else load_disclosure(work)
         except ValueError as exc:
             raise FormatError(str(exc)) from exc
-        manifest, found = clean_manifest({**manifest_for(work, current_skill_version(), summary),
-                                          **disclosure.manifest_fields()})
+        version = work.state.skill_version or current_skill_version()  # the skill `rw work` was served
+        manifest, found = clean_manifest({**manifest_for(work, version, summary), **disclosure.manifest_fields()})
         log = trace_of(work)
         if not log.has_final():
             log.add(now_iso(), "final", summary or default_final(work))

@@ -23,6 +23,7 @@ from verifier.formats.frontmatter import load_yaml
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.submit import Submission
+from verifier.pipeline.trace import asked_level
 from verifier.state.layout import leaf_path, source_bytes_path, source_record_path
 from verifier.store.home import Home
 
@@ -71,10 +72,12 @@ class ScriptedAgent:
             write_files(checkout, files)
             patch = make_patch(checkout)
         trace.add(now, "final", f"Wrote {len(files)} findings from {source_id}, each quoting the source exactly.")
+        level = asked_level(leaf) or "L2"  # a warm leaf asks for L3: the starting context goes in too
+        context = leaf.model_dump_json(indent=2) if level == "L3" else None
         bundle = trace.bundle(leaf_id=leaf_id, agent=self.handle, operator=self.operator,
-                              base_revision=leaf.base_revision, patch=patch, level="L2",
+                              base_revision=leaf.base_revision, patch=patch, level=level,
                               tokens=1200 * len(files), duration_s=30.0,
-                              summary=f"{len(files)} findings from {source_id}")
+                              summary=f"{len(files)} findings from {source_id}", context=context)
         return Submission(slug, leaf_id, patch, bundle, self.token)
 
 

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from verifier.errors import FormatError
 from verifier.formats.base import HANDLE_RE
 from verifier.formats.ids import SOURCE_ID_RE
 from verifier.formats.leaf import LeafContract
+from verifier.formats.skill import sections, skill_version
 from verifier.patch.paths import path_problem
 
 # The leaf id rule of formats.leaf (LeafId), which also names leaves/<leaf_id>.yaml.
@@ -120,3 +122,34 @@ def leaf_payload(payload: Mapping[str, object], claimed: str) -> ServedLeaf:
     if not isinstance(guide, str):
         raise Untrusted("payload field_guide: not a string")
     return ServedLeaf(contract, _source_ids(payload, contract))
+
+
+LEVEL_RANK = {"L1": 1, "L2": 2, "L3": 3}
+
+
+def live_skill(body: Mapping[str, object]) -> tuple[bytes, str]:
+    """`GET /skill`'s answer: the skill's bytes and their version, which must be the version the
+    service named (computed here from the bytes, never taken on its word)."""
+    text = body.get("text")
+    if not isinstance(text, str) or not text:
+        raise Untrusted("GET /skill: no skill text")
+    data = text.encode("utf-8")
+    try:
+        sections(text, "the served skill")
+    except FormatError as exc:
+        raise Untrusted(f"GET /skill: the served skill is not a skill file: {exc}") from exc
+    version = skill_version(data)
+    if body.get("skill_version") != version:
+        raise Untrusted(f"GET /skill: the service names version {_shown(body.get('skill_version'))} "
+                        f"but the text it sent is {version}")
+    return data, version
+
+
+def trace_level_asked(payload: Mapping[str, object]) -> str | None:
+    """The trace level the leaf asks for (`trace_level` in the payload), checked; None when none."""
+    value = payload.get("trace_level")
+    if value is None:
+        return None
+    if value not in LEVEL_RANK:
+        raise Untrusted(f"payload: trace_level {_shown(value)} is not one of L1, L2, L3")
+    return str(value)

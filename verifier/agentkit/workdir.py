@@ -4,6 +4,7 @@ what the agent was handed kept beside the files in `.rw/` (git ignores it throug
     .rw/work.json           server, project, leaf, kind, base revision, agent, operator, trace level
     .rw/payload.json        the leaf's payload (contract, inputs) as the service served it
     .rw/FIELD-GUIDE.md      the project's Field Guide at claim time
+    .rw/SKILL.md            the live skill the service served at claim time (its version in work.json)
     .rw/sources/<id>.txt    the exact derived text of each input source (what excerpts must quote)
     .rw/trace/              the trace being recorded (events.jsonl, context.md at L3)
 
@@ -49,6 +50,9 @@ class WorkState:
     source_ids: list[str] = field(default_factory=list)
     started_at: str = ""
     submitted: list[str] = field(default_factory=list)  # submission ids, newest last
+    # The version of .rw/SKILL.md, the live skill served at claim time: the manifest's skill_version.
+    # Empty for a folder made before the service served its skill (the packaged skill's is used).
+    skill_version: str = ""
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ def work_cmd(slug: str, leaf_id: str | None, server: str, warm: bool, folder: Pa
     warn_if_server_newer(client)
     with loop_errors():
         work = loop.start_work(client, server, slug, leaf_id, parent=Path.cwd(), folder=folder, level=level,
-                               ttl_s=ttl_s)
+                               ttl_s=ttl_s, say=lambda note: click.echo(note, err=True))
     _announce(work, f"{slug}/{work.state.leaf_id} ({work.state.kind})")
 
 

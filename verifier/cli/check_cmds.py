@@ -28,7 +28,8 @@ def check_cmd(as_json: bool) -> None:
     except LinkRefused as exc:
         raise untrusted(str(exc)) from exc
     try:
-        result = run_checks(work, datetime.now(UTC).replace(microsecond=0), current_skill_version())
+        result = run_checks(work, datetime.now(UTC).replace(microsecond=0),
+                            work.state.skill_version or current_skill_version())
     except RuntimeError as exc:
         raise RwError(str(exc)) from exc
     except LinkRefused as exc:

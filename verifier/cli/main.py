@@ -20,7 +20,7 @@ _PACKAGE = "verifier.cli."
 
 COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
                    "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
-                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds", "model_cmds")
+                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds", "model_cmds", "worker_cmds")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
@@ -66,8 +66,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("agent_cmds", "Record the trace of the leaf you work on: secrets stripped, tool output capped."),
     "ui": ("ui_cmds", "The read-only UI: hypothesis cards, findings, the ledger, the hold queues (docs/ui.md)."),
     "verdict": ("resolver_cmds", "Verdicts waiting for a person (PROJECT.md holds verdicts), and overrides."),
-    "worker": ("model_cmds", "Workers the platform runs on a leaf (docs/models.md)."),
+    "skill": ("worker_cmds", "The live skill the service serves (GET /skill)."),
     "work": ("agent_cmds", "Claim a leaf, clone the project at its base, write its payload, start the trace."),
+    "worker": ("worker_cmds", "One leaf by an agent CLI (--agent) or the platform's model worker (--model)."),
 }
 
 assert isinstance(cli, LazyGroup)

@@ -11,6 +11,7 @@ from pydantic import JsonValue
 
 from verifier.errors import FormatError
 from verifier.formats.leaf import LeafContract
+from verifier.pipeline.trace import asked_level
 from verifier.state.layout import classify, finding_path, leaf_path, source_record_path
 from verifier.state.project import ProjectView, current_hypothesis
 from verifier.state.view import TreeView
@@ -61,6 +62,9 @@ def leaf_payload(view: TreeView, leaf_id: str) -> Json:
     if contract is None:
         raise FormatError(f"there is no leaf {leaf_id}", leaf_path(leaf_id))
     payload: Json = {"contract": contract.model_dump(mode="json")}
+    level = asked_level(contract)
+    if level is not None:  # what the verifier will refuse less than (pipeline.trace)
+        payload["trace_level"] = level
     try:
         if contract.kind == "review":
             payload["inputs"] = review_payload(state, contract)

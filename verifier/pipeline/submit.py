@@ -77,7 +77,7 @@ from verifier.pipeline.patching import apply_to, changed_since, check_write_set
 from verifier.pipeline.routing import count_objects, object_ids, route
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.secrets_gate import gate_patch, revoke_on_trace_secret
-from verifier.pipeline.trace import inspect_bundle
+from verifier.pipeline.trace import check_asked_level, inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
@@ -311,6 +311,7 @@ def judge(tip: Tip, attempt: Attempt, patch: ParsedPatch, fetches: Mapping[str, 
             leaf = _load_leaf(tip.view, attempt.submission.leaf_id)
             _check_open(tip.view, leaf, now)
             assert attempt.trace is not None
+            check_asked_level(leaf, attempt.trace)
             base = attempt.trace.manifest.base_revision
             _resolve_base(tip.history, leaf, base, tip.commit)
         writes = write_set(tip, leaf, patch, base)  # 5

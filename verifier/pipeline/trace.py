@@ -2,6 +2,11 @@
 
 Pure: takes the bundle's files as bytes and returns a TraceRecord or raises Rejected naming the
 missing or faulty part. Storing the bundle is the store's job, and happens only after this passes.
+
+The level a leaf asks for (`asked_level`, design §3.10: L3 "requested for warm-leaf and
+controlled-arm runs") is checked once the leaf is read (`check_asked_level`, step 4): a warm leaf's
+attempt whose bundle meets less than L3 is refused with `trace_level`. The payload says so too
+(`trace_level`), and `rw work` records at that level.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from verifier.constants import MAX_TRACE_EVENTS as MAX_EVENTS
 from verifier.errors import FormatError, Rejected, Rejection
 from verifier.formats.base import validate
 from verifier.formats.ids import trace_id_for
+from verifier.formats.leaf import LeafContract
 from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import BUNDLE_ORDER, REQUIRED_FILES, TraceEvent, TraceManifest, TraceRecord, bundle_digest
 from verifier.secrets import scan_bytes
@@ -22,6 +28,20 @@ _LEVEL_RANK = {"L1": 1, "L2": 2, "L3": 3}
 
 def _reject(code: str, message: str, where: str | None = None) -> Rejected:
     return Rejected(Rejection(code, message, where))
+
+
+def asked_level(contract: LeafContract) -> str | None:
+    """The trace level the leaf asks of every attempt: L3 for a warm leaf, else none."""
+    return "L3" if contract.warm else None
+
+
+def check_asked_level(contract: LeafContract, record: TraceRecord) -> None:
+    """Refuse (`trace_level`) a bundle that meets less than the level the leaf asks for."""
+    asked = asked_level(contract)
+    if asked is not None and _LEVEL_RANK[record.level] < _LEVEL_RANK[asked]:
+        raise _reject("trace_level", f"leaf {contract.leaf_id} asks for an {asked} trace (a warm leaf: design "
+                      f"§3.10) and this bundle meets {record.level}; record reasoning events and the starting "
+                      "context (`rw work` records at the level the leaf asks for)", "trace/manifest.json")
 
 
 def _parse_manifest(data: bytes) -> TraceManifest:

@@ -16,19 +16,25 @@ command runs without a shell, and `$RW_TOKEN` is never expanded: the token stays
 Its stdout and stderr go to $RW_HOME/runs/<slug>/<leaf_id>-<time>.log. A worker still running at
 its limit gets SIGTERM, then SIGKILL five seconds later (its whole process group). Claims are
 taken before the command starts, through the service when a server URL is given (as the agent
-would) or the local Commons otherwise, and last as long as the limit: a worker that dies leaves
-its leaf to return to the pool when the claim expires. A project whose loop has spent its
+would) or the local Commons otherwise, and last as long as the limit. A project whose loop has spent its
 `budget_per_loop` (usd or tokens from the costs its attempts disclosed, or leaves_max attempts:
 roles.budget) gets no worker until the loop moves on, and the report says so (`budget_spent`).
+
+`--worker claude` or `--worker codex` runs a real agent CLI per leaf instead of a command of one's
+own: the command is then `rw worker run $RW_PROJECT $RW_LEAF --agent NAME --server URL --limit L`
+(verifier.roles.agentworker), and the run's limit is L plus `AGENT_STEPS_S` for its `rw work`,
+import, check and submit steps.
+
+A worker that exits non-zero or is stopped at the limit, and left no ledger row on its leaf since
+it started (an agent worker records its own agent's crash), gets one: a `crash` row with the
+reason (verifier.writes.crash), and its claim is released, so the leaf is claimable again at once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -39,19 +45,21 @@ from pathlib import Path
 from verifier.agentkit.modelworker import validation_worker
 from verifier.client.http import Client
 from verifier.commons.adapter import ClaimConflict, Commons
+from verifier.constants import AGENT_STEPS_S
 from verifier.errors import ConflictError, FormatError, LedgerIntegrityError, NotFound, VerifierError
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.budget import loop_spend, worker_stop
 from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
 from verifier.roles.planner import wake
 from verifier.roles.planning import cadence
+from verifier.roles.processes import TERM_GRACE_S, stop_group
 from verifier.roles.proposer import run_proposer
-from verifier.state.project import ProjectView
+from verifier.state.project import ProjectView, rows_from
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.ui.board import ContractCache, board
+from verifier.writes.crash import record_agent_crash
 
-TERM_GRACE_S = 5.0
 EXPANDED = ("RW_PROJECT", "RW_LEAF", "RW_SERVER", "RW_HOME")
 _VARIABLE = re.compile(r"\$(?:\{(" + "|".join(EXPANDED) + r")\}|(" + "|".join(EXPANDED) + r")(?![A-Za-z0-9_]))")
 
@@ -70,6 +78,14 @@ class WorkerConfig:
     server: str | None = None
 
 
+def agent_worker(agent: str, token: str, server: str, workers: int = 1, limit_s: float = 900.0,
+                 rw: str = "rw") -> WorkerConfig:
+    """The runner's worker for a real agent CLI: `rw worker run` per leaf, its limit plus the steps'."""
+    command = shlex.join([rw, "worker", "run", "$RW_PROJECT", "$RW_LEAF", "--agent", agent, "--server", server,
+                          "--limit", f"{max(1, int(limit_s))}s"])
+    return WorkerConfig(command, token, workers, limit_s + AGENT_STEPS_S, server)
+
+
 @dataclass(frozen=True)
 class Run:
     slug: str
@@ -77,6 +93,7 @@ class Run:
     exit_code: int | None  # None: killed at the wall-clock limit
     seconds: float
     log: Path
+    crash_seq: int | None = None  # the crash row the runner landed for this run, if it had to
 
 
 @dataclass
@@ -166,7 +183,7 @@ def run_workers(home: Home, config: WorkerConfig, leaves: list[tuple[str, str]],
         try:
             code: int | None = proc.wait(timeout=remaining)
         except subprocess.TimeoutExpired:
-            _stop(proc)
+            stop_group(proc)
             code = None
             with log.open("ab") as out:
                 out.write(f"\n[rw runner] stopped at the wall-clock limit of {config.limit_s:g}s\n".encode())
@@ -174,15 +191,55 @@ def run_workers(home: Home, config: WorkerConfig, leaves: list[tuple[str, str]],
     return runs
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=TERM_GRACE_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+def ledger_length(home: Home, slug: str) -> int:
+    repo = home.project(slug)
+    tip = repo.tip()
+    return 0 if tip is None else len(rows_from(repo.view(tip), 0))
+
+
+def left_a_row(home: Home, slug: str, leaf_id: str, since: int) -> bool:
+    """Whether a row on `leaf_id` landed at seq `since` or later (a submission, or the agent
+    worker's own crash row)."""
+    repo = home.project(slug)
+    tip = repo.tip()
+    return tip is not None and any(row.leaf_id == leaf_id for row in rows_from(repo.view(tip), since))
+
+
+def crash_reason(run: Run, limit_s: float) -> str | None:
+    """Why a worker run is a crash (pure), or None when it exited 0."""
+    if run.exit_code is None:
+        return (f"worker stopped at the wall-clock limit of {limit_s:g}s (SIGTERM to its process group, "
+                f"SIGKILL {TERM_GRACE_S:g}s later)")
+    if run.exit_code < 0:
+        return f"worker killed by signal {-run.exit_code}"
+    if run.exit_code != 0:
+        return f"worker exited with code {run.exit_code}"
+    return None
+
+
+def release(config: WorkerConfig, agent: Actor, commons: Commons, slug: str, leaf_id: str, now: datetime) -> None:
+    """Give a crashed worker's claim back, as it was taken (the service, or the local Commons)."""
+    if config.server:
+        Client(config.server, config.token, retry_for_s=10.0).request(
+            "DELETE", f"/projects/{slug}/leaves/{leaf_id}/claim")
+    else:
+        commons.release(slug, leaf_id, agent.handle, now=now)
+
+
+def record_crashes(home: Home, config: WorkerConfig, agent: Actor, commons: Commons, runs: list[Run],
+                   since: dict[str, int], now: datetime) -> list[Run]:
+    """One crash row per failed run that left no row on its leaf; its claim released."""
+    out = []
+    for run in runs:
+        reason = crash_reason(run, config.limit_s)
+        if reason is None or left_a_row(home, run.slug, run.leaf_id, since[run.slug]):
+            out.append(run)
+            continue
+        row = record_agent_crash(home, run.slug, run.leaf_id, agent, f"{reason} (log {run.log.name})", now=now,
+                                 duration_s=run.seconds)
+        release(config, agent, commons, run.slug, run.leaf_id, now)
+        out.append(Run(run.slug, run.leaf_id, run.exit_code, run.seconds, run.log, row.seq))
+    return out
 
 
 def maintain_if_due(home: Home, now: datetime) -> str | None:
@@ -220,5 +277,9 @@ def tick(home: Home, slugs: list[str], now: datetime, commons: Commons,
     funded = [slug for slug in slugs if slug not in report.budget]
     chosen = [(slug, leaf_id) for slug, leaf_id in pick_leaves(home, funded, commons, now, config.workers)
               if claim(config, agent, commons, slug, leaf_id, now)]
-    report.runs = run_workers(home, config, chosen)
+    since = {slug: ledger_length(home, slug) for slug, _leaf in chosen}
+    runs = run_workers(home, config, chosen)
+    # The crashes are seen when the runs end: the tick's `now` moved on by the longest run.
+    seen = now + timedelta(seconds=int(max((run.seconds for run in runs), default=0.0)))
+    report.runs = record_crashes(home, config, agent, commons, runs, since, seen)
     return report

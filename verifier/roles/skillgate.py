@@ -6,6 +6,11 @@ own score on it, so changing the set's version resets the best. A kept proposal 
 skill (a new `skill_version`); anything else leaves the live skill as it was, which is the
 rollback. Every proposal, refused ones included, gets its row and section in `skill-impact.md`,
 which nothing but this harness writes.
+
+Every replay is also a validation result for `rw eval` (docs/eval.md): one entry per replayed skill
+version (the live skill's own run when a set version starts, and each candidate's) appended to
+`$RW_HOME/eval/validation.json`, so the evaluation sets a version's validation acceptance beside
+its live acceptance and raises the stale-validation flag (§12) from these rows.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 from datetime import datetime
 
 from verifier.errors import FormatError
+from verifier.evaluation.rows import ValidationFile, ValidationResult, parse_validation
 from verifier.formats.base import iso
 from verifier.formats.skill import skill_version
 from verifier.roles.gating import Decision, Score, impact_document, keep, score, section_diff
@@ -49,6 +55,16 @@ def _save_best(home: Home, validation: LoadedSet, best: float, version: str) -> 
     write_atomic(home.layout.loop / "gate.json", json.dumps(state, sort_keys=True, indent=2).encode())
 
 
+def record_validation(home: Home, version: str, validation: LoadedSet, result: Score) -> None:
+    """Append one replay's figures to the validation results `rw eval` reads (under the gate's lock)."""
+    path = home.layout.validation_set
+    known = parse_validation(path.read_bytes(), str(path)) if path.exists() else []
+    known.append(ValidationResult(skill_version=version, validation_set=validation.version, attempts=result.leaves,
+                                  accepted=result.accepted, objects=result.objects))
+    data = ValidationFile(results=known).model_dump_json(indent=2, exclude_none=True).encode() + b"\n"
+    write_atomic(path, data, durable=home.settings.durable)
+
+
 def _record(home: Home, decision: Decision, now: datetime) -> None:
     wiki = OpsWiki(home)
     document = impact_document(wiki.read("skill-impact.md") or "", decision)
@@ -80,9 +96,12 @@ def gate(home: Home, kind: str, candidate: str, *, worker: Worker, now: datetime
         _check_pinned(home, validation)
         best = best_so_far(home, validation.version)
         if best is None:  # a new validation set version: the live skill's score is the best so far
-            best = score(replay(validation, live, worker, now=now)).value
+            baseline = score(replay(validation, live, worker, now=now))
+            record_validation(home, skill_version(live.encode("utf-8")), validation, baseline)
+            best = baseline.value
             _save_best(home, validation, best, skill_version(live.encode("utf-8")))
         result: Score = score(replay(validation, candidate, worker, now=now))
+        record_validation(home, skill_version(candidate.encode("utf-8")), validation, result)
         kept = keep(kind, result, best)
         version = install_skill(home, candidate) if kept else skill_version(live.encode("utf-8"))
         if kept:

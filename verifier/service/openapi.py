@@ -153,6 +153,11 @@ def _schemas() -> dict[str, Any]:
                                      "text": {"type": "string"}})
     schemas["WhoAmI"] = _object({"agent": {"type": "string"}, "operator": {"type": "string"},
                                  "type": {"type": "string", "enum": ["agent", "human"]}})
+    schemas["LiveSkill"] = _object({
+        "skill_version": {"type": "string", "pattern": "^sk-[0-9a-f]{12}$"},
+        "text": {"type": "string", "description": "the whole live SKILL.md"},
+        "sections": {"type": "object", "description": "each leaf kind's section body",
+                     "additionalProperties": {"type": "string"}}})
     schemas["Health"] = _object({"ok": {"type": "boolean"}, "version": {"type": "string"}})
     schemas["BundleForm"] = {
         "type": "object",
@@ -287,6 +292,8 @@ def _document() -> str:
             operation_id="getSubmission")},
         "/whoami": {"get": _operation("The agent or person a token names (for the trace manifest)", {
             "200": _ok("who", _ref("WhoAmI"))}, auth=True, operation_id="whoami")},
+        "/skill": {"get": _operation("The live skill workers follow: its version, text and per-kind sections", {
+            "200": _ok("the live skill", _ref("LiveSkill"))}, auth=False, operation_id="getSkill")},
         "/messages": {"get": _operation("Your inbox: first-minute and return-trigger messages", {
             "200": _ok("messages, oldest first", _ref("Inbox"))}, auth=True, parameters=[after, limit],
             operation_id="getInbox")},
