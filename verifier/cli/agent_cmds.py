@@ -34,8 +34,8 @@ from verifier.agentkit.workdir import (
     remove_clone,
 )
 from verifier.checks.citation import ExcerptMissing, first_difference, locate_excerpt
-from verifier.cli.app import EXIT_REJECTED, RwError, cli
-from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option, untrusted
+from verifier.cli.app import EXIT_REJECTED, RwError, cli, untrusted
+from verifier.cli.remote import call, claim_leaf, client_for, ok, remote_source_text, server_option
 from verifier.cli.verdicts import show_verdict
 from verifier.client.http import Client
 from verifier.constants import CLAIM_TTL_S

@@ -11,11 +11,11 @@ from urllib.parse import quote
 
 import click
 
-from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, RwError, exit_code_of_reply
+from verifier.cli.app import EXIT_AUTH, EXIT_REJECTED, RwError, exit_code_of_reply, untrusted
 from verifier.cli.warm import pick_warm
 from verifier.client.http import Client, Reply
 from verifier.constants import READ_RETRY_S
-from verifier.errors import FormatError, Unreachable, UntrustedReply
+from verifier.errors import FormatError, Unreachable
 from verifier.formats.duration import parse_duration
 
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
@@ -33,11 +33,6 @@ def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_requir
             f"service unavailable ({problem}); retrying in {wait:.1f}s", err=True))
     except FormatError as exc:
         raise RwError(str(exc)) from exc
-
-
-def untrusted(message: str) -> RwError:
-    """The error of a served value or tree the client refuses (`UntrustedReply`'s exit code)."""
-    return RwError(f"[{UntrustedReply.code}] {message}", UntrustedReply.exit_code)
 
 
 def call(action: Callable[[], Reply]) -> Reply:
