@@ -8,6 +8,7 @@ import importlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from verifier.cli.app import cli
 from verifier.cli.main import _PACKAGE, COMMAND_MODULES, COMMANDS
@@ -28,11 +29,12 @@ def test_the_table_names_every_command_and_its_module() -> None:
     assert {module for module, _help in COMMANDS.values()} <= set(COMMAND_MODULES)
 
 
-def modules_after(*argv: str) -> set[str]:
+def modules_after(*argv: str, env: dict[str, str] | None = None) -> set[str]:
     code = ("import sys, json\nfrom verifier.cli.main import main\nsys.argv = ['rw', *json.loads(sys.argv[1])]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\nprint('\\n' + json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code, json.dumps(list(argv))], capture_output=True, text=True,
-                          check=False, timeout=60, env={"PATH": "/usr/bin:/bin", "RW_SERVER": "http://127.0.0.1:9"})
+                          check=False, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "RW_SERVER": "http://127.0.0.1:9", **(env or {})})
     loaded: list[str] = json.loads(done.stdout.strip().rsplit("\n", 1)[-1])
     return set(loaded)
 
@@ -48,3 +50,15 @@ def test_board_and_check_start_without_the_store_or_the_service() -> None:
         loaded = modules_after(*argv)
         assert not [name for name in loaded if name.startswith(HEAVY)], argv
         assert not {"bs4", "pypdf"} & loaded, argv
+
+
+def test_check_loads_neither_detect_secrets_nor_http_once_the_scanner_cache_is_written(tmp_path: Path) -> None:
+    # The first start reads detect-secrets and writes the cache; every later one reads the cache.
+    cache = {"XDG_CACHE_HOME": str(tmp_path)}
+    first = modules_after("check", env=cache)
+    assert "detect_secrets" in first
+    assert (tmp_path / "researchwiki" / "stock-detectors.json").is_file()
+    loaded = modules_after("check", env=cache)
+    assert not [name for name in loaded if name.startswith(("detect_secrets", "requests", "urllib3", "http.client"))]
+    assert not [name for name in loaded if name.startswith("verifier.checks.") and name.rsplit(".", 1)[1] in
+                ("scout", "review", "links", "guide", "human")], "only the leaf kind's own check is loaded"

@@ -10,12 +10,14 @@ rewrite them, so a revert that would pull an object a document cites is refused 
 (edit or revert the document first). A revert that takes a hypothesis back to an earlier wording
 withdraws the links made against the later revisions. See docs/adr/0008-graph-meaning.md.
 
-Pure: it reads a TreeView and returns the extra deletions and the blockers.
+It finds them from the index of what rests on what (verifier.scoring.rests), kept with the
+scores, not by scanning the corpus (issue 26). Pure: it reads a TreeView (and the index through
+it) and returns the extra deletions and the blockers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.errors import FormatError
@@ -24,22 +26,10 @@ from verifier.formats.finding import parse_finding
 from verifier.formats.hypothesis import parse_hypothesis
 from verifier.formats.link import parse_link
 from verifier.formats.review import parse_review
-from verifier.state.layout import (
-    FINDINGS_DIR,
-    LINKS_DIR,
-    PLANS_DIR,
-    QUEUE_DIR,
-    REPORTS_DIR,
-    REVIEWS_DIR,
-    classify,
-    finding_path,
-    source_record_path,
-)
+from verifier.scoring.rests import RestIndex, corpus_path, held_files
+from verifier.state.layout import PLANS_DIR, REPORTS_DIR, classify, finding_path, source_record_path
 from verifier.state.view import TreeView
 
-# Where each dependent type lives, and the held copies' folders (queue/<hold>/<type folder>).
-_ROOTS = (FINDINGS_DIR, LINKS_DIR, REVIEWS_DIR)
-_DOCUMENT_ROOTS = (PLANS_DIR, REPORTS_DIR)
 LISTED_IN_ROW = 40  # ids named in the ledger row's description (each about 20 characters)
 
 
@@ -54,37 +44,14 @@ class Cascade:
     def object_ids(self) -> list[str]:
         ids = []
         for path in sorted(self.withdrawn):
-            kind = classify(path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path)
+            kind = classify(corpus_path(path))
             if kind is not None:
                 ids.append(kind.object_id)
         return sorted(set(ids))
 
 
-def _walk(tree: TreeView, root: str) -> Iterator[str]:
-    for name in tree.list_dir(root):
-        path = f"{root}/{name}"
-        if tree.is_dir(path):
-            yield from _walk(tree, path)
-        else:
-            yield path
-
-
-def _candidates(tree: TreeView) -> Iterator[str]:
-    """Every finding, link and review file, in the corpus and held in the queue."""
-    for root in _ROOTS:
-        yield from _walk(tree, root)
-    for hold in tree.list_dir(QUEUE_DIR):
-        for root in _ROOTS:
-            yield from _walk(tree, f"{QUEUE_DIR}/{hold}/{root}")
-
-
 def _rests_on(path: str, data: bytes, gone_ids: set[str], gone_paths: set[str]) -> bool:
-    # Every edge names the id it rests on in the file's bytes: a substring test skips the parse
-    # for almost every file of a large corpus (the parse below decides).
-    if not any(object_id.encode() in data for object_id in gone_ids):
-        return False
-    corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
-    kind = classify(corpus_path)
+    kind = classify(corpus_path(path))
     if kind is None:
         return False
     try:
@@ -107,20 +74,19 @@ def _gone(tree: TreeView, writes: Mapping[str, bytes | None]) -> tuple[set[str],
     return ids, paths
 
 
-def _blockers(tree: TreeView, gone_ids: set[str]) -> list[str]:
+def _blockers(tree: TreeView, documents: set[str], gone_ids: set[str]) -> list[str]:
     found: list[str] = []
-    for root in _DOCUMENT_ROOTS:
-        for path in _walk(tree, root):
-            data = tree.read(path)
-            if data is None:
-                continue
-            try:
-                document = parse_plan(data, path)[0] if root == PLANS_DIR else parse_report(data, path)[0]
-            except FormatError:
-                continue
-            cited = sorted(set(document.cites) & gone_ids)
-            if cited:
-                found.append(f"{path} cites {', '.join(cited)}")
+    for path in sorted(documents):
+        data = tree.read(path)
+        if data is None:
+            continue
+        try:
+            document = parse_plan(data, path)[0] if path.startswith(f"{PLANS_DIR}/") else parse_report(data, path)[0]
+        except FormatError:
+            continue
+        cited = sorted(set(document.cites) & gone_ids)
+        if cited:
+            found.append(f"{path} cites {', '.join(cited)}")
     return found
 
 
@@ -143,9 +109,8 @@ def _revisions_kept(tree: TreeView, writes: Mapping[str, bytes | None]) -> dict[
 
 
 def _on_a_withdrawn_revision(path: str, data: bytes, kept: Mapping[str, int]) -> bool:
-    corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
-    kind = classify(corpus_path)
-    if kind is None or kind.type != "link" or not any(h.encode() in data for h in kept):
+    kind = classify(corpus_path(path))
+    if kind is None or kind.type != "link":
         return False
     try:
         link = parse_link(data, path)
@@ -154,31 +119,93 @@ def _on_a_withdrawn_revision(path: str, data: bytes, kept: Mapping[str, int]) ->
     return link.hypothesis_id in kept and link.hypothesis_revision > kept[link.hypothesis_id]
 
 
-def cascade(tree: TreeView, writes: Mapping[str, bytes | None]) -> Cascade:
+def _is_document(path: str) -> bool:
+    return path.startswith((f"{PLANS_DIR}/", f"{REPORTS_DIR}/"))
+
+
+def cascade(tree: TreeView, writes: Mapping[str, bytes | None], index: RestIndex | None = None) -> Cascade:
     """The objects resting on what `writes` deletes from `tree` (the tree before the writes), or
-    on a hypothesis wording the writes take back."""
+    on a hypothesis wording the writes take back.
+
+    Read from the index of what rests on what (verifier.scoring.rests; built from `tree` by one
+    scan when the tree holds none, and then kept in `index` for the landing to write): each file
+    it names is read and parsed, and goes only if it really rests on what goes."""
     gone_ids, gone_paths = _gone(tree, writes)
     kept = _revisions_kept(tree, writes)
     if not gone_ids and not kept:
         return Cascade()
-    withdrawn: dict[str, None] = {}
-    files = {path: data for path in _candidates(tree) if path not in writes and (data := tree.read(path)) is not None}
-    fresh = set(gone_ids)  # each round checks the files left only against the ids that just went
-    first = [path for path, data in files.items() if kept and _on_a_withdrawn_revision(path, data, kept)]
-    while fresh or first:
-        more = first + [path for path, data in files.items()
-                        if path not in first and _rests_on(path, data, fresh, gone_paths)]
-        first, fresh = [], set()
-        for path in more:
-            del files[path]
-            withdrawn[path] = None
-            corpus_path = path.split("/", 2)[2] if path.startswith(f"{QUEUE_DIR}/") else path
-            gone_paths.add(corpus_path)
-            kind = classify(corpus_path)
-            if kind is not None and not path.startswith(f"{QUEUE_DIR}/") and kind.object_id not in gone_ids:
-                gone_ids.add(kind.object_id)
-                fresh.add(kind.object_id)
-    return Cascade(dict(sorted(withdrawn.items())), _blockers(tree, gone_ids))
+    index = RestIndex(tree.read) if index is None else index
+    index.ensure(tree)
+    try:
+        return _from_index(tree, writes, index, gone_ids, gone_paths, kept)
+    except FormatError:  # a shard that does not parse: the index is stale
+        index.rebuild(tree)
+        return _from_index(tree, writes, index, gone_ids, gone_paths, kept)
+
+
+@dataclass
+class _Withdrawal:
+    """One cascade's walk: what went so far, and the files already looked at."""
+
+    tree: TreeView
+    writes: Mapping[str, bytes | None]
+    index: RestIndex
+    gone_ids: set[str]
+    gone_paths: set[str]
+    withdrawn: dict[str, None] = field(default_factory=dict)
+    documents: set[str] = field(default_factory=set)
+    checked: set[tuple[str, str]] = field(default_factory=set)
+
+    def take(self, path: str) -> list[str]:
+        """Withdraw `path`; returns the id that newly went with it (none for a held copy)."""
+        self.withdrawn[path] = None
+        corpus = corpus_path(path)
+        self.gone_paths.add(corpus)
+        kind = classify(corpus)
+        if kind is None or corpus != path or kind.object_id in self.gone_ids:
+            return []
+        self.gone_ids.add(kind.object_id)
+        return [kind.object_id]
+
+    def skip(self, path: str) -> bool:
+        return path in self.writes or path in self.withdrawn
+
+    def held_round(self, held: Mapping[str, bytes], fresh: list[str]) -> list[str]:
+        more: list[str] = []
+        for path, data in held.items():
+            if not self.skip(path) and any(target.encode() in data for target in fresh) and \
+                    _rests_on(path, data, self.gone_ids, self.gone_paths):
+                more += self.take(path)
+        return more
+
+    def index_round(self, fresh: list[str]) -> list[str]:
+        more: list[str] = []
+        for target in fresh:
+            for path in self.index.dependants(target, self.tree):
+                if _is_document(path):
+                    self.documents.add(path)
+                elif not self.skip(path) and (target, path) not in self.checked:
+                    self.checked.add((target, path))
+                    data = self.tree.read(path)
+                    if data is not None and _rests_on(path, data, self.gone_ids, self.gone_paths):
+                        more += self.take(path)
+        return more
+
+
+def _from_index(tree: TreeView, writes: Mapping[str, bytes | None], index: RestIndex, gone_ids: set[str],
+                gone_paths: set[str], kept: Mapping[str, int]) -> Cascade:
+    walk = _Withdrawal(tree, writes, index, set(gone_ids), set(gone_paths))
+    fresh = sorted(gone_ids)  # each round looks up only what rests on the ids that just went
+    # Held copies are read whole (the queue does not grow with the corpus), once.
+    held = {path: data for path in held_files(tree) if path not in writes and (data := tree.read(path)) is not None}
+    by_revision = [path for hypothesis in sorted(kept) for path in index.dependants(hypothesis, tree)]
+    for path in [*by_revision, *held] if kept else []:
+        data = held.get(path) or (None if walk.skip(path) else tree.read(path))
+        if data is not None and not walk.skip(path) and _on_a_withdrawn_revision(path, data, kept):
+            fresh += walk.take(path)
+    while fresh:
+        fresh = walk.held_round(held, fresh) + walk.index_round(fresh)
+    return Cascade(dict(sorted(walk.withdrawn.items())), _blockers(tree, walk.documents, walk.gone_ids))
 
 
 def withdrawn_note(resting: Cascade, *, line: bool = False) -> str:

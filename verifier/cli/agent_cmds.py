@@ -23,8 +23,8 @@ from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.tracing import EVENT_TYPES, LEVELS
 from verifier.agentkit.transcripts import FORMATS, Disclosure, TranscriptError, parse_transcript
 from verifier.agentkit.workdir import Work, find_work
-from verifier.cli.app import RwError, cli
-from verifier.cli.remote import client_for, loop_errors, server_option, untrusted, warn_if_server_newer
+from verifier.cli.app import RwError, cli, untrusted
+from verifier.cli.remote import client_for, loop_errors, server_option, warn_if_server_newer
 from verifier.cli.verdicts import show_verdict
 from verifier.client.http import Client
 from verifier.constants import CLAIM_TTL_S

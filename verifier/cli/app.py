@@ -35,6 +35,7 @@ from verifier.errors import (
     AuthError,
     FormatError,
     Rejected,
+    UntrustedReply,
     VerifierError,
 )
 
@@ -80,6 +81,12 @@ class RwError(click.ClickException):
     def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.exit_code = exit_code  # type: ignore[misc]  # click declares it per class; ours vary per error
+
+
+def untrusted(message: str) -> RwError:
+    """The error of a served value or tree the client refuses (`UntrustedReply`'s exit code).
+    Here, not with the client (cli.remote): `rw check` refuses a folder without loading HTTP."""
+    return RwError(f"[{UntrustedReply.code}] {message}", UntrustedReply.exit_code)
 
 
 def now_from_env() -> datetime:

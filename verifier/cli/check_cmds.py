@@ -13,8 +13,7 @@ from verifier.agentkit.localcheck import result_json, run_checks
 from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.skillref import current_skill_version
 from verifier.agentkit.workdir import find_work
-from verifier.cli.app import EXIT_REJECTED, RwError, cli
-from verifier.cli.remote import untrusted
+from verifier.cli.app import EXIT_REJECTED, RwError, cli, untrusted
 
 
 @cli.command("check")

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import click
 
 from verifier.agentkit import loop
-from verifier.cli.app import EXIT_AUTH, RwError, exit_code_of_reply
+from verifier.cli.app import EXIT_AUTH, RwError, exit_code_of_reply, untrusted
 from verifier.client.http import Client, Reply
 from verifier.constants import READ_RETRY_S
 from verifier.errors import FormatError, Unreachable, UntrustedReply, VerifierError
@@ -34,11 +34,6 @@ def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_requir
             f"service unavailable ({problem}); retrying in {wait:.1f}s", err=True))
     except FormatError as exc:
         raise RwError(str(exc)) from exc
-
-
-def untrusted(message: str) -> RwError:
-    """The error of a served value or tree the client refuses (`UntrustedReply`'s exit code)."""
-    return RwError(f"[{UntrustedReply.code}] {message}", UntrustedReply.exit_code)
 
 
 @contextlib.contextmanager

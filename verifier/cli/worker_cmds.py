@@ -14,8 +14,8 @@ import click
 from verifier.agentkit import served
 from verifier.agentkit.agentcli import AGENTS, DEFAULT_MAX_TURNS, SKILL_NAME
 from verifier.agentkit.modelworker import WorkerSetupError, run_on_home, run_plan
-from verifier.cli.app import EXIT_AUTH, RwError, cli, emit, fail, fetcher_for, home_from_env, now_from_env
-from verifier.cli.remote import call, client_for, ok, server_option, untrusted
+from verifier.cli.app import EXIT_AUTH, RwError, cli, emit, fail, fetcher_for, home_from_env, now_from_env, untrusted
+from verifier.cli.remote import call, client_for, ok, server_option
 from verifier.cli.verdicts import show_verdict
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.duration import parse_duration

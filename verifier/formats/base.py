@@ -27,7 +27,7 @@ class Strict(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False, strict=True,
-                              allow_inf_nan=False)
+                              allow_inf_nan=False, defer_build=True)
 
 
 HANDLE_RE = r"^[a-z0-9][a-z0-9_.-]{0,62}$"

@@ -49,7 +49,10 @@ def facts_of(path: str, data: bytes, operator: str) -> ObjectFacts | None:
 
 
 def apply_writes(book: ScoreBook, before: TreeView, writes: Mapping[str, bytes | None], operator: str) -> int:
-    """Feed one landing's writes to the book; returns how many objects were added."""
+    """Feed one landing's writes to the book (its scores and its index of what rests on what);
+    returns how many objects were added."""
+    book.rests.ensure(before)  # built by one scan the first time (a project from before it)
+    book.rests.apply(before, writes)
     added = 0
     # Sources, findings, links, then reviews and documents: what cites or judges must find its object.
     order = {"source": 0, "finding": 1, "link": 2, "review": 3, "plan": 4, "report": 5}

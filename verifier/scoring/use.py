@@ -43,6 +43,7 @@ from verifier.formats.usescores import (
     dump_shard,
     parse_shard,
 )
+from verifier.scoring.rests import RestIndex
 from verifier.state.layout import USE_SCORES, use_shard_path
 
 SCORED_TYPES = ("source", "finding", "link", "plan", "report", "review")
@@ -76,6 +77,11 @@ class ScoreBook:
     dirty: set[str] = field(default_factory=set)
     _summary: UseSummary | None = None
     summary_dirty: bool = False
+    # What rests on what (verifier.scoring.rests), kept beside the scores from the same writes.
+    rests: RestIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rests = RestIndex(self.read)
 
     # -- storage ---------------------------------------------------------------------------
     def _shard(self, path: str) -> dict[str, UseEntry]:
@@ -267,6 +273,7 @@ class ScoreBook:
                 row.usd_per_accepted_object = round(usd / objects, 6) if usd is not None and objects else None
                 row.has_per_object = True
             out[USE_SCORES] = summary.dump()
+        out.update(self.rests.writes())
         return out
 
 

@@ -10,21 +10,33 @@ after the trigger the match can reach. Why: one alternation of all ~45 stock pat
 with a lookbehind or a character class are tried at every byte), while a literal-led trigger
 is found at about 2 GB/s. The stock pattern then decides, inside a small window around each
 trigger occurrence, so the decision is always detect-secrets' own.
+
+Start-up cost (issue 26): importing detect-secrets costs about 0.1 s of CPU (it loads `requests`
+for its verify step), which `rw check` pays on a folder of a few kilobytes. So what this module
+reads from the library (each detector's secret type, its pattern sources and flags, whether it
+post-filters) is kept in a small cache file (`stock_detectors`), keyed by the installed plugin
+files' names, sizes and modification times: a change of the library rebuilds it, and a cache that
+does not parse as exactly that shape is ignored and rebuilt. The rules are still the library's:
+the cache holds what it read, never a copy written here. Each detector's patterns are compiled
+the first time a trigger hands it a window (`Detector.patterns`), so a scan pays for the
+detectors its input calls on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import inspect
+import json
+import os
 import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
 from typing import Any, cast
-
-import detect_secrets.plugins as ds_plugins
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
 
 # Detector classes we deliberately do not run, and why. The non-regex plugins (KeywordDetector,
 # Base64HighEntropyString, HexHighEntropyString) are not RegexBasedDetector subclasses, so they
@@ -150,19 +162,31 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
 
 # detect-secrets plugins whose analyze_string adds a check after the regex; we call the same
 # check on each match. Any other override is unknown to us, and the import fails loudly.
+def _jwt_formally_valid(token: str) -> bool:
+    """detect-secrets' own JWT check, imported on the first candidate (see the module docstring)."""
+    from detect_secrets.plugins.jwt import JwtTokenDetector  # noqa: PLC0415 - start-up cost
+
+    return cast(Callable[[str], bool], JwtTokenDetector.is_formally_valid)(token)
+
+
 _VALIDATORS: dict[str, Callable[[str], bool]] = {
-    "JwtTokenDetector": cast(Callable[[str], bool], JwtTokenDetector.is_formally_valid),
+    "JwtTokenDetector": _jwt_formally_valid,
 }
 
 
 @dataclass(frozen=True)
 class Detector:
-    """One detect-secrets detector, recompiled for bytes."""
+    """One detect-secrets detector, recompiled for bytes (on first use: see `patterns`)."""
 
     kind: str  # the plugin's secret_type, e.g. "AWS Access Key"
-    patterns: tuple[re.Pattern[bytes], ...]
+    sources: tuple[tuple[str, int], ...]  # the stock patterns: (source, flags)
     value_groups: tuple[int, ...]  # per pattern: group holding the secret value, 0 = whole match
     validate: Callable[[str], bool] | None
+
+    @cached_property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The stock patterns as bytes patterns, compiled when a trigger first calls on them."""
+        return tuple(_to_bytes(source, flags) for source, flags in self.sources)
 
 
 @dataclass(frozen=True)
@@ -196,6 +220,9 @@ class TriggerPass:
 
 def _regex_detector_classes() -> list[type[Any]]:
     """Every concrete RegexBasedDetector shipped in detect_secrets.plugins, by class name."""
+    import detect_secrets.plugins as ds_plugins  # noqa: PLC0415 - start-up cost (module docstring)
+    from detect_secrets.plugins.base import RegexBasedDetector  # noqa: PLC0415
+
     found: dict[str, type[Any]] = {}
     for info in pkgutil.iter_modules(ds_plugins.__path__):
         module = importlib.import_module(f"{ds_plugins.__name__}.{info.name}")
@@ -253,31 +280,128 @@ def value_group(pattern: str) -> int:
     return 0
 
 
-def _to_bytes(pattern: re.Pattern[str]) -> re.Pattern[bytes]:
+def _to_bytes(source: str, flags: int) -> re.Pattern[bytes]:
     # str patterns carry re.UNICODE implicitly; bytes patterns reject it. MULTILINE because
     # detect-secrets runs each pattern on one line at a time: ^ and $ mean line boundaries.
-    flags = (pattern.flags & ~re.UNICODE) | re.MULTILINE
-    return re.compile(pattern.pattern.encode("ascii"), flags)
+    return re.compile(source.encode("ascii"), (flags & ~re.UNICODE) | re.MULTILINE)
 
 
-def _build() -> tuple[tuple[Detector, ...], tuple[TriggerPass, ...]]:
+@dataclass(frozen=True)
+class StockDetector:
+    """What this scanner reads from one detect-secrets RegexBasedDetector class."""
+
+    name: str  # the class name, e.g. "AWSKeyDetector"
+    kind: str  # its secret_type
+    patterns: tuple[tuple[str, int], ...]  # its denylist: (pattern source, flags)
+    overrides: bool  # whether its analyze_string adds a check after the regex
+
+
+def read_library() -> tuple[StockDetector, ...]:
+    """Every RegexBasedDetector of the installed detect-secrets, read from its classes."""
+    from detect_secrets.plugins.base import RegexBasedDetector  # noqa: PLC0415 - start-up cost
+
+    return tuple(
+        StockDetector(name=cls.__name__, kind=str(cls.secret_type),
+                      patterns=tuple((p.pattern, p.flags) for p in cast(list[re.Pattern[str]], cls.denylist)),
+                      overrides=cls.analyze_string is not RegexBasedDetector.analyze_string)
+        for cls in _regex_detector_classes()
+    )
+
+
+CACHE_FORMAT = 1
+
+
+def library_key() -> str | None:
+    """A fingerprint of the installed detect-secrets plugins (file names, sizes, modification
+    times), found without importing the library; None when it cannot be located."""
+    spec = importlib.util.find_spec("detect_secrets")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    digest = hashlib.sha256(f"format {CACHE_FORMAT}\n".encode())
+    try:
+        for folder in (root, root / "plugins"):
+            for entry in sorted(os.scandir(folder), key=lambda item: item.name):
+                if entry.name.endswith(".py") and entry.is_file():
+                    stat = entry.stat()
+                    digest.update(f"{folder.name}/{entry.name} {stat.st_size} {stat.st_mtime_ns}\n".encode())
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def default_cache_file() -> Path:
+    """Where the cache lives: $XDG_CACHE_HOME (or ~/.cache)/researchwiki/stock-detectors.json."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "researchwiki" / "stock-detectors.json"
+
+
+def _parse_cache(data: bytes, key: str) -> tuple[StockDetector, ...] | None:
+    """The detectors a cache file holds, if it is exactly the shape written for `key`; else None."""
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict) or parsed.get("key") != key or not isinstance(parsed.get("detectors"), list):
+        return None
+    found: list[StockDetector] = []
+    for item in parsed["detectors"]:
+        if not isinstance(item, dict) or set(item) != {"name", "kind", "patterns", "overrides"}:
+            return None
+        name, kind, patterns, overrides = item["name"], item["kind"], item["patterns"], item["overrides"]
+        if not (isinstance(name, str) and isinstance(kind, str) and isinstance(overrides, bool)
+                and isinstance(patterns, list)
+                and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and type(p[1]) is int
+                        for p in patterns)):
+            return None
+        found.append(StockDetector(name, kind, tuple((p[0], p[1]) for p in patterns), overrides))
+    return tuple(found)
+
+
+def stock_detectors(cache: Path | None = None) -> tuple[StockDetector, ...]:
+    """The installed library's detectors: from the cache file when it was written for the
+    library as installed now, else read from the library (and the cache rewritten, best effort:
+    a read-only home only costs the next start the same read)."""
+    path = default_cache_file() if cache is None else cache
+    key = library_key()
+    if key is not None:
+        try:
+            cached = _parse_cache(path.read_bytes(), key)
+        except OSError:
+            cached = None
+        if cached is not None:
+            return cached
+    found = read_library()
+    if key is not None:
+        body = {"key": key, "detectors": [{"name": d.name, "kind": d.kind, "patterns": [list(p) for p in d.patterns],
+                                           "overrides": d.overrides} for d in found]}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Written aside and renamed: a reader never sees half a file.
+            temp = path.with_name(f".{path.name}.{os.getpid()}")
+            temp.write_text(json.dumps(body, sort_keys=True), encoding="utf-8")
+            temp.replace(path)
+        except OSError:
+            pass
+    return found
+
+
+def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tuple[TriggerPass, ...]]:
     detectors: dict[str, Detector] = {}
-    for cls in _regex_detector_classes():
-        name = cls.__name__
+    for found in stock:
+        name = found.name
         if name in SKIPPED:
             continue
         if name not in TRIGGER_SPECS:
             raise RuntimeError(f"detect-secrets ships {name}, which the trace scanner has no "
                                "trigger for: add it to TRIGGER_SPECS or SKIPPED")
-        overrides = cls.analyze_string is not RegexBasedDetector.analyze_string
-        if overrides and name not in _VALIDATORS:
+        if found.overrides and name not in _VALIDATORS:
             raise RuntimeError(f"detect-secrets' {name} post-filters its matches in a way the "
                                "trace scanner does not know; add its check to _VALIDATORS")
-        stock = [cast(re.Pattern[str], p) for p in cls.denylist]
         detectors[name] = Detector(
-            kind=str(cls.secret_type),
-            patterns=tuple(_to_bytes(p) for p in stock),
-            value_groups=tuple(value_group(p.pattern) for p in stock),
+            kind=found.kind,
+            sources=found.patterns,
+            value_groups=tuple(value_group(source) for source, _ in found.patterns),
             validate=_VALIDATORS.get(name),
         )
     stale = set(TRIGGER_SPECS) - set(detectors)
@@ -322,5 +446,5 @@ def _build() -> tuple[tuple[Detector, ...], tuple[TriggerPass, ...]]:
     return tuple(detectors[name] for name in sorted(detectors)), tuple(passes)
 
 
-DETECTORS, TRIGGERS = _build()
+DETECTORS, TRIGGERS = _build(stock_detectors())
 KINDS: frozenset[str] = frozenset(detector.kind for detector in DETECTORS)

@@ -33,6 +33,11 @@ NOTES_DIR = "notes"
 # The use scores (verifier.scoring.use): the summary, and one shard file per pair of id digits.
 USE_SCORES = f"{SCORES_DIR}/use.json"
 USE_SHARD_ROOT = f"{SCORES_DIR}/use"
+# What rests on what (verifier.scoring.rests): the marker of a built index, and its shards. A
+# source's findings and a hypothesis's links can be many, so theirs are sharded again by the
+# dependant's digits; everything else by the digits of the object rested on.
+RESTS_INDEX = f"{SCORES_DIR}/rests.json"
+RESTS_ROOT = f"{SCORES_DIR}/rests"
 # The Resolver's records (verifier.roles.records) and the score files built from them.
 RECORDS_DIR = f"{SCORES_DIR}/resolutions"
 PROPOSALS_DIR = f"{QUEUE_DIR}/verdicts"
@@ -175,6 +180,31 @@ def use_shard_path(object_id: str) -> str:
     if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
         digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
     return f"{USE_SHARD_ROOT}/{digits[:2]}/{digits[2:]}.json"
+
+
+def _digits(object_id: str) -> str:
+    digits = object_id[4:8]
+    if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
+        digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
+    return digits
+
+
+def rests_fanout_dir(target_id: str) -> str | None:
+    """The folder of a source's or a hypothesis's dependants' shards, or None for other objects."""
+    if target_id.startswith("src_"):
+        return f"{RESTS_ROOT}/{SOURCES_DIR}/{target_id}"
+    if re.fullmatch(r"H[1-9][0-9]{0,5}", target_id):
+        return f"{RESTS_ROOT}/{HYPOTHESES_DIR}/{target_id}"
+    return None
+
+
+def rests_shard_path(target_id: str, dependant_id: str) -> str:
+    """The shard naming `dependant_id` among what rests on `target_id` (see RESTS_ROOT)."""
+    fanout = rests_fanout_dir(target_id)
+    if fanout is not None:
+        return f"{fanout}/{_digits(dependant_id)[:2]}.json"
+    digits = _digits(target_id)
+    return f"{RESTS_ROOT}/{digits[:2]}/{digits[2:]}.json"
 
 
 def record_path(hypothesis_id: str) -> str:

@@ -81,7 +81,8 @@ def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type
         raise ConflictError(f"cannot revert {target_id[:12]} cleanly: {', '.join(moved[:5])} changed since; "
                             "revert the later commits first")
     writes: dict[str, bytes | None] = {path: before.read(path) for path in paths}
-    resting = cascade(now_view, writes)  # what rests on the withdrawn objects goes with them
+    book = ScoreBook(now_view.read)
+    resting = cascade(now_view, writes, book.rests)  # what rests on the withdrawn objects goes with them
     if resting.blockers:
         raise ConflictError(f"cannot revert {target_id[:12]}: documents cite what it withdraws: "
                             f"{'; '.join(resting.blockers[:10])}; edit or revert them first")
@@ -90,7 +91,6 @@ def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type
         raise ConflictError(f"cannot revert {target_id[:12]}: {'; '.join(gone[:10])}; "
                             "revert the revert that withdrew it first")
     writes.update(resting.withdrawn)
-    book = ScoreBook(now_view.read)
     apply_writes(book, now_view, writes, operator)
     subject = target.message.strip().splitlines()[0] if target.message.strip() else target_id
     contribution = Contribution(
