@@ -147,3 +147,11 @@ FORM_OVERHEAD: Final = 64 * 1024
 MAX_FORM_BYTES: Final = MAX_BUNDLE_BYTES + MAX_PATCH_BYTES + FORM_OVERHEAD
 # git over HTTP: a pushed pack is held to the API's largest body.
 MAX_RECEIVE_REQUEST: Final = MAX_FORM_BYTES
+
+# The audit log of denials (verifier.store.audit) -------------------------------------------------
+# One file of refused authentications and authority checks: a denial is a few hundred bytes, so
+# this keeps thousands, and a caller hammering with bad tokens cannot fill the disk: past the cap
+# the file rolls over once (the previous one is kept), so the log is at most twice this.
+AUDIT_MAX_BYTES: Final = 1 * MIB
+# What one field of a denial may carry (an action, a reason): enough to read, never a request body.
+AUDIT_FIELD_CHARS: Final = 500

@@ -34,6 +34,7 @@ from verifier.errors import (
     EXIT_USAGE,
     AuthError,
     FormatError,
+    NotAuthorised,
     Rejected,
     VerifierError,
 )
@@ -64,8 +65,11 @@ def exit_code_of(exc: BaseException) -> int:
     return EXIT_CRASH
 
 
-def exit_code_of_reply(status: int) -> int:
-    """The exit code of a service's error answer (any other status is the request's fault: usage)."""
+def exit_code_of_reply(status: int, code: str | None = None) -> int:
+    """The exit code of a service's error answer (any other status is the request's fault: usage).
+    A 403 `not_authorised` is the refusal of the project's authority rule, with its own code."""
+    if status == NotAuthorised.http_status and code == NotAuthorised.code:
+        return NotAuthorised.exit_code
     return _REPLY_ERRORS.get(status, FormatError).exit_code
 
 

@@ -163,7 +163,7 @@ def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, h
         problems = input_problems(repo.view(base_revision), contract)
         if problems:
             raise FormatError("refused: " + "; ".join(problems), f"leaf {contract.leaf_id}")
-        add_leaf(home, slug, contract, now=now, actor=person.handle, actor_type="human")
+        add_leaf(home, slug, contract, now=now, actor=person.handle, actor_type="human", person=person)
     except (NotFound, FormatError, ConflictError) as exc:
         fail(exc)
     except ValueError as exc:

@@ -48,7 +48,8 @@ def call(action: Callable[[], Reply]) -> Reply:
 
 
 def fail_reply(reply: Reply) -> NoReturn:
-    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", exit_code_of_reply(reply.status))
+    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}",
+                  exit_code_of_reply(reply.status, reply.error_code))
 
 
 def show(reply: Reply, as_json: bool, text: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from verifier.checks.failed_sources import extract_refusal
-from verifier.errors import ConflictError, FormatError
+from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.base import check_slug
 from verifier.formats.entries import InitEntry, LeafEntry
 from verifier.formats.leaf import LeafContract
@@ -28,8 +28,11 @@ from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.planning import Settings, leaf_keys
 from verifier.roles.planstate import read_state
 from verifier.state.layout import LEAVES_DIR, PROJECT_FILE, classify, is_verifier_only, leaf_path
+from verifier.store.audit import Door
 from verifier.store.home import Home
 from verifier.store.hooks import install_hooks
+from verifier.store.identities import Actor
+from verifier.writes.authority import enforce_at
 
 
 class KeyHeld(ConflictError):  # noqa: N818 - reads as the condition it reports
@@ -83,14 +86,21 @@ def init_project(home: Home, slug: str, *, now: datetime, template: Path | None 
 
 
 def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, actor: str,
-             actor_type: Literal["planner", "verifier", "human"] = "planner", disjoint: bool = True) -> Landed:
+             actor_type: Literal["planner", "verifier", "human"] = "planner", disjoint: bool = True,
+             person: Actor | None = None, door: Door = "cli") -> Landed:
     """Write leaves/<leaf_id>.yaml as a verifier commit (`rw leaf add`, the demo). With
     `disjoint` (the default) a key an open leaf holds is refused (`KeyHeld`); a harness that
-    replays pinned leaves one by one on one source (the validation set) passes False."""
+    replays pinned leaves one by one on one source (the validation set) passes False. A person's
+    leaf (`actor_type` human) names the authenticated `person`, who must be the project's
+    steward or a maintainer (docs/authority.md)."""
+    if actor_type == "human" and (person is None or person.handle != actor):
+        raise AuthError("a person's leaf names the authenticated person who writes it")
     for rule in contract.may_write:
         if is_verifier_only(rule.path.replace("*", "x")) or rule.path.startswith(("*", "**")):
             raise FormatError(f"may_write rule {rule.path!r} would reach files only the verifier writes")
     with ProjectWriter.open(home, slug) as writer:
+        if person is not None:
+            enforce_at(home, slug, writer.view(), person, "add_leaf", now=now, door=door)
         if writer.view().read(leaf_path(contract.leaf_id)) is not None:
             raise ConflictError(f"leaf {contract.leaf_id} already exists")
         assert writer.tip is not None
