@@ -10,13 +10,19 @@ roles.planning), naming that leaf.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from pydantic import ValidationError
+
 from verifier.checks.failed_sources import extract_refusal
 from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.base import check_slug
+from verifier.formats.duration import parse_duration
 from verifier.formats.entries import InitEntry, LeafEntry
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import parse_project
@@ -25,9 +31,17 @@ from verifier.patch.paths import path_problem
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.secrets_gate import refuse_secret_files
 from verifier.pipeline.writer import ProjectWriter
+from verifier.roles.leafgate import input_problems
 from verifier.roles.planning import Settings, leaf_keys
 from verifier.roles.planstate import read_state
-from verifier.state.layout import LEAVES_DIR, PROJECT_FILE, classify, is_verifier_only, leaf_path
+from verifier.state.layout import (
+    LEAVES_DIR,
+    PROJECT_FILE,
+    classify,
+    default_write_rules,
+    is_verifier_only,
+    leaf_path,
+)
 from verifier.store.audit import Door
 from verifier.store.home import Home
 from verifier.store.hooks import install_hooks
@@ -122,3 +136,53 @@ def add_leaf(home: Home, slug: str, contract: LeafContract, *, now: datetime, ac
                                      actor_type=actor_type,
                                      description=f"leaf {contract.leaf_id} ({contract.kind}) written"),
                            bookkeeping={leaf_path(contract.leaf_id): dump_yaml(body)})
+
+
+@dataclass(frozen=True)
+class LeafRequest:
+    """What a person asks for in `rw leaf add` or `POST /projects/{slug}/leaves`: the kind, its
+    inputs, and optionally the id, the base revision, the lifetime and a title."""
+
+    kind: str
+    leaf_id: str | None = None
+    source_id: str | None = None
+    hypothesis_id: str | None = None
+    revision: int | None = None
+    gap: str | None = None
+    object_path: str | None = None
+    finding_ids: tuple[str, ...] = ()
+    base: str | None = None
+    expires_in: str = "24h"
+    title: str | None = None
+
+
+def person_leaf(home: Home, slug: str, person: Actor, request: LeafRequest, *, now: datetime,
+                door: Door = "cli") -> LeafContract:
+    """Write a person's leaf (the steward's or a maintainer's, docs/authority.md): the contract
+    built from the request, every input present at the base revision, landed by `add_leaf`."""
+    if person.type != "human":
+        raise AuthError(f"{person.handle} is an agent; only a person writes leaves by hand "
+                        "(register one with `rw agent add HANDLE --operator OP --human`)")
+    repo = home.project(slug)
+    base_revision = str(repo.commit(request.base).id) if request.base else repo.tip()
+    inputs = {"source_id": request.source_id, "hypothesis_id": request.hypothesis_id,
+              "hypothesis_revision": request.revision, "gap": request.gap, "object_path": request.object_path}
+    chosen: dict[str, object] = {k: v for k, v in inputs.items() if v is not None}
+    if request.finding_ids:
+        chosen["finding_ids"] = list(request.finding_ids)
+    body = {
+        "kind": request.kind, "title": request.title, "inputs": chosen,
+        "base_revision": base_revision, "check": request.kind, "created_at": now, "created_by": person.handle,
+        "expires_at": now + parse_duration(request.expires_in, "expires_in", positive=True),
+        "may_write": [rule.model_dump() for rule in default_write_rules(request.kind)],  # type: ignore[arg-type]
+    }
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    try:
+        contract = LeafContract.model_validate({**body, "leaf_id": request.leaf_id or f"{request.kind}-{digest[:10]}"})
+    except ValidationError as exc:
+        raise FormatError(f"invalid leaf: {exc.errors()[0]['msg']}", "leaf") from exc
+    problems = input_problems(repo.view(base_revision), contract)
+    if problems:
+        raise FormatError("refused: " + "; ".join(problems), f"leaf {contract.leaf_id}")
+    add_leaf(home, slug, contract, now=now, actor=person.handle, actor_type="human", person=person, door=door)
+    return contract
