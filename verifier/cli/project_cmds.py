@@ -55,7 +55,8 @@ from verifier.writes.project import LeafRequest, init_project, person_leaf
 @click.option("--from", "template", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A project folder to start from (default: the built-in template).")
 @click.option("--no-wake", is_flag=True, help="Skip the Planner's first wake (the board then stays empty).")
-def init_cmd(slug: str, template: Path | None, no_wake: bool) -> None:
+@click.option("--steward", metavar="HANDLE", help="Name the project's first steward in PROJECT.md (docs/authority.md).")
+def init_cmd(slug: str, template: Path | None, no_wake: bool, steward: str | None) -> None:
     """Create project SLUG (a bare repository under RW_HOME/projects), then wake its Planner once.
 
     The first wake fills the board, warm leaves first (sources marked `warm: true`), so an agent's
@@ -63,7 +64,7 @@ def init_cmd(slug: str, template: Path | None, no_wake: bool) -> None:
     home = home_from_env()
     now = now_from_env()
     try:
-        landed = init_project(home, slug, now=now, template=template)
+        landed = init_project(home, slug, now=now, template=template, first_steward=steward)
     except (FormatError, ConflictError) as exc:
         fail(exc)
     click.echo(f"created project {slug} at {home.repo_path(slug)} (tip {landed.tip[:12]})")

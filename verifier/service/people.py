@@ -16,7 +16,7 @@ import json
 from datetime import datetime
 
 from verifier.audits.audit import verify_ledger
-from verifier.errors import NotFound
+from verifier.errors import FormatError
 from verifier.evaluation.report import EvalOptions
 from verifier.evaluation.sources import evaluate_home, validation_from_home
 from verifier.roles.planner import local_commons, wake
@@ -86,7 +86,7 @@ def approve_verdict(home: Home, actor: Actor, slug: str, hypothesis_id: str, *, 
 def set_hypothesis_verdict(home: Home, actor: Actor, slug: str, hypothesis_id: str, value: str, *,
                            confidence: float, reason: str, now: datetime, door: Door = "cli") -> Json:
     if value not in ("true", "false", "unresolved"):
-        raise NotFound(f"verdict {value[:20]!r} is not one of true, false, unresolved", code="bad_verdict")
+        raise FormatError(f"verdict {value[:20]!r} is not one of true, false, unresolved", "verdict")
     landed = set_verdict(home, slug, actor, hypothesis_id, value,  # type: ignore[arg-type]  # checked above
                          confidence=confidence, reason=reason, now=now, door=door)
     return {"project": slug, "hypothesis_id": hypothesis_id, "description": landed.row.description,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 
 from verifier.checks.failed_sources import extract_refusal
 from verifier.errors import AuthError, ConflictError, FormatError
-from verifier.formats.base import check_slug
+from verifier.formats.base import HANDLE_RE, check_slug
 from verifier.formats.duration import parse_duration
 from verifier.formats.entries import InitEntry, LeafEntry
 from verifier.formats.leaf import LeafContract
@@ -58,6 +59,19 @@ class KeyHeld(ConflictError):  # noqa: N818 - reads as the condition it reports
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "project"
 
 
+_STEWARD_LINE = re.compile(rb"^steward:.*$", re.MULTILINE)
+
+
+def _named_steward(data: bytes, steward: str) -> bytes:
+    """PROJECT.md with its `steward:` line naming `steward` (the admin names the first one)."""
+    if not re.match(HANDLE_RE, steward):
+        raise FormatError(f"steward {steward[:70]!r} must be a handle: 1-63 of a-z, 0-9, '_', '.', '-'", "--steward")
+    named, count = _STEWARD_LINE.subn(b"steward: " + steward.encode(), data, count=1)
+    if count == 0:
+        raise FormatError("the template's PROJECT.md has no `steward:` line to name the steward in", PROJECT_FILE)
+    return named
+
+
 def _template_files(folder: Path, slug: str) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for path in sorted(folder.rglob("*")):
@@ -84,10 +98,16 @@ def _template_files(folder: Path, slug: str) -> dict[str, bytes]:
 
 
 def init_project(home: Home, slug: str, *, now: datetime, template: Path | None = None,
-                 steward: str = "verifier") -> Landed:
-    """Create projects/<slug>.git with one commit holding the template and ledger row 0."""
+                 steward: str = "verifier", first_steward: str | None = None) -> Landed:
+    """Create projects/<slug>.git with one commit holding the template and ledger row 0. The
+    home's admin creates projects (at its shell: `rw init`) and names the first steward
+    (`first_steward`, written into PROJECT.md's `steward:`; docs/authority.md)."""
     check_slug(slug)
     files = _template_files(template or TEMPLATE, slug)
+    if first_steward is not None:
+        files[PROJECT_FILE] = _named_steward(files[PROJECT_FILE], first_steward)
+        if parse_project(files[PROJECT_FILE], PROJECT_FILE)[0].steward != first_steward:
+            raise FormatError("the steward could not be named in the template's PROJECT.md", PROJECT_FILE)
     for relative in files:
         kind = classify(relative)
         if kind is not None and kind.type == "finding":
