@@ -42,6 +42,7 @@ from verifier.errors import (
 if TYPE_CHECKING:
     from verifier.store.fetcher import Fetcher
     from verifier.store.home import Home
+    from verifier.store.identities import Actor
 
 __all__ = ["EXIT_AUTH", "EXIT_BUSY", "EXIT_CRASH", "EXIT_HISTORY", "EXIT_OK", "EXIT_REJECTED", "EXIT_RETRY",
            "EXIT_UNREACHABLE", "EXIT_USAGE"]
@@ -171,6 +172,18 @@ def fail(exc: Exception) -> NoReturn:
     if isinstance(exc, VerifierError):
         raise RwError(str(exc), exc.exit_code) from exc
     raise exc
+
+
+def person_or_owner(home: Home) -> Actor | None:
+    """The person RW_TOKEN names (held to the project's authority rule by the write), or None
+    when it is unset: the home's owner at its own shell, who owns the files anyway."""
+    token = os.environ.get("RW_TOKEN", "")
+    if not token:
+        return None
+    try:
+        return home.identities.authenticate(token)
+    except AuthError as exc:
+        fail(exc)
 
 
 class LazyGroup(click.Group):

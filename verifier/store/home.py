@@ -303,7 +303,8 @@ class Home:
     def project(self, slug: str) -> ProjectRepo:
         path = self.repo_path(slug)
         if not path.exists():
-            raise NotFound(f"no project {slug!r} in {self.layout.projects}")
+            raise NotFound(f"no project {slug!r} in {self.layout.projects}; if it lives on a verifier service, "
+                           "set RW_SERVER=URL (or pass --server URL) and RW_TOKEN")
         return ProjectRepo(path)
 
     def projects(self) -> list[str]:
