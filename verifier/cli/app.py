@@ -174,16 +174,23 @@ def fail(exc: Exception) -> NoReturn:
     raise exc
 
 
-def person_or_owner(home: Home) -> Actor | None:
+def actor_from_env(home: Home, action: str = "", project: str | None = None) -> Actor:
+    """The caller RW_TOKEN names; a refused token is kept in the home's audit log (never the
+    token itself) and is the command's error (exit 3)."""
+    from verifier.store.audit import record_denial  # noqa: PLC0415 - keep `rw` start-up light
+
+    try:
+        return home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
+    except AuthError as exc:
+        record_denial(home, kind="authentication", who="unknown", action=action or "rw", project=project,
+                      why=str(exc), at=now_from_env(), door="cli")
+        fail(exc)
+
+
+def person_or_owner(home: Home, action: str = "", project: str | None = None) -> Actor | None:
     """The person RW_TOKEN names (held to the project's authority rule by the write), or None
     when it is unset: the home's owner at its own shell, who owns the files anyway."""
-    token = os.environ.get("RW_TOKEN", "")
-    if not token:
-        return None
-    try:
-        return home.identities.authenticate(token)
-    except AuthError as exc:
-        fail(exc)
+    return actor_from_env(home, action, project) if os.environ.get("RW_TOKEN", "") else None
 
 
 class LazyGroup(click.Group):

@@ -5,12 +5,20 @@ RW_SERVER, verifier.cli.remote) instead of this machine's RW_HOME."""
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
 from verifier.audits.replay import replay
-from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env, person_or_owner
+from verifier.cli.app import (
+    EXIT_REJECTED,
+    actor_from_env,
+    cli,
+    emit,
+    fail,
+    home_from_env,
+    now_from_env,
+    person_or_owner,
+)
 from verifier.cli.remote import project_url, remote_get, remote_option, remote_post
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.pipeline.digest import digest
@@ -23,12 +31,8 @@ from verifier.writes.holds import decide
 from verifier.writes.revert import revert
 
 
-def _person() -> Actor:
-    home = home_from_env()
-    try:
-        return home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
-    except AuthError as exc:
-        fail(exc)
+def _person(action: str, slug: str) -> Actor:
+    return actor_from_env(home_from_env(), action, slug)
 
 
 @cli.group("hold")
@@ -68,7 +72,7 @@ def _decide(slug: str, object_id: str, reason: str, approve: bool, server: str |
             click.echo(f"note: {done['note']}", err=True)
         return
     home = home_from_env()
-    actor = _person()
+    actor = _person("decide_hold", slug)
     try:
         landed = decide(home, slug, actor, object_id, approve=approve, reason=reason, now=now_from_env())
     except (AuthError, NotFound, ConflictError, FormatError) as exc:
@@ -116,7 +120,7 @@ def revert_cmd(slug: str, commit: str, reason: str, server: str | None) -> None:
             click.echo(f"withdrew {done['withdrew']}")
         return
     home = home_from_env()
-    actor = _person()
+    actor = _person("revert", slug)
     try:
         landed = revert(home, slug, actor, commit, reason=reason, now=now_from_env())
     except (AuthError, NotFound, ConflictError, FormatError) as exc:

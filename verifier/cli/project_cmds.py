@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -12,7 +11,7 @@ import click
 from pydantic import BaseModel
 
 from verifier.audits.audit import verify_ledger
-from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
+from verifier.cli.app import EXIT_REJECTED, RwError, actor_from_env, cli, emit, fail, home_from_env, now_from_env
 from verifier.cli.remote import (
     project_url,
     remote_get,
@@ -166,10 +165,7 @@ def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, h
 
 def person_from_env(home: Home) -> Actor:
     """The person RW_TOKEN names; an agent's token, or none, is an authentication error."""
-    try:
-        actor = home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
-    except AuthError as exc:
-        fail(exc)
+    actor = actor_from_env(home, "add_leaf")
     if actor.type != "human":
         fail(AuthError(f"{actor.handle} is an agent; only a person writes leaves by hand "
                        "(register one with `rw agent add HANDLE --operator OP --human`)"))

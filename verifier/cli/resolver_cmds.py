@@ -3,7 +3,6 @@ and the leak test (docs/resolver.md)."""
 
 from __future__ import annotations
 
-import os
 from typing import NoReturn
 
 import click
@@ -12,6 +11,7 @@ from verifier.audits.leaks import LeakReport, leak_test
 from verifier.cli.app import (
     EXIT_REJECTED,
     RwError,
+    actor_from_env,
     cli,
     emit,
     fail,
@@ -21,7 +21,7 @@ from verifier.cli.app import (
     person_or_owner,
 )
 from verifier.cli.remote import project_url, remote_get, remote_option, remote_post
-from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
+from verifier.errors import AuthError, ConflictError, FormatError, NotAuthorised, NotFound, VerifierError
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import read_record
 from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
@@ -51,10 +51,7 @@ def _private_key(home: Home) -> bytes:
 
 
 def _person(home: Home) -> Actor:
-    try:
-        return home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
-    except AuthError as exc:
-        fail(exc)
+    return actor_from_env(home, "verdict")
 
 
 @cli.group("resolver")
@@ -197,7 +194,7 @@ def verdict_approve(slug: str, hypothesis_id: str, reason: str, server: str | No
     actor = _person(home)
     try:
         landed = approve(home, slug, actor, hypothesis_id, reason=reason, now=now_from_env())
-    except (AuthError, NotFound, ConflictError, FormatError) as exc:
+    except (AuthError, NotAuthorised, NotFound, ConflictError, FormatError) as exc:
         fail(exc)
     except VerifierError as exc:
         _setup_error(exc)
@@ -224,7 +221,7 @@ def verdict_set(slug: str, hypothesis_id: str, value: str, confidence: float, re
     try:
         landed = set_verdict(home, slug, actor, hypothesis_id, value,  # type: ignore[arg-type]  # click.Choice
                              confidence=confidence, reason=reason, now=now_from_env())
-    except (AuthError, NotFound, ConflictError, FormatError) as exc:
+    except (AuthError, NotAuthorised, NotFound, ConflictError, FormatError) as exc:
         fail(exc)
     except VerifierError as exc:
         _setup_error(exc)

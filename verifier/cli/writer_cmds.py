@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from verifier.cli.app import cli, home_from_env, now_from_env
+from verifier.cli.app import actor_from_env, cli, home_from_env, now_from_env
 from verifier.cli.remote import project_url, remote_option, remote_post
 from verifier.writes.repair import repair
 
@@ -29,6 +27,6 @@ def repair_cmd(slug: str, to: str, reason: str, server: str | None) -> None:
                    "writes are accepted again")
         return
     home = home_from_env()
-    actor = home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
+    actor = actor_from_env(home, "repair", slug)
     landed = repair(home, slug, actor, to, reason=reason, now=now_from_env())
     click.echo(f"repaired {slug}: branch on {landed.tip} (ledger #{landed.row.seq}); writes are accepted again")
