@@ -108,7 +108,9 @@ def repair_project(home: Home, actor: Actor, slug: str, to: str, *, reason: str,
 
 def seal(home: Home, actor: Actor, slug: str, *, now: datetime, door: Door = "cli") -> Json:
     """Seal every active hypothesis's missing baseline, asked by a person (steward, maintainer, admin)."""
-    sealed = seal_missing(home, slug, now=now, backend=model_backend(home), person=actor, door=door)
+    home.project(slug)
+    enforce(home, authority_of(home, slug), actor, "seal", now=now, door=door, project=slug)  # before the model
+    sealed = seal_missing(home, slug, now=now, backend=model_backend(home))
     return {"project": slug, "sealed": sealed}
 
 

@@ -67,7 +67,12 @@ WITHHELD_MODEL = "withheld"  # sealed instead of a model name that failed the se
 
 
 class BaselineError(VerifierError):
-    """The baseline machinery is not set up (no model, no key) or a hypothesis names a bad seal path."""
+    """The baseline machinery is not set up (no model, no key) or a hypothesis names a bad seal path.
+    Over HTTP (`POST /projects/{slug}/seal`) it is the home's state, not the request's: 409
+    `seal_not_set_up`; `rw seal` says what to set up and exits 4 as before."""
+
+    http_status = 409
+    code = "seal_not_set_up"
 
 
 class SealFailedError(BaselineError):
