@@ -48,7 +48,9 @@ def people_paths(operation: Callable[..., Schema], ok: Callable[[str, Schema], S
                             "names the role and who holds it; docs/authority.md), or a request from another origin"),
                "404": error("no such project, held object, hypothesis or commit"),
                "409": error("the state refuses it (conflict, history_broken, key_held, unreadable)"),
-               "422": error("the body does not match its schema, or the reason is empty")}
+               "422": error("the body does not match its schema, or the reason is empty"),
+               "408": error("the body stalled or took too long"), "413": error("the body is too large"),
+               "415": error("wrong Content-Type")}
     done = ok("what landed", _ref("PersonAction"))
     anything = ok("the answer", {"type": "object"})
     object_id = path_param("object_id", {"type": "string"})
