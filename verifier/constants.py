@@ -176,3 +176,11 @@ MCP_MAX_SHORT: Final = 2_000
 AGENT_MAX_TURNS: Final = 40
 AGENT_RW_STEP_TIMEOUT_S: Final = 300.0
 AGENT_STEPS_S: Final = 600.0
+
+# The audit log of denials (verifier.store.audit) -------------------------------------------------
+# One file of refused authentications and authority checks: a denial is a few hundred bytes, so
+# this keeps thousands, and a caller hammering with bad tokens cannot fill the disk: past the cap
+# the file rolls over once (the previous one is kept), so the log is at most twice this.
+AUDIT_MAX_BYTES: Final = 1 * MIB
+# What one field of a denial may carry (an action, a reason): enough to read, never a request body.
+AUDIT_FIELD_CHARS: Final = 500

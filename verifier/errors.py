@@ -30,6 +30,7 @@ EXIT_RETRY = 6  # a fault of the machine: nothing kept, try again
 EXIT_HISTORY = 7  # the project refuses writes until `rw repair`
 EXIT_BUSY = 9  # another live process held the project's lock past the bound: try again later
 EXIT_UNTRUSTED = 8  # the agent's client refused what the server sent (nothing written outside its folder)
+EXIT_FORBIDDEN = 10  # the caller is known, but the project gives them no authority for this (docs/authority.md)
 
 _NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 
@@ -117,6 +118,21 @@ class AuthError(VerifierError):
     http_status = 401
     code = "bad_token"
     headers = MappingProxyType({"www-authenticate": 'Bearer error="invalid_token"'})
+
+
+class NotAuthorised(VerifierError):  # noqa: N818 - names the condition it reports
+    """The caller is authenticated, but the project gives them no authority for this action
+    (verifier.roles.authority, docs/authority.md). The message names the role it needs and who
+    holds it; nothing was written, and the refusal is in the home's audit log."""
+
+    exit_code = EXIT_FORBIDDEN
+    http_status = 403
+    code = "not_authorised"
+
+    def __init__(self, message: str, *, who: str = "unknown", action: str = "", project: str | None = None) -> None:
+        """`who`, `action` and `project` are what the audit log keeps of the refusal."""
+        super().__init__(message)
+        self.who, self.action, self.project = who, action, project
 
 
 class NotFound(VerifierError):  # noqa: N818 - reads as the condition it reports

@@ -31,7 +31,7 @@ def rw(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 def test_init_agent_leaf_flow(tmp_path: Path) -> None:
     env = {"RW_HOME": str(tmp_path / "home"), "RW_NOW": "2026-11-30T12:00:00Z"}
-    code, out = rw(env, "init", "fresh-project")
+    code, out = rw(env, "init", "fresh-project", "--steward", "alice")  # the admin names the first steward
     assert code == 0 and "created project fresh-project" in out
     code, out = rw(env, "init", "fresh-project")
     assert code == 2 and "already exists" in out

@@ -22,7 +22,7 @@ def rw(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 @pytest.fixture
 def env(world: World) -> dict[str, str]:
-    person = world.home.identities.add("stew", "stew", "human", NOW)
+    person = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)  # the steward
     return {"RW_HOME": str(world.home.root), "RW_TOKEN": person, "RW_NOW": "2026-11-30T12:00:00Z"}
 
 
@@ -40,7 +40,7 @@ def test_a_person_writes_a_leaf_on_inputs_that_exist(world: World, env: dict[str
     assert code == 0, out
     assert world.repo.view(world.tip()).read(leaf_path(out.strip())) is not None
     row = list(read_chain(world.repo.view(world.tip())))[-1][1]
-    assert (row.actor, row.actor_type) == ("stew", "human")
+    assert (row.actor, row.actor_type) == ("ericxtang", "human")
 
 
 @pytest.mark.parametrize(("args", "expected"), [

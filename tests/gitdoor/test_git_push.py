@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow  # real git pushes through the hooks, each landing
 
 
 def person(world: World) -> str:
-    return world.home.identities.add("stew", "stew-op", "human", NOW)
+    return world.home.identities.add("ericxtang", "stew-op", "human", NOW)
 
 
 def rows(world: World) -> list[tuple[str, str, str | None]]:
@@ -62,7 +62,7 @@ def test_a_stewards_push_of_project_md_lands_as_a_human_row(world: World, tmp_pa
     assert result.returncode == 0, result.stderr
     assert f"remote: ACCEPTED {pushed[:12]}" in result.stderr
     last = [row for _, row in read_chain(world.repo.view(world.tip())) if row.action != "resolve"][-1]
-    assert (last.action, last.outcome, last.actor, last.actor_type) == ("human", "accepted", "stew", "human")
+    assert (last.action, last.outcome, last.actor, last.actor_type) == ("human", "accepted", "ericxtang", "human")
     landed = world.repo.commit(last.commit or "")
     assert landed.message.startswith("PROJECT.md: clarify scope") and "Operator: stew-op" in landed.message
     assert b"A steward's clarification." in (world.repo.view(world.tip()).read("PROJECT.md") or b"")
@@ -85,7 +85,7 @@ def test_a_push_with_one_bad_commit_of_three_lands_nothing(world: World, tmp_pat
     assert f"remote: REJECTED {bad[:12]} touch the scores: [" in result.stderr
     assert "scores/use.json" in result.stderr and "NOT LANDED" in result.stderr
     after = rows(world)
-    assert after[:len(before)] == before and after[len(before):] == [("human", "rejected", "stew")]
+    assert after[:len(before)] == before and after[len(before):] == [("human", "rejected", "ericxtang")]
     assert world.repo.changed_paths(tip, world.tip()) == ["ledger/000000.jsonl"]
     assert git(world.repo.path, "for-each-ref", "--format=%(refname)").stdout.split() == ["refs/heads/main"]
 
@@ -113,7 +113,7 @@ def test_a_pushed_revert_with_a_reason_withdraws_what_it_cited(world: World, tmp
     assert result.returncode == 0, result.stderr
     assert use() == 0.0
     last = [row for _, row in read_chain(world.repo.view(world.tip())) if row.action != "resolve"][-1]
-    assert (last.action, last.actor) == ("revert", "stew") and "Misread the figure." in last.description
+    assert (last.action, last.actor) == ("revert", "ericxtang") and "Misread the figure." in last.description
     assert replay(world.repo).ok
 
 

@@ -39,8 +39,8 @@ INVISIBLE = ["", " ", "\u200b", "\u2060\u2060", "\ufeff", " \u200b\t\u200d ", "\
 
 
 def person(world: World) -> tuple[str, str]:
-    token = world.home.identities.add("stew", "stew-op", "human", NOW)
-    return "stew", token
+    token = world.home.identities.add("ericxtang", "stew-op", "human", NOW)
+    return "ericxtang", token
 
 
 Rows = list[tuple[int, str, str, str | None]]

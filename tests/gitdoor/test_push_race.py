@@ -19,13 +19,13 @@ pytestmark = pytest.mark.slow
 
 
 def test_pushes_and_submissions_racing_each_land_whole_or_are_refused_cleanly(world: World, tmp_path: Path) -> None:
-    token = world.home.identities.add("stew", "stew-op", "human", NOW)
+    token = world.home.identities.add("ericxtang", "stew-op", "human", NOW)
     assert race(world.home, SLUG, token, tmp_path, rounds=2) == []
 
 
 @pytest.mark.slow
 def test_pushes_and_submissions_race_cleanly_round_after_round(world: World, tmp_path: Path) -> None:
-    token = world.home.identities.add("stew", "stew-op", "human", NOW)
+    token = world.home.identities.add("ericxtang", "stew-op", "human", NOW)
     rounds = int(os.environ.get("RW_PUSH_RACE_ROUNDS", "10"))  # the acceptance run: RW_PUSH_RACE_ROUNDS=50
     assert race(world.home, SLUG, token, tmp_path, rounds=rounds) == []
 
@@ -33,7 +33,7 @@ def test_pushes_and_submissions_race_cleanly_round_after_round(world: World, tmp
 def test_what_a_push_lands_is_in_the_object_store_before_git_takes_the_push(world: World, tmp_path: Path) -> None:
     """Clone from inside the pre-receive hook, right after the landing and before git moves the
     pushed objects out of its quarantine: the clone must find every object main reaches."""
-    token = world.home.identities.add("stew", "stew-op", "human", NOW)
+    token = world.home.identities.add("ericxtang", "stew-op", "human", NOW)
     hook = world.repo.path / "hooks" / "pre-receive"
     writers_hook = hook.read_text()
     *setup, landing = writers_hook.splitlines()[1:]  # the hook finds its home, then runs the landing

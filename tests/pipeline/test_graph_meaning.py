@@ -40,9 +40,14 @@ assert COMMAND_MODULES  # every command registered on `cli`
 
 
 @pytest.fixture
-def steward(world: World) -> Actor:
-    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
-    return world.home.identities.authenticate(token)
+def steward_token(world: World) -> str:
+    """The demo project's steward (PROJECT.md `steward: ericxtang`), who edits and reverts."""
+    return world.home.identities.add("ericxtang", "ericxtang", "human", NOW)
+
+
+@pytest.fixture
+def steward(world: World, steward_token: str) -> Actor:
+    return world.home.identities.authenticate(steward_token)
 
 
 def last_row(world: World) -> LedgerRow:
@@ -77,9 +82,10 @@ def test_revert_of_an_extract_withdraws_its_links_reviews_and_scores(world: Worl
     assert replay(world.repo).ok
 
 
-def test_revert_is_refused_while_a_report_cites_what_it_would_withdraw(world: World, steward: Actor) -> None:
+def test_revert_is_refused_while_a_report_cites_what_it_would_withdraw(world: World, steward: Actor,
+                                                                       steward_token: str) -> None:
     extract, findings = land_findings(world)
-    token = world.home.identities.add("alice", "alice", "human", NOW)
+    token = steward_token
     assert world.submit(report_edit(world, token, "r-one", findings[:1])).outcome == "accepted"
     tip = world.tip()
     with pytest.raises(ConflictError, match=f"reports/r-one.md cites {findings[0]}"):
@@ -191,7 +197,7 @@ def test_the_resolver_reverts_on_request_with_its_own_actor_type(world: World, s
 def test_rw_revert_says_what_it_withdrew(world: World, second_agent: AgentMaker) -> None:
     extract, findings = land_findings(world)
     _, link = land_link(world, "link-1", findings[0], agent=second_agent())
-    token = world.home.identities.add("alice", "alice", "human", NOW)
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)  # the demo project's steward
     env = {"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30T12:00:00Z", "RW_TOKEN": token}
     done = CliRunner().invoke(cli, ["revert", SLUG, extract.commit or "", "--reason", "Wrong version."], env=env,
                               catch_exceptions=False)
@@ -200,9 +206,10 @@ def test_rw_revert_says_what_it_withdrew(world: World, second_agent: AgentMaker)
     assert done.output.splitlines()[1] == f"withdrew 1 dependent object: {link_id}"
 
 
-def test_reverting_a_new_wording_withdraws_the_links_made_against_it(world: World, steward: Actor) -> None:
+def test_reverting_a_new_wording_withdraws_the_links_made_against_it(world: World, steward: Actor,
+                                                                     steward_token: str) -> None:
     _, findings = land_findings(world)
-    token = world.home.identities.add("alice", "alice", "human", NOW)
+    token = steward_token
     text = (read(world, "hypotheses/H1.md") or b"").decode()
     reworded = text.replace("more robotics teams pay", "most robotics teams pay").replace("revision: 1", "revision: 2")
     edited = edit_file(world, token, "hypotheses/H1.md", reworded)

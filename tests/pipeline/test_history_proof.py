@@ -46,7 +46,7 @@ def test_a_planted_commit_is_named_and_refuses_writes_until_repair(world: World)
 
     with pytest.raises(HistoryBrokenError, match="rw repair"):
         world.leaf("extract-1")
-    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    person = world.home.identities.add("ericxtang", "stew-op", "human", NOW)  # the demo project's steward
     submission_refused = rw(world.home.root, "leaf", "add", SLUG, "--kind", "guide", token=person)
     assert submission_refused.returncode == 7 and "rw repair" in submission_refused.stderr
     assert "Traceback" not in submission_refused.stderr
@@ -65,7 +65,7 @@ def test_a_ledger_row_edited_in_place_refuses_writes(world: World) -> None:
     assert not verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
     with pytest.raises(HistoryBrokenError), ProjectWriter.open(world.home, SLUG):
         pass
-    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    person = world.home.identities.add("ericxtang", "stew-op", "human", NOW)  # the demo project's steward
     actor = world.home.identities.authenticate(person)
     repair(world.home, SLUG, actor, anchored, reason="an edited ledger row", now=NOW)
     with ProjectWriter.open(world.home, SLUG) as writer:
@@ -74,7 +74,7 @@ def test_a_ledger_row_edited_in_place_refuses_writes(world: World) -> None:
 
 def test_repair_refuses_a_target_the_ledger_does_not_vouch_for(world: World) -> None:
     planted = ProjectSimulator(world.home, SLUG).foreign_commit({"notes.md": b"hello\n"})
-    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    person = world.home.identities.add("ericxtang", "stew-op", "human", NOW)  # the demo project's steward
     result = rw(world.home.root, "repair", SLUG, "--to", planted, "--reason", "keep it", token=person)
     assert result.returncode == 2 and "not a ledger commit" in result.stderr
     assert world.repo.tip() == planted
@@ -119,7 +119,7 @@ def test_a_branch_moved_sideways_refuses_writes_until_repair(world: World) -> No
     assert not report.ok
     with pytest.raises(HistoryBrokenError, match=other[:12]), ProjectWriter.open(world.home, SLUG):
         pass
-    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    person = world.home.identities.add("ericxtang", "stew-op", "human", NOW)  # the demo project's steward
     repair(world.home, SLUG, world.home.identities.authenticate(person), anchored, reason="a moved branch", now=NOW)
     assert verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
     world.leaf("extract-1")

@@ -122,7 +122,7 @@ def plant_reverted_report(scenario: Scenario, text: str) -> None:
 
 
 def plant_commit_message(scenario: Scenario, text: str) -> None:
-    """A maintainer's revert reason goes into the revert commit's message (the trace summary no
+    """The steward's revert reason goes into the revert commit's message (the trace summary no
     longer does: it is part of the private trace)."""
     world = scenario.world
     world.leaf("guide-1", "guide", source_id=None)
@@ -135,8 +135,7 @@ def plant_commit_message(scenario: Scenario, text: str) -> None:
                           patch=patch, level="L1", summary="Added a lesson.")
     verdict = world.submit(Submission(SLUG, "guide-1", patch, bundle, world.agent.token))
     assert verdict.outcome == "accepted", verdict.line()
-    maintainer = world.home.identities.add("maintainer", "maintainer", "human", NOW)
-    revert(world.home, SLUG, world.home.identities.authenticate(maintainer), verdict.commit or "",
+    revert(world.home, SLUG, scenario.steward, verdict.commit or "",  # the steward reverts (docs/authority.md)
            reason=f"Wrong lesson. {text}", now=NOW)
 
 

@@ -157,8 +157,8 @@ def test_a_revert_tells_the_author_why_and_rw_scores_counts_it_reverted(world: W
                   token=token)
     assert reverted.exit_code == 0, reverted.output
     told = [(body, data) for kind, body, data in _inbox(world, "agent-a") if kind == "reverted"]
-    assert told == [("leaf extract-1 reverted by stew: the figures are from a retracted draft",
-                     {"leaf_id": "extract-1", "commit": verdict.commit, "by": "stew",
+    assert told == [("leaf extract-1 reverted by ericxtang: the figures are from a retracted draft",
+                     {"leaf_id": "extract-1", "commit": verdict.commit, "by": "ericxtang",
                       "reason": "the figures are from a retracted draft", "seq": rows(world)[-1].seq})]
     assert [kind for kind, _, _ in _inbox(world, "op-a")].count("reverted") == 1  # the operator's copy
     scores = rw(world, "scores", SLUG, "--json")

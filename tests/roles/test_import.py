@@ -82,7 +82,7 @@ def test_import_into_an_existing_project_is_a_persons_edit(world: World, tmp_pat
     code, out = rw(env, "import", SLUG, str(source))
     assert code == 1 and "REJECTED" in out  # an agent's token: a person's edit only (the ledger keeps the attempt)
     assert world.repo.view(world.tip()).read("hypotheses/H4.md") is None
-    env["RW_TOKEN"] = world.home.identities.add("stew", "stew", "human", NOW)
+    env["RW_TOKEN"] = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)  # the steward
     code, out = rw(env, "import", SLUG, str(source))
     assert code == 0, out
     view = world.repo.view(world.tip())

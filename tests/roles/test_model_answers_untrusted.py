@@ -185,7 +185,7 @@ def test_a_model_command_gets_a_minimal_environment_and_the_names_the_config_pas
         sealing: tuple[World, Path]) -> None:
     world, folder = sealing
     dumped = folder / "env.json"
-    person = world.home.identities.add("stew", "stew", "human", NOW)
+    person = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)  # the steward seals
     configure(world, hostile_model(folder, {"kind": "baseline", "verdict": "true", "confidence": 0.5},
                                    env_to=dumped), pass_env=["RW_MODEL_KEY"])
     env = {"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30", "RW_TOKEN": person,

@@ -98,7 +98,7 @@ def test_a_held_plan_posts_no_leaves_until_a_person_approves_it(tmp_path: Path, 
     assert all(commons.thread("held-demo", c.leaf_id) == [] for c in result.plan.leaves)
     again = wake(home, "held-demo", NOW + timedelta(hours=1), commons=commons)
     assert again.landed is None  # the held plan's leaves reserve their sources and hypotheses
-    person = home.identities.add("stew", "stew", "human", NOW)
+    person = home.identities.add("ericxtang", "ericxtang", "human", NOW)  # the steward
     decide(home, "held-demo", home.identities.authenticate(person), result.plan.plan_id, approve=True,
            reason="looks right", now=NOW + timedelta(hours=2))
     released = wake(home, "held-demo", NOW + timedelta(hours=3), commons=commons)

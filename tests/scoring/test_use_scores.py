@@ -278,7 +278,7 @@ def test_a_cascaded_revert_and_its_revert_restore_the_landed_scores(steps: list[
         assert extract is not None
         target = data.draw(st.sampled_from([*sorted(commits.values()), extract]))
         before = scores_of(world)
-        person = world.home.identities.authenticate(world.home.identities.add("alice", "alice", "human", NOW))
+        person = world.home.identities.authenticate(world.home.identities.add("ericxtang", "ericxtang", "human", NOW))
         landed = revert(world.home, SLUG, person, target, reason="Check the cascade.", now=NOW)
         if target == extract:  # every link and review rested on the extract's findings
             assert json.loads(world.repo.view(world.tip()).read(USE_SCORES) or b"{}")["hypotheses"].get("H1", 0.0) \

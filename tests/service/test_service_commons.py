@@ -150,7 +150,7 @@ def test_linked_finding_and_hypothesis_moves_reach_their_authors(
     assert [m.kind for m in commons.inbox("agent-b")] == []
 
     # A person revises H1: everyone with links or findings on it hears about it.
-    token = world.home.identities.add("steward", "steward", "human", NOW)
+    token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)  # the demo project's steward
     text = (world.repo.view(world.tip()).read("hypotheses/H1.md") or b"").decode()
     revised = text.replace("more robotics teams pay", "most robotics teams pay").replace("revision: 1", "revision: 2")
     assert world.submit(edit(world, token, {"hypotheses/H1.md": revised.encode()})).outcome == "accepted"

@@ -150,7 +150,7 @@ def test_a_steward_reads_only_their_own_projects_traces(world: World, tmp_path: 
 
 
 def test_a_copied_home_takes_pushes_at_once(world: World, tmp_path: Path) -> None:
-    person = world.home.identities.add("stew", "stew-op", "human", NOW)
+    person = world.home.identities.add("ericxtang", "stew-op", "human", NOW)
     restored = tmp_path / "restored-home"
     shutil.copytree(world.home.root, restored, symlinks=True)
     hook = restored / "projects" / f"{SLUG}.git" / "hooks" / "pre-receive"

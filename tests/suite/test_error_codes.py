@@ -19,6 +19,7 @@ from verifier.errors import (
     EXIT_AUTH,
     EXIT_BUSY,
     EXIT_CRASH,
+    EXIT_FORBIDDEN,
     EXIT_HISTORY,
     EXIT_OK,
     EXIT_REJECTED,
@@ -31,6 +32,7 @@ from verifier.errors import (
     FormatError,
     HistoryBrokenError,
     LedgerIntegrityError,
+    NotAuthorised,
     NotFound,
     Rejected,
     Rejection,
@@ -52,6 +54,7 @@ MEANING: dict[type[VerifierError], str] = {
     FormatError: "usage or input error", ConflictError: "usage or input error", AuthError: "authentication failed",
     VerifierError: "the verifier crashed", Unreachable: "could not be reached",
     RetryableError: "a fault of the machine", HistoryBrokenError: "history was changed outside the verifier",
+    NotAuthorised: "not authorised",
 }
 
 
@@ -103,8 +106,8 @@ def test_the_readme_exit_table_and_the_classes_agree() -> None:
     for cls, words in MEANING.items():
         assert words in table[cls.exit_code], (cls, cls.exit_code, table[cls.exit_code])
     constants = (EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_AUTH, EXIT_CRASH, EXIT_UNREACHABLE, EXIT_RETRY, EXIT_HISTORY,
-                 EXIT_UNTRUSTED, EXIT_BUSY)
-    assert constants == tuple(range(10)) == tuple(sorted(table))
+                 EXIT_UNTRUSTED, EXIT_BUSY, EXIT_FORBIDDEN)
+    assert constants == tuple(range(11)) == tuple(sorted(table))
 
 
 def test_rw_exits_with_the_code_its_error_class_carries() -> None:
@@ -122,6 +125,7 @@ def test_rw_exits_with_the_code_its_error_class_carries() -> None:
 
 def test_a_service_reply_and_a_verdict_exit_by_one_map_each() -> None:
     assert [exit_code_of_reply(s) for s in (401, 403, 409, 404, 422, 400)] == [3, 1, 1, 2, 2, 2]
+    assert exit_code_of_reply(403, "not_authorised") == EXIT_FORBIDDEN  # the authority rule's refusal, as in-process
     assert [exit_code_of_outcome(o) for o in ("accepted", "held", "rejected", "crash", "odd")] == [0, 0, 1, 4, 4]
 
 

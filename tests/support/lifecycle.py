@@ -21,7 +21,7 @@ RW_NOW = "2026-11-30T12:00:00Z"  # conftest.NOW
 
 
 def person(world: World) -> str:
-    return world.home.identities.add("stew", "stew-op", "human", NOW)
+    return world.home.identities.add("ericxtang", "stew-op", "human", NOW)
 
 
 def hypothesis_text(world: World, hypothesis_id: str) -> str:

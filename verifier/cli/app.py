@@ -34,6 +34,7 @@ from verifier.errors import (
     EXIT_USAGE,
     AuthError,
     FormatError,
+    NotAuthorised,
     Rejected,
     UntrustedReply,
     VerifierError,
@@ -42,6 +43,7 @@ from verifier.errors import (
 if TYPE_CHECKING:
     from verifier.store.fetcher import Fetcher
     from verifier.store.home import Home
+    from verifier.store.identities import Actor
 
 __all__ = ["EXIT_AUTH", "EXIT_BUSY", "EXIT_CRASH", "EXIT_HISTORY", "EXIT_OK", "EXIT_REJECTED", "EXIT_RETRY",
            "EXIT_UNREACHABLE", "EXIT_USAGE"]
@@ -65,8 +67,11 @@ def exit_code_of(exc: BaseException) -> int:
     return EXIT_CRASH
 
 
-def exit_code_of_reply(status: int) -> int:
-    """The exit code of a service's error answer (any other status is the request's fault: usage)."""
+def exit_code_of_reply(status: int, code: str | None = None) -> int:
+    """The exit code of a service's error answer (any other status is the request's fault: usage).
+    A 403 `not_authorised` is the refusal of the project's authority rule, with its own code."""
+    if status == NotAuthorised.http_status and code == NotAuthorised.code:
+        return NotAuthorised.exit_code
     return _REPLY_ERRORS.get(status, FormatError).exit_code
 
 
@@ -174,6 +179,25 @@ def fail(exc: Exception) -> NoReturn:
     if isinstance(exc, VerifierError):
         raise RwError(str(exc), exc.exit_code) from exc
     raise exc
+
+
+def actor_from_env(home: Home, action: str = "", project: str | None = None) -> Actor:
+    """The caller RW_TOKEN names; a refused token is kept in the home's audit log (never the
+    token itself) and is the command's error (exit 3)."""
+    from verifier.store.audit import record_denial  # noqa: PLC0415 - keep `rw` start-up light
+
+    try:
+        return home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
+    except AuthError as exc:
+        record_denial(home, kind="authentication", who="unknown", action=action or "rw", project=project,
+                      why=str(exc), at=now_from_env(), door="cli")
+        fail(exc)
+
+
+def person_or_owner(home: Home, action: str = "", project: str | None = None) -> Actor | None:
+    """The person RW_TOKEN names (held to the project's authority rule by the write), or None
+    when it is unset: the home's owner at its own shell, who owns the files anyway."""
+    return actor_from_env(home, action, project) if os.environ.get("RW_TOKEN", "") else None
 
 
 class LazyGroup(click.Group):

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from verifier.cli.app import RwError, cli, emit, fail, home_from_env, now_from_env, parse_moment
+from verifier.cli.remote import project_url, remote_get, remote_option
 from verifier.constants import ARM_TIMEOUT_S
 from verifier.errors import FormatError, LedgerIntegrityError, NotFound
 
@@ -23,8 +24,9 @@ from verifier.errors import FormatError, LedgerIntegrityError, NotFound
               help="Validation results file (default: $RW_HOME/eval/validation.json when present).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a self-contained HTML report with plots to this file.")
+@remote_option
 def eval_cmd(slug: str | None, all_projects: bool, as_json: bool, since: str | None, weeks: int,
-             validation_path: Path | None, html_path: Path | None) -> None:
+             validation_path: Path | None, html_path: Path | None, server: str | None) -> None:
     """Acceptance, cost, time to accept, use and resolution accuracy per kind and model; per project
     conflict and catch rates; skill versions live against validation; lift and the kill signal;
     the 12-month signal. Every rate with its n and a 95% interval."""
@@ -34,6 +36,13 @@ def eval_cmd(slug: str | None, all_projects: bool, as_json: bool, since: str | N
 
     if bool(slug) == all_projects:
         raise RwError("name one project (rw eval SLUG) or pass --all")
+    if server is not None:
+        if slug is None or since is not None or validation_path is not None or html_path is not None:
+            raise RwError("--server evaluates one project with the service's defaults: give SLUG and no --all, "
+                          "--since, --validation or --html")
+        document = remote_get(server, project_url(slug, "eval"))["eval"]
+        emit(document, as_json, render_text(document))
+        return
     home = home_from_env()
     try:
         slugs = home.projects() if all_projects else [slug or ""]

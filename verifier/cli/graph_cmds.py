@@ -1,15 +1,25 @@
 """Commands for the evidence graph's people-facing operations: holds, reverts, replay, digest,
-scores."""
+scores, and the audit log of denials. Each but replay also asks a service (`--server` or
+RW_SERVER, verifier.cli.remote) instead of this machine's RW_HOME."""
 
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
 from verifier.audits.replay import replay
-from verifier.cli.app import EXIT_REJECTED, cli, emit, fail, home_from_env, now_from_env
+from verifier.cli.app import (
+    EXIT_REJECTED,
+    actor_from_env,
+    cli,
+    emit,
+    fail,
+    home_from_env,
+    now_from_env,
+    person_or_owner,
+)
+from verifier.cli.remote import project_url, remote_get, remote_option, remote_post
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.pipeline.digest import digest
 from verifier.state.layout import USE_SCORES
@@ -21,12 +31,8 @@ from verifier.writes.holds import decide
 from verifier.writes.revert import revert
 
 
-def _person() -> Actor:
-    home = home_from_env()
-    try:
-        return home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
-    except AuthError as exc:
-        fail(exc)
+def _person(action: str, slug: str) -> Actor:
+    return actor_from_env(home_from_env(), action, slug)
 
 
 @cli.group("hold")
@@ -37,27 +43,40 @@ def hold_group() -> None:
 @hold_group.command("list")
 @click.argument("slug")
 @click.option("--json", "as_json", is_flag=True)
-def hold_list(slug: str, as_json: bool) -> None:
+@remote_option
+def hold_list(slug: str, as_json: bool, server: str | None) -> None:
     """List held objects."""
-    home = home_from_env()
-    try:
-        repo = home.project(slug)
-    except NotFound as exc:
-        fail(exc)
-    items = [{"hold": h.hold, "object_id": h.object_id, "type": h.type, "paths": list(h.paths),
-              "leaf_id": h.leaf_id} for h in ProjectView(repo.view(repo.tip())).held]
+    if server is not None:
+        items = remote_get(server, project_url(slug, "holds"))["held"]
+    else:
+        home = home_from_env()
+        try:
+            repo = home.project(slug)
+        except NotFound as exc:
+            fail(exc)
+        items = [{"hold": h.hold, "object_id": h.object_id, "type": h.type, "paths": list(h.paths),
+                  "leaf_id": h.leaf_id} for h in ProjectView(repo.view(repo.tip())).held]
     emit(items, as_json, "\n".join(f"{i['hold']}\t{i['object_id']}\t{i['type']}\t{i['leaf_id'] or '-'}"
                                    for i in items) or "nothing is held")
 
 
-def _decide(slug: str, object_id: str, reason: str, approve: bool) -> None:
+def _decide(slug: str, object_id: str, reason: str, approve: bool, server: str | None) -> None:
+    verb = "approved" if approve else "rejected"
+    if server is not None:
+        done = remote_post(server, project_url(slug, "holds", object_id, "approve" if approve else "reject"),
+                           {"reason": reason})
+        click.echo(f"{verb} {object_id} (commit {done['commit']}, ledger #{done['ledger_seq']})")
+        if done.get("sealed"):
+            click.echo(f"sealed baseline for {', '.join(done['sealed'])}", err=True)
+        if done.get("note"):
+            click.echo(f"note: {done['note']}", err=True)
+        return
     home = home_from_env()
-    actor = _person()
+    actor = _person("decide_hold", slug)
     try:
         landed = decide(home, slug, actor, object_id, approve=approve, reason=reason, now=now_from_env())
     except (AuthError, NotFound, ConflictError, FormatError) as exc:
         fail(exc)
-    verb = "approved" if approve else "rejected"
     click.echo(f"{verb} {object_id} (commit {landed.commit}, ledger #{landed.row.seq})")
     if approve:
         sealed, note = seal_after_landing(home, slug, now=now_from_env())
@@ -71,28 +90,37 @@ def _decide(slug: str, object_id: str, reason: str, approve: bool) -> None:
 @click.argument("slug")
 @click.argument("object_id")
 @click.option("--reason", required=True)
-def hold_approve(slug: str, object_id: str, reason: str) -> None:
-    """Approve a held object into the corpus (token: a person's, from RW_TOKEN)."""
-    _decide(slug, object_id, reason, True)
+@remote_option
+def hold_approve(slug: str, object_id: str, reason: str, server: str | None) -> None:
+    """Approve a held object into the corpus (token: the steward's, from RW_TOKEN)."""
+    _decide(slug, object_id, reason, True, server)
 
 
 @hold_group.command("reject")
 @click.argument("slug")
 @click.argument("object_id")
 @click.option("--reason", required=True)
-def hold_reject(slug: str, object_id: str, reason: str) -> None:
-    """Reject a held object (it leaves the queue; the ledger keeps the decision)."""
-    _decide(slug, object_id, reason, False)
+@remote_option
+def hold_reject(slug: str, object_id: str, reason: str, server: str | None) -> None:
+    """Reject a held object (it leaves the queue; the ledger keeps the decision; token: the steward's)."""
+    _decide(slug, object_id, reason, False, server)
 
 
 @cli.command("revert")
 @click.argument("slug")
 @click.argument("commit")
 @click.option("--reason", required=True, help="Why: kept in the commit message and the ledger.")
-def revert_cmd(slug: str, commit: str, reason: str) -> None:
-    """Revert an accepted contribution, withdrawing its citations (token: a person's)."""
+@remote_option
+def revert_cmd(slug: str, commit: str, reason: str, server: str | None) -> None:
+    """Revert an accepted contribution, withdrawing its citations (token: the steward's or a maintainer's)."""
+    if server is not None:
+        done = remote_post(server, project_url(slug, "reverts"), {"commit": commit, "reason": reason})
+        click.echo(f"reverted {commit} (revert commit {done['commit']}, ledger #{done['ledger_seq']})")
+        if done.get("withdrew"):
+            click.echo(f"withdrew {done['withdrew']}")
+        return
     home = home_from_env()
-    actor = _person()
+    actor = _person("revert", slug)
     try:
         landed = revert(home, slug, actor, commit, reason=reason, now=now_from_env())
     except (AuthError, NotFound, ConflictError, FormatError) as exc:
@@ -122,8 +150,12 @@ def replay_cmd(slug: str, as_json: bool) -> None:
 
 @cli.command("digest")
 @click.argument("slug")
-def digest_cmd(slug: str) -> None:
+@remote_option
+def digest_cmd(slug: str, server: str | None) -> None:
     """Print the project digest as JSON: newest reports, hypothesis moves, open gaps, open leaves."""
+    if server is not None:
+        click.echo(json.dumps(remote_get(server, project_url(slug, "digest")), indent=2, sort_keys=True))
+        return
     home = home_from_env()
     try:
         value = digest(home, slug, now_from_env())
@@ -135,27 +167,56 @@ def digest_cmd(slug: str) -> None:
 @cli.command("scores")
 @click.argument("slug")
 @click.option("--json", "as_json", is_flag=True)
-def scores_cmd(slug: str, as_json: bool) -> None:
+@remote_option
+def scores_cmd(slug: str, as_json: bool, server: str | None) -> None:
     """Show the v0 components per operator, side by side (never combined)."""
-    home = home_from_env()
-    try:
-        repo = home.project(slug)
-    except NotFound as exc:
-        fail(exc)
-    view = repo.view(repo.tip())
-    summary = json.loads(view.read(USE_SCORES) or b"{}")
-    # A reverted leaf was accepted once (the ledger keeps that) but is not accepted now: it is
-    # counted as reverted, never as accepted.
-    reverted = reverted_by_operator(view, LandedObjects())
+    if server is not None:
+        summary = remote_get(server, project_url(slug, "scores"))["scores"]
+    else:
+        home = home_from_env()
+        try:
+            repo = home.project(slug)
+        except NotFound as exc:
+            fail(exc)
+        view = repo.view(repo.tip())
+        summary = json.loads(view.read(USE_SCORES) or b"{}")
+        # A reverted leaf was accepted once (the ledger keeps that) but is not accepted now: it is
+        # counted as reverted, never as accepted.
+        reverted = reverted_by_operator(view, LandedObjects())
+        for name, row in summary.get("operators", {}).items():
+            gone = reverted.get(name, [])
+            row["accepted_leaves"] = max(0, int(row.get("accepted_leaves", 0)) - len(gone))
+            row["reverted_leaves"] = len(gone)
     lines = ["operator\taccepted_leaves\treverted_leaves\tuse_score\tusd_per_accepted_object\t"
              "cost_undisclosed_leaves"]
     for name, row in sorted(summary.get("operators", {}).items()):
-        gone = reverted.get(name, [])
-        row["accepted_leaves"] = max(0, int(row.get("accepted_leaves", 0)) - len(gone))
-        row["reverted_leaves"] = len(gone)
+        gone_count = int(row.get("reverted_leaves", 0))
         # Undisclosed cost is unknown, never 0: shown as such, with how many leaves kept it back.
         per_object = row.get("usd_per_accepted_object")
-        lines.append(f"{name}\t{row['accepted_leaves']}\t{len(gone)}\t{row['use_score']}\t"
+        lines.append(f"{name}\t{row['accepted_leaves']}\t{gone_count}\t{row['use_score']}\t"
                      f"{'unknown' if per_object is None else per_object}\t{row.get('usd_undisclosed', 0)}")
     lines += [f"{h}\tevidence health {u}" for h, u in sorted(summary.get("hypotheses", {}).items())]
     emit(summary, as_json, "\n".join(lines))
+
+
+@cli.command("audit")
+@click.argument("slug")
+@click.option("--json", "as_json", is_flag=True)
+@remote_option
+def audit_cmd(slug: str, as_json: bool, server: str | None) -> None:
+    """The project's refused authentications and authority checks (who, what, why, when; never a
+    token), oldest first: the steward's and the admins' to read (token: theirs, from RW_TOKEN;
+    without one, the home's owner at its shell)."""
+    if server is not None:
+        denials = remote_get(server, project_url(slug, "audit"), auth=True)["denials"]
+    else:
+        from verifier.service.people import audit  # noqa: PLC0415 - the writes load only for this command
+
+        home = home_from_env()
+        try:
+            denials = audit(home, person_or_owner(home), slug, now=now_from_env())["denials"]
+        except NotFound as exc:
+            fail(exc)
+    rows = list(denials) if isinstance(denials, list) else []
+    emit(rows, as_json, "\n".join(f"{d['at']} {d['kind']:<14} {d['door']:<4} {d['who']} {d['action']}: {d['why']}"
+                                  for d in rows) or f"no denial is recorded for {slug}")

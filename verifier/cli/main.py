@@ -30,6 +30,7 @@ COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", 
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
+    "audit": ("graph_cmds", "The project's refused authentications and authority checks (the steward's and admins')."),
     "board": ("service_cmds", "The task board: SLUG's leaves in a state (reading needs no token)."),
     "check": ("check_cmds", "Run the leaf kind's checks on the working folder, as the verifier will."),
     "claim": ("service_cmds", "Claim LEAF_ID (or, with --warm, a warm extract leaf) until its claim expires."),

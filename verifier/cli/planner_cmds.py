@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 
 from verifier.agentkit.workspace import clone, make_patch, write_files
-from verifier.cli.app import cli, emit, fail, home_from_env, now_from_env, now_or
+from verifier.cli.app import cli, emit, fail, home_from_env, now_from_env, now_or, person_or_owner
+from verifier.cli.remote import project_url, remote_option, remote_post
 from verifier.cli.verdicts import show_verdict
 from verifier.errors import AuthError, ConflictError, FormatError, LedgerIntegrityError, NotFound
 from verifier.formats.project import parse_project
@@ -36,13 +37,21 @@ def planner_group() -> None:
 @click.option("--force", is_flag=True, help="Wake even if loop_cadence has not passed since the last wake.")
 @click.option("--warm-only", is_flag=True, help="Only top up the warm-leaf pool.")
 @click.option("--json", "as_json", is_flag=True)
-def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_json: bool) -> None:
-    """Wake SLUG's Planner once: land a plan and its leaves, post them as Commons tasks."""
+@remote_option
+def wake_cmd(slug: str, now_text: str | None, force: bool, warm_only: bool, as_json: bool, server: str | None) -> None:
+    """Wake SLUG's Planner once: land a plan and its leaves, post them as Commons tasks. With
+    RW_TOKEN (always with --server): as that person (steward, maintainer or admin)."""
+    if server is not None:
+        done = remote_post(server, project_url(slug, "planner", "wake"), {"force": force, "warm_only": warm_only})
+        emit(done, as_json, f"{slug}: {done.get('skipped') or 'woke'} (plan {done.get('plan_id') or '-'})")
+        return
     home = home_from_env()
     now = now_or(now_text)
+    person = person_or_owner(home)
     try:
         model = role_backend(home, "plan")
-        result = wake(home, slug, now, commons=local_commons(home), force=force, warm_only=warm_only, model=model)
+        result = wake(home, slug, now, commons=local_commons(home), force=force, warm_only=warm_only, model=model,
+                      person=person)
     except (NotFound, FormatError, ConflictError, LedgerIntegrityError) as exc:
         fail(exc)
     value = result.to_json()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
@@ -12,12 +11,18 @@ import click
 from pydantic import BaseModel
 
 from verifier.audits.audit import verify_ledger
-from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env
-from verifier.cli.remote import remote_payload, remote_source_text
+from verifier.cli.app import EXIT_REJECTED, RwError, actor_from_env, cli, emit, fail, home_from_env, now_from_env
+from verifier.cli.remote import (
+    project_url,
+    remote_get,
+    remote_leaf_add,
+    remote_option,
+    remote_payload,
+    remote_source_text,
+)
 from verifier.commons.adapter import Claim
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
-from verifier.formats.duration import parse_duration
 from verifier.formats.entries import (
     HoldEntry,
     InitEntry,
@@ -27,22 +32,21 @@ from verifier.formats.entries import (
     RevertEntry,
     SubmitEntry,
 )
-from verifier.formats.leaf import LEAF_KINDS, LeafContract
+from verifier.formats.leaf import LEAF_KINDS
 from verifier.formats.schema import MODELS, schema_of
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE, parse_source
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.payload import leaf_payload
-from verifier.roles.leafgate import input_problems
 from verifier.roles.records import ResolutionRecord
 from verifier.seal.sealing import SealedBaseline
-from verifier.state.layout import default_write_rules, source_bytes_path, source_record_path
+from verifier.state.layout import source_bytes_path, source_record_path
 from verifier.state.project import ProjectView
 from verifier.store.home import Home, Settings
 from verifier.store.identities import Actor
 from verifier.ui.board import leaf_state
 from verifier.writes.baseline import SealRecord
 from verifier.writes.followups import seal_after_landing
-from verifier.writes.project import add_leaf, init_project
+from verifier.writes.project import LeafRequest, init_project, person_leaf
 
 
 @cli.command("init")
@@ -50,7 +54,8 @@ from verifier.writes.project import add_leaf, init_project
 @click.option("--from", "template", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A project folder to start from (default: the built-in template).")
 @click.option("--no-wake", is_flag=True, help="Skip the Planner's first wake (the board then stays empty).")
-def init_cmd(slug: str, template: Path | None, no_wake: bool) -> None:
+@click.option("--steward", metavar="HANDLE", help="Name the project's first steward in PROJECT.md (docs/authority.md).")
+def init_cmd(slug: str, template: Path | None, no_wake: bool, steward: str | None) -> None:
     """Create project SLUG (a bare repository under RW_HOME/projects), then wake its Planner once.
 
     The first wake fills the board, warm leaves first (sources marked `warm: true`), so an agent's
@@ -58,7 +63,7 @@ def init_cmd(slug: str, template: Path | None, no_wake: bool) -> None:
     home = home_from_env()
     now = now_from_env()
     try:
-        landed = init_project(home, slug, now=now, template=template)
+        landed = init_project(home, slug, now=now, template=template, first_steward=steward)
     except (FormatError, ConflictError) as exc:
         fail(exc)
     click.echo(f"created project {slug} at {home.repo_path(slug)} (tip {landed.tip[:12]})")
@@ -135,48 +140,32 @@ def leaf_group() -> None:
 @click.option("--base", help="Base revision (default: the current tip).")
 @click.option("--expires-in", default="24h", show_default=True, help="Lifetime, like 90m, 24h, 7d.")
 @click.option("--title")
+@remote_option
 def leaf_add(slug: str, kind: str, leaf_id: str | None, source_id: str | None, hypothesis_id: str | None,
              revision: int | None, gap: str | None, object_path: str | None, finding_ids: tuple[str, ...],
-             base: str | None, expires_in: str, title: str | None) -> None:
+             base: str | None, expires_in: str, title: str | None, server: str | None) -> None:
     """Write leaves/<id>.yaml as a verifier commit: a person's tool (RW_TOKEN of a person).
 
     Every input must exist at the base revision, and a hypothesis must not be loose."""
+    request = LeafRequest(kind=kind, leaf_id=leaf_id, source_id=source_id, hypothesis_id=hypothesis_id,
+                          revision=revision, gap=gap, object_path=object_path, finding_ids=finding_ids, base=base,
+                          expires_in=expires_in, title=title)
+    if server is not None:
+        contract_id = remote_leaf_add(server, slug, {**asdict(request), "finding_ids": list(finding_ids)})
+        click.echo(contract_id)
+        return
     home = home_from_env()
-    now = now_from_env()
     person = person_from_env(home)
     try:
-        repo = home.project(slug)
-        base_revision = str(repo.commit(base).id) if base else repo.tip()
-        inputs = {"source_id": source_id, "hypothesis_id": hypothesis_id, "hypothesis_revision": revision,
-                  "gap": gap, "object_path": object_path}
-        chosen: dict[str, object] = {k: v for k, v in inputs.items() if v is not None}
-        if finding_ids:
-            chosen["finding_ids"] = list(finding_ids)
-        body = {
-            "kind": kind, "title": title, "inputs": chosen,
-            "base_revision": base_revision, "check": kind, "created_at": now, "created_by": person.handle,
-            "expires_at": now + parse_duration(expires_in, "--expires-in", positive=True),
-            "may_write": [rule.model_dump() for rule in default_write_rules(kind)],  # type: ignore[arg-type]
-        }
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
-        contract = LeafContract.model_validate({**body, "leaf_id": leaf_id or f"{kind}-{digest[:10]}"})
-        problems = input_problems(repo.view(base_revision), contract)
-        if problems:
-            raise FormatError("refused: " + "; ".join(problems), f"leaf {contract.leaf_id}")
-        add_leaf(home, slug, contract, now=now, actor=person.handle, actor_type="human")
+        contract = person_leaf(home, slug, person, request, now=now_from_env())
     except (NotFound, FormatError, ConflictError) as exc:
         fail(exc)
-    except ValueError as exc:
-        raise RwError(f"invalid leaf: {exc}") from exc
     click.echo(contract.leaf_id)
 
 
 def person_from_env(home: Home) -> Actor:
     """The person RW_TOKEN names; an agent's token, or none, is an authentication error."""
-    try:
-        actor = home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
-    except AuthError as exc:
-        fail(exc)
+    actor = actor_from_env(home, "add_leaf")
     if actor.type != "human":
         fail(AuthError(f"{actor.handle} is an agent; only a person writes leaves by hand "
                        "(register one with `rw agent add HANDLE --operator OP --human`)"))
@@ -187,7 +176,7 @@ def person_from_env(home: Home) -> Actor:
 @click.argument("slug")
 @click.argument("leaf_id")
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--server", metavar="URL", help="Ask a verifier service (rw serve) instead of RW_HOME.")
+@remote_option
 def leaf_show(slug: str, leaf_id: str, as_json: bool, server: str | None) -> None:
     """Print a leaf's contract and its state, as the board shows it (open, claimed, expired,
     accepted, held, rejected, reverted)."""
@@ -264,7 +253,7 @@ def source_group() -> None:
 @source_group.command("text")
 @click.argument("slug")
 @click.argument("source_id")
-@click.option("--server", metavar="URL", help="Ask a verifier service (rw serve) instead of RW_HOME.")
+@remote_option
 def source_text(slug: str, source_id: str, server: str | None) -> None:
     """Print the derived text that excerpts are matched against (offsets count into it)."""
     if server is not None:
@@ -294,8 +283,12 @@ def source_text(slug: str, source_id: str, server: str | None) -> None:
 @click.argument("slug")
 @click.option("--json", "as_json", is_flag=True, help="One JSON row per line.")
 @click.option("--verify", is_flag=True, help="Check the hash chain, the commits and the anchor.")
-def ledger_cmd(slug: str, as_json: bool, verify: bool) -> None:
+@remote_option
+def ledger_cmd(slug: str, as_json: bool, verify: bool, server: str | None) -> None:
     """Show every attempt: outcome, leaf, agent, operator, and why."""
+    if server is not None:
+        _remote_ledger(server, slug, as_json, verify)
+        return
     home = home_from_env()
     try:
         repo = home.project(slug)
@@ -317,3 +310,31 @@ def ledger_cmd(slug: str, as_json: bool, verify: bool) -> None:
         what = f"{row.action}{' ' + row.kind if row.kind else ''}{' ' + row.leaf_id if row.leaf_id else ''}"
         why = f" [{row.reason_code}]" if row.reason_code else ""
         click.echo(f"#{row.seq} {iso(row.at)} {row.outcome:<8} {what} by {who}{why}: {row.description}")
+
+
+def _remote_ledger(server: str, slug: str, as_json: bool, verify: bool) -> None:
+    """`rw ledger --server`: the rows page by page, or the service's check of the chain."""
+    if verify:
+        report = remote_get(server, project_url(slug, "ledger", "verify"))
+        for problem in report.get("problems", []):
+            click.echo(f"PROBLEM {problem}")
+        click.echo(f"{'ok' if report.get('ok') else 'FAILED'}: {report.get('rows')} rows checked")
+        if not report.get("ok"):
+            raise SystemExit(EXIT_REJECTED)
+        return
+    after = -1
+    while True:
+        rows = remote_get(server, project_url(slug, "ledger"), {"after": str(after), "limit": "1000"}).get("rows", [])
+        for row in rows:
+            if as_json:
+                click.echo(json.dumps(row, sort_keys=True, separators=(",", ":")))
+                continue
+            who = f"{row.get('actor')}" + (f" ({row['operator']})" if row.get("operator") else "")
+            what = f"{row.get('action')}{' ' + row['kind'] if row.get('kind') else ''}" \
+                   f"{' ' + row['leaf_id'] if row.get('leaf_id') else ''}"
+            why = f" [{row['reason_code']}]" if row.get("reason_code") else ""
+            click.echo(f"#{row.get('seq')} {row.get('at')} {row.get('outcome'):<8} {what} by {who}{why}: "
+                       f"{row.get('description')}")
+        if len(rows) < 1000:
+            return
+        after = int(rows[-1]["seq"])

@@ -1,5 +1,11 @@
 """What every client command shares (`--server URL`, the token from RW_TOKEN, retries, printing a
-reply), kept light: these commands start in a fraction of the time of the in-process ones."""
+reply), kept light: these commands start in a fraction of the time of the in-process ones.
+
+`--server` is read one way by every command: the option, else RW_SERVER. Commands that only
+talk to a service (`board`, `claim`, `work`...) take `server_option` (one is required); commands
+that also work on this machine's RW_HOME (`hold`, `revert`, `verdict`, `leaf add`, `seal`,
+`digest`, `scores`, `ledger`, `eval`, `repair`, `planner wake`, `source text`, `audit`...) take
+`remote_option`, and run in-process only when neither names a server."""
 
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ from verifier.formats.duration import parse_duration
 
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
+remote_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, default=None, metavar="URL",
+                             help="Ask the verifier service at URL (or RW_SERVER) instead of this machine's RW_HOME.")
 
 
 
@@ -66,7 +74,8 @@ def call(action: Callable[[], Reply]) -> Reply:
 
 
 def fail_reply(reply: Reply) -> NoReturn:
-    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}", exit_code_of_reply(reply.status))
+    raise RwError(f"HTTP {reply.status} [{reply.error_code}] {reply.error_message}",
+                  exit_code_of_reply(reply.status, reply.error_code))
 
 
 def show(reply: Reply, as_json: bool, text: str) -> None:
@@ -106,3 +115,32 @@ def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tupl
     """Claim LEAF_ID, or with None a warm extract leaf from the board (`verifier.cli.warm`)."""
     with loop_errors():
         return loop.claim_leaf(client, slug, leaf_id, int(parse_duration(ttl, "--ttl").total_seconds()))
+
+
+def project_url(slug: str, *parts: str) -> str:
+    """/projects/SLUG/PART/... with every part quoted."""
+    return "/".join([f"/projects/{quote(slug, safe='')}", *(quote(part, safe="") for part in parts)])
+
+
+def remote_get(server: str, where: str, params: dict[str, str] | None = None, *, auth: bool = False) -> dict[str, Any]:
+    """GET a JSON answer of the service (reads are open unless `auth`), or the error as the command's."""
+    client = client_for(server, token_required=auth)
+    body: dict[str, Any] = ok(call(lambda: client.get(where, params, auth=auth))).body
+    return body
+
+
+def remote_post(server: str, where: str, value: dict[str, object]) -> dict[str, Any]:
+    """POST a person's action (RW_TOKEN required) and return the JSON answer, or the error as the
+    command's (a 403 `not_authorised` exits 10, as in-process)."""
+    client = client_for(server)
+    body: dict[str, Any] = ok(call(lambda: client.post_json(where, dict(value)))).body
+    return body
+
+
+def remote_leaf_add(server: str, slug: str, request: dict[str, object]) -> str:
+    """`rw leaf add --server`: the new leaf's id."""
+    body = remote_post(server, project_url(slug, "leaves"), {k: v for k, v in request.items() if v not in (None, ())})
+    leaf_id = body.get("leaf_id")
+    if not isinstance(leaf_id, str):
+        raise untrusted("refusing what the server sent: no leaf id")
+    return leaf_id

@@ -3,14 +3,25 @@ and the leak test (docs/resolver.md)."""
 
 from __future__ import annotations
 
-import os
 from typing import NoReturn
 
 import click
 
 from verifier.audits.leaks import LeakReport, leak_test
-from verifier.cli.app import EXIT_REJECTED, RwError, cli, emit, fail, home_from_env, now_from_env, now_or
-from verifier.errors import AuthError, ConflictError, FormatError, NotFound, VerifierError
+from verifier.cli.app import (
+    EXIT_REJECTED,
+    RwError,
+    actor_from_env,
+    cli,
+    emit,
+    fail,
+    home_from_env,
+    now_from_env,
+    now_or,
+    person_or_owner,
+)
+from verifier.cli.remote import project_url, remote_get, remote_option, remote_post
+from verifier.errors import AuthError, ConflictError, FormatError, NotAuthorised, NotFound, VerifierError
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import read_record
 from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
@@ -40,10 +51,7 @@ def _private_key(home: Home) -> bytes:
 
 
 def _person(home: Home) -> Actor:
-    try:
-        return home.identities.authenticate(os.environ.get("RW_TOKEN", ""))
-    except AuthError as exc:
-        fail(exc)
+    return actor_from_env(home, "verdict")
 
 
 @cli.group("resolver")
@@ -72,12 +80,19 @@ def _echo_unsealed(home: Home, slug: str) -> None:
 
 @cli.command("seal")
 @click.argument("slug")
-def seal_cmd(slug: str) -> None:
+@remote_option
+def seal_cmd(slug: str, server: str | None) -> None:
     """Seal a baseline for every active hypothesis that has no current one; say what stays
-    unsealed and why (and record why, when no model or key is set up)."""
+    unsealed and why (and record why, when no model or key is set up). With RW_TOKEN (always
+    with --server): as that person, who must be the steward, a maintainer or an admin."""
+    if server is not None:
+        done = remote_post(server, project_url(slug, "seal"), {})
+        click.echo("\n".join(f"sealed {h}" for h in done["sealed"]) or "every active hypothesis has a current baseline")
+        return
     home = home_from_env()
+    person = person_or_owner(home)
     try:
-        sealed = seal_missing(home, slug, now=now_from_env(), backend=model_backend(home))
+        sealed = seal_missing(home, slug, now=now_from_env(), backend=model_backend(home), person=person)
     except SealFailedError as exc:
         for hypothesis_id in exc.sealed:
             click.echo(f"sealed {hypothesis_id}")
@@ -142,19 +157,24 @@ def verdict_group() -> None:
 @verdict_group.command("list")
 @click.argument("slug")
 @click.option("--json", "as_json", is_flag=True)
-def verdict_list(slug: str, as_json: bool) -> None:
+@remote_option
+def verdict_list(slug: str, as_json: bool, server: str | None) -> None:
     """List the Resolver's proposals waiting in queue/verdicts/."""
-    home = home_from_env()
-    try:
-        repo = home.project(slug)
-        view = repo.view(repo.tip())
-        proposals = [read_record(view, f"{PROPOSALS_DIR}/{name}") for name in view.list_dir(PROPOSALS_DIR)
-                     if name.endswith(".json")]
-    except (NotFound, FormatError) as exc:
-        fail(exc)
-    items = [{"hypothesis_id": p.hypothesis_id, "verdict": p.proposal.verdict, "confidence": p.proposal.confidence,
-              "rationale": p.proposal.rationale, "corpus_verdict": p.corpus_verdict}
-             for p in proposals if p is not None and p.proposal is not None]
+    if server is not None:
+        items = remote_get(server, project_url(slug, "verdicts"))["proposals"]
+    else:
+        home = home_from_env()
+        try:
+            repo = home.project(slug)
+            view = repo.view(repo.tip())
+            proposals = [read_record(view, f"{PROPOSALS_DIR}/{name}") for name in view.list_dir(PROPOSALS_DIR)
+                         if name.endswith(".json")]
+        except (NotFound, FormatError) as exc:
+            fail(exc)
+        items = [{"hypothesis_id": p.hypothesis_id, "verdict": p.proposal.verdict,
+                  "confidence": p.proposal.confidence, "rationale": p.proposal.rationale,
+                  "corpus_verdict": p.corpus_verdict}
+                 for p in proposals if p is not None and p.proposal is not None]
     emit(items, as_json, "\n".join(f"{i['hypothesis_id']}\t{i['verdict']}\t{i['confidence']:.2f}\t{i['rationale']}"
                                    for i in items) or "no verdict waits for a person")
 
@@ -163,13 +183,18 @@ def verdict_list(slug: str, as_json: bool) -> None:
 @click.argument("slug")
 @click.argument("hypothesis_id")
 @click.option("--reason", required=True, help="Why: kept in the commit, the record and the ledger.")
-def verdict_approve(slug: str, hypothesis_id: str, reason: str) -> None:
-    """Approve the Resolver's proposal for a hypothesis (token: a person's, from RW_TOKEN)."""
+@remote_option
+def verdict_approve(slug: str, hypothesis_id: str, reason: str, server: str | None) -> None:
+    """Approve the Resolver's proposal for a hypothesis (token: the steward's, from RW_TOKEN)."""
+    if server is not None:
+        done = remote_post(server, project_url(slug, "verdicts", hypothesis_id, "approve"), {"reason": reason})
+        click.echo(f"{done['description']} (ledger #{done['ledger_seq']})")
+        return
     home = home_from_env()
     actor = _person(home)
     try:
         landed = approve(home, slug, actor, hypothesis_id, reason=reason, now=now_from_env())
-    except (AuthError, NotFound, ConflictError, FormatError) as exc:
+    except (AuthError, NotAuthorised, NotFound, ConflictError, FormatError) as exc:
         fail(exc)
     except VerifierError as exc:
         _setup_error(exc)
@@ -182,14 +207,21 @@ def verdict_approve(slug: str, hypothesis_id: str, reason: str) -> None:
 @click.argument("value", type=click.Choice(["true", "false", "unresolved"]))
 @click.option("--confidence", type=float, required=True)
 @click.option("--reason", required=True, help="Why: kept in the commit, the record and the ledger.")
-def verdict_set(slug: str, hypothesis_id: str, value: str, confidence: float, reason: str) -> None:
-    """Set or override a hypothesis's verdict (token: a person's, from RW_TOKEN); scores recompute."""
+@remote_option
+def verdict_set(slug: str, hypothesis_id: str, value: str, confidence: float, reason: str,
+                server: str | None) -> None:
+    """Set or override a hypothesis's verdict (token: the steward's, from RW_TOKEN); scores recompute."""
+    if server is not None:
+        done = remote_post(server, project_url(slug, "verdicts", hypothesis_id),
+                           {"verdict": value, "confidence": confidence, "reason": reason})
+        click.echo(f"{done['description']} (ledger #{done['ledger_seq']})")
+        return
     home = home_from_env()
     actor = _person(home)
     try:
         landed = set_verdict(home, slug, actor, hypothesis_id, value,  # type: ignore[arg-type]  # click.Choice
                              confidence=confidence, reason=reason, now=now_from_env())
-    except (AuthError, NotFound, ConflictError, FormatError) as exc:
+    except (AuthError, NotAuthorised, NotFound, ConflictError, FormatError) as exc:
         fail(exc)
     except VerifierError as exc:
         _setup_error(exc)

@@ -1,5 +1,6 @@
 """PROJECT.md: the one file a steward edits (design §4). Every field has a default, so an
-untouched template still runs."""
+untouched template still runs. `steward` and `maintainers` name who holds authority over the
+project (the table: docs/authority.md; the rule: verifier.roles.authority)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ class ProjectFile(Strict):
     project: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{1,62}$")]
     question: str = ""
     steward: Annotated[str, StringConstraints(pattern=HANDLE_RE)] | None = None
+    # People who revert and repair beside the steward (docs/authority.md); handles, each once.
+    maintainers: list[Annotated[str, StringConstraints(pattern=HANDLE_RE)]] = Field(default_factory=list)
     holds: list[HoldType] = Field(default_factory=list)
     source_policy: SourcePolicy = Field(default_factory=SourcePolicy)
     budget_per_loop: Budget = Field(default_factory=Budget)
@@ -77,7 +80,7 @@ class ProjectFile(Strict):
     # The shortest excerpt a finding may quote, in characters after normalization.
     min_excerpt_chars: int = Field(default=MIN_EXCERPT_CHARS, ge=1, le=2000)
 
-    @field_validator("holds", "hypotheses")
+    @field_validator("holds", "hypotheses", "maintainers")
     @classmethod
     def _unique(cls, value: list[str]) -> list[str]:
         seen = [item for index, item in enumerate(value) if item in value[:index]]

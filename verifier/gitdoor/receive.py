@@ -24,6 +24,7 @@ from typing import TextIO
 
 from verifier.errors import AuthError, VerifierError
 from verifier.pipeline.writer import ProjectWriter
+from verifier.store.audit import record_denial
 from verifier.store.home import Home
 from verifier.wiring import open_home
 from verifier.writes.followups import seal_after_landing
@@ -67,15 +68,17 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     if rest or new == ZERO:
         print(f"REFUSED: push one series of commits to {PUSH_REF}", file=out)
         return 1
+    slug = repo_path.name[:-4] if repo_path.name.endswith(".git") else repo_path.name
     try:
         actor = home.identities.authenticate(push_token(env))
     except AuthError as exc:
+        record_denial(home, kind="authentication", who="unknown", action="push", project=slug, why=str(exc), at=now,
+                      door="git")  # the audit log (never the token)
         print(f"REFUSED: {exc}; {HOW}", file=out)
         return 1
     if actor.type != "human":
         print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
         return 1
-    slug = repo_path.name[:-4] if repo_path.name.endswith(".git") else repo_path.name
     # The pushed objects wait in git's quarantine until this hook says yes: they are read through a
     # repository of their own, never the writer's, so what lands is written to the main store.
     pushed = PushedObjects(repo_path, env.get("GIT_QUARANTINE_PATH"))

@@ -19,6 +19,10 @@ edit outside any leaf has no leaf id, an optional trace and a base revision. It 
                    is the leaf's base_revision or a later commit on the branch (a person's edit:
                    any commit on the branch); if the branch has moved since, the patch lands on
                    the tip when none of its paths changed, else it is stale, never merged.
+                   A person's edit is held to the authority rule (roles.authority) by the paths
+                   it touches: PROJECT.md and hypotheses are the steward's (an admin's too). A
+                   refusal raises NotAuthorised and, like a failed step 1, lands no row: it
+                   goes to the home's audit log instead.
  5. write set      every change allowed by the leaf's may_write (a person: anything but the
                    verifier's paths); verifier- and human-only paths refused; then the patch is
                    applied exactly to the tree it lands on, in memory.
@@ -54,9 +58,11 @@ from verifier.checks.amend import amendment_writes
 from verifier.checks.context import CheckContext, CheckResult
 from verifier.checks.registry import check_for
 from verifier.errors import (
+    AuthError,
     ConflictError,
     FormatError,
     HistoryBrokenError,
+    NotAuthorised,
     NotFound,
     Rejected,
     Rejection,
@@ -80,9 +86,11 @@ from verifier.pipeline.secrets_gate import gate_patch, revoke_on_trace_secret
 from verifier.pipeline.trace import check_asked_level, inspect_bundle
 from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
+from verifier.roles.authority import Authority, edit_actions, first_refusal
 from verifier.scoring.use import ScoreBook
 from verifier.state.layout import PROJECT_FILE, QUEUE_DIR, leaf_path, leaf_result_path, plan_path, queue_path
 from verifier.state.view import Overlay, TreeView
+from verifier.store.audit import record_denial
 from verifier.store.fetcher import Fetcher
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
@@ -148,6 +156,7 @@ class Tip:
     commit: str
     view: TreeView
     history: History
+    admins: tuple[str, ...] = ()  # the home's admins (config.json), for the authority rule
 
     @cached_property
     def project(self) -> ProjectFile:
@@ -307,6 +316,10 @@ def judge(tip: Tip, attempt: Attempt, patch: ParsedPatch, fetches: Mapping[str, 
     try:
         if attempt.submission.leaf_id is None:  # 4: a person's edit: any commit on the branch
             base = _human_base(tip, attempt)
+            refusal = first_refusal(Authority.of(tip.project, tip.admins), attempt.actor,
+                                    edit_actions(patch.touched()), now)
+            if refusal is not None:
+                raise refusal.error()
         else:  # 4: the leaf is open and the base is on its line
             leaf = _load_leaf(tip.view, attempt.submission.leaf_id)
             _check_open(tip.view, leaf, now)
@@ -328,7 +341,7 @@ def judge(tip: Tip, attempt: Attempt, patch: ParsedPatch, fetches: Mapping[str, 
 def read_tip(writer: ProjectWriter) -> Tip:
     """The writer's tip as the judge reads it."""
     assert writer.tip is not None  # the history check refuses a project without commits
-    return Tip(writer.tip, writer.view(), writer.repo)
+    return Tip(writer.tip, writer.view(), writer.repo, tuple(writer.home.settings.admins))
 
 
 def land_accepted(writer: ProjectWriter, attempt: Attempt, judged: Judgement, now: datetime) -> Verdict:
@@ -428,7 +441,12 @@ def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPat
 
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
     """Run one submission through the pipeline and return its verdict (see module docstring)."""
-    actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
+    try:
+        actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
+    except AuthError as exc:
+        record_denial(home, kind="authentication", who="unknown", action="submit", project=submission.slug,
+                      why=str(exc), at=now, door="cli")
+        raise
     ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)
     early: Exception | None = None
@@ -452,6 +470,10 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
             return accept(home, writer, attempt, patch, fetches, now)  # 4-9
         except Rejected as exc:
             return land_refusal(writer, attempt, exc, now, patch, fetches, trace_stored=stored)
+        except NotAuthorised as exc:  # no row: the audit log keeps it (a stranger cannot fill the ledger)
+            record_denial(home, kind="authority", who=exc.who, action=exc.action, project=submission.slug,
+                          why=str(exc), at=now, door="cli")
+            raise
         except (HistoryBrokenError, RetryableError):
             raise  # the project refuses writes, or the machine failed: no row can be written
         except Exception as exc:

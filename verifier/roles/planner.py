@@ -53,8 +53,11 @@ from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
 from verifier.roles.planstate import WAITING_MARK, held_plan_path, read_state, waiting_digest
 from verifier.scoring.use import ScoreBook
 from verifier.state.layout import PROJECT_FILE, leaf_path, plan_path
+from verifier.store.audit import Door
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
+from verifier.store.identities import Actor
+from verifier.writes.authority import enforce_at
 from verifier.writes.followups import seal_after_landing
 
 ATTEMPTS = 3
@@ -109,10 +112,15 @@ def settings_of(home: Home) -> Settings:
 
 
 def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool = False,
-         warm_only: bool = False, settings: Settings | None = None, model: Backend | None = None) -> WakeResult:
+         warm_only: bool = False, settings: Settings | None = None, model: Backend | None = None,
+         person: Actor | None = None, door: Door = "cli") -> WakeResult:
     """One wake of the project's Planner: plan, land, post. Not due (loop_cadence) unless forced.
-    With `model`, the plan's judgement calls are asked of it (`planjudge`)."""
+    With `model`, the plan's judgement calls are asked of it (`planjudge`). A `person` asking
+    must be the steward, a maintainer or an admin (docs/authority.md); without one it is the
+    runner or the home's owner at its shell."""
     repo = home.project(slug)
+    if person is not None:
+        enforce_at(home, slug, repo.view(repo.tip()), person, "wake_planner", now=now, door=door)
     chosen = settings or settings_of(home)
     for _attempt in range(ATTEMPTS):
         tip = repo.tip()

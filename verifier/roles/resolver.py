@@ -90,10 +90,12 @@ from verifier.state.layout import (
 )
 from verifier.state.project import current_hypothesis
 from verifier.state.view import Overlay
+from verifier.store.audit import Door
 from verifier.store.gitrepo import VERIFIER, GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
+from verifier.writes.authority import enforce_at
 from verifier.writes.baseline import ATTEMPTS, SealState, hypotheses_in, read_seal
 
 RESOLVER = "resolver"
@@ -456,13 +458,14 @@ def _person(actor: Actor, reason: str) -> str:
 
 
 def approve(home: Home, slug: str, actor: Actor, hypothesis_id: str, *, reason: str, now: datetime,
-            private_key: bytes | None = None) -> Landed:
-    """A person approves the Resolver's queued proposal, through the ledger."""
+            private_key: bytes | None = None, door: Door = "cli") -> Landed:
+    """The steward (docs/authority.md) approves the Resolver's queued proposal, through the ledger."""
     why = _person(actor, reason)
     repo = home.project(slug)
     with ProjectWriter.open(home, slug) as writer:
         tip = writer.tip
         assert tip is not None
+        enforce_at(home, slug, writer.view(), actor, "approve_verdict", now=now, door=door)
         proposal = read_record(repo.view(tip), proposal_path(hypothesis_id))
         if proposal is None or proposal.proposal is None:
             raise NotFound(f"no verdict proposal for {hypothesis_id} waits in {slug}'s queue/verdicts/")
@@ -474,9 +477,10 @@ def approve(home: Home, slug: str, actor: Actor, hypothesis_id: str, *, reason: 
 
 
 def set_verdict(home: Home, slug: str, actor: Actor, hypothesis_id: str, value: Outcome, *, confidence: float,
-                reason: str, now: datetime, private_key: bytes | None = None) -> Landed:
-    """A person sets a verdict: over a queued proposal, over an earlier verdict (an override:
-    the credit deltas are the differences), or for an active hypothesis past its check date."""
+                reason: str, now: datetime, private_key: bytes | None = None, door: Door = "cli") -> Landed:
+    """The steward (docs/authority.md) sets a verdict: over a queued proposal, over an earlier
+    verdict (an override: the credit deltas are the differences), or for an active hypothesis
+    past its check date."""
     why = _person(actor, reason)
     if not 0.0 <= confidence <= 1.0:
         raise FormatError(f"confidence {confidence} is outside 0..1")
@@ -485,6 +489,7 @@ def set_verdict(home: Home, slug: str, actor: Actor, hypothesis_id: str, value: 
         tip = writer.tip
         assert tip is not None
         view = repo.view(tip)
+        enforce_at(home, slug, view, actor, "set_verdict", now=now, door=door)
         hypothesis = current_hypothesis(view, hypothesis_id)
         if hypothesis is None:
             raise NotFound(f"no hypothesis {hypothesis_id} in {slug}")

@@ -20,12 +20,14 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from verifier.errors import AuthError, FormatError, NotFound
 from verifier.formats.ledger import ROWS_PER_SEGMENT, parse_segment
 from verifier.formats.project import parse_project
 from verifier.formats.skill import SKILL_KINDS
+from verifier.roles.authority import Authority, authorise
 from verifier.roles.outcomes import OUTCOMES, OutcomeEntry, counts, entry_from_row, parse_entry
 from verifier.state.layout import PROJECT_FILE, segment_path
 from verifier.store.files import exclusive_lock, write_atomic
@@ -52,17 +54,19 @@ class Reader:
     projects: frozenset[str]
 
 
-def authorize_reader(home: Home, token: str) -> Reader:
-    """The caller, if a person who is the steward of at least one project, with those projects;
-    agents never read traces."""
+def authorize_reader(home: Home, token: str, now: datetime | None = None) -> Reader:
+    """The caller, if a person the authority rule lets read a project's traces (its steward, or an
+    admin: docs/authority.md), with those projects; agents never read traces."""
     actor = home.identities.authenticate(token)
     if actor.type != "human":
         raise AuthError(f"{actor.handle} is an agent; traces are private to the platform and its stewards")
     stewarded: set[str] = set()
+    at = now if now is not None else datetime.now(UTC)  # the shell's clock; the rule is given it
     for slug in home.projects():
         repo = home.project(slug)
         data = repo.view(repo.tip()).read(PROJECT_FILE)
-        if data is not None and parse_project(data, f"{slug}:{PROJECT_FILE}")[0].steward == actor.handle:
+        if data is not None and authorise(Authority.of(parse_project(data, f"{slug}:{PROJECT_FILE}")[0],
+                                                       home.settings.admins), actor, "read_traces", at) is None:
             stewarded.add(slug)
     if not stewarded:
         raise AuthError(f"{actor.handle} is not the steward of any project (PROJECT.md `steward:`); "

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from verifier import VERSION
 from verifier.formats.ledger import LedgerRow
+from verifier.service.people_openapi import people_paths, people_schemas
 from verifier.service.schemas import ClaimRequest, ThreadPost
 
 REF = "#/components/schemas/{model}"
@@ -84,6 +85,7 @@ def _schemas() -> dict[str, Any]:
     _model(ClaimRequest, schemas)
     _model(ThreadPost, schemas)
     _model(LedgerRow, schemas)
+    people_schemas(schemas, _model)
     schemas["Error"] = _object({"error": _object(
         {"code": {"type": "string"}, "message": {"type": "string"}, "detail": {"type": "object"}},
         ["code", "message"])})
@@ -298,6 +300,8 @@ def _document() -> str:
             "200": _ok("messages, oldest first", _ref("Inbox"))}, auth=True, parameters=[after, limit],
             operation_id="getInbox")},
     }
+    for where, operations in people_paths(_operation, _ok, _error, _path_param, slug).items():
+        paths[where] = {**paths.get(where, {}), **operations}  # /projects/{slug}/leaves: GET board, POST leaf
     document = {
         "openapi": "3.1.0",
         "info": {"title": "ResearchWiki verifier", "version": VERSION,

@@ -15,12 +15,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from verifier import VERSION
+from verifier.errors import AuthError
 from verifier.service.auth import bearer_token
-from verifier.service.core import IDEMPOTENCY_KEY_RE, Answer, Service
+from verifier.service.core import IDEMPOTENCY_KEY_RE, Answer, Service, clock
 from verifier.service.errors import SECURITY_HEADERS, ApiError
 from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.openapi import openapi_document
 from verifier.service.ui_routes import UI_ROUTES
+from verifier.store.audit import record_denial
 from verifier.store.identities import Actor
 
 BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all")
@@ -53,8 +55,17 @@ def int_param(request: Request, name: str, default: int, low: int, high: int) ->
 
 
 async def actor_of(request: Request) -> tuple[Actor, str]:
-    token = bearer_token(request.headers.get("authorization"))
-    actor = await run_in_threadpool(service(request).authenticate, token)
+    """The caller the bearer token names; a refusal (401) is kept in the home's audit log
+    (verifier.store.audit: who, what, which project, why, when; never the token)."""
+    try:
+        token = bearer_token(request.headers.get("authorization"))
+        actor = await run_in_threadpool(service(request).authenticate, token)
+    except (ApiError, AuthError) as exc:
+        slug = request.path_params.get("slug")
+        await run_in_threadpool(record_denial, service(request).home, kind="authentication", who="unknown",
+                                action=f"{request.method} {request.url.path}",
+                                project=slug if isinstance(slug, str) else None, why=str(exc), at=clock(), door="http")
+        raise
     request.state.actor = actor.handle  # for the access log, which never sees the token
     return actor, token
 

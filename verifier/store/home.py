@@ -19,12 +19,13 @@
       skill/                      the live SKILL.md and history/<version>.md
       ops-wiki.git                the operations wiki
       eval/validation.json        the validation set (rw eval)
+      audit/denials.jsonl         refused authentications and authority checks, bounded (verifier.store.audit)
       site/                       the static site `rw demo` builds
 
 `HomeLayout` spells every one of these paths; nothing else joins a name onto the home's root.
 
 At rest, the home's secrets and databases (PRIVATE_FILES: identities, config, the Commons
-database) are 0600 and its private folders (PRIVATE_DIRS: the trace store, the ops wiki) 0700
+database) are 0600 and its private folders (PRIVATE_DIRS: the trace store, the ops wiki, the audit log) 0700
 from creation (each writer creates them so), and opening a home tightens any it finds looser
 (`tighten`), so a home restored with a umask of 022 is private again at the first `rw` command.
 The Resolver's private key is refused, not tightened, when it is readable by others
@@ -46,7 +47,7 @@ from pydantic import Field, ValidationError
 
 from verifier.constants import LOCK_WAIT_S, WARM_POOL
 from verifier.errors import FormatError, NotFound
-from verifier.formats.base import Strict, check_slug
+from verifier.formats.base import Handle, Strict, check_slug
 from verifier.model.adapter import ModelConfig
 from verifier.model.roles import Role, RoleKey, role_config
 from verifier.store.backends import Backends, TraceBackend, trace_store
@@ -59,7 +60,7 @@ from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 # What only this home's owner may read (relative to the home): 0600 files, 0700 folders.
 COMMONS_FILE = "commons.sqlite3"  # the embedded Commons database (SQLite), in the home's root
 PRIVATE_FILES = ("identities.json", "config.json", COMMONS_FILE, f"{COMMONS_FILE}-wal", f"{COMMONS_FILE}-shm")
-PRIVATE_DIRS = ("traces", "ops-wiki.git")
+PRIVATE_DIRS = ("traces", "ops-wiki.git", "audit")
 PRIVATE_FILE_MODE, PRIVATE_DIR_MODE = 0o600, 0o700
 
 
@@ -109,6 +110,9 @@ class Settings(Strict):
     # How long a write waits for a project's lock held by another live process before it answers
     # busy (exit 9, HTTP 503 `busy`); the default and its reason: verifier.constants.LOCK_WAIT_S.
     lock_wait_s: float = Field(default=LOCK_WAIT_S, gt=0, le=3600)
+    # The platform's admins (handles of people): they create projects, name and replace stewards,
+    # repair, seal and wake, and read the audit log (docs/authority.md).
+    admins: list[Handle] = Field(default_factory=list)
     # Where traces, the Commons and project branches live (docs/deploy.md); defaults: this folder.
     backends: Backends = Field(default_factory=Backends)
 
@@ -201,6 +205,20 @@ class HomeLayout:
     @property
     def site(self) -> Path:
         return self.root / "site"
+
+    @property
+    def audit(self) -> Path:
+        """The folder of the audit log of denials (0700: it names who tried what)."""
+        return self.root / "audit"
+
+    @property
+    def audit_log(self) -> Path:
+        return self.audit / "denials.jsonl"
+
+    @property
+    def audit_log_previous(self) -> Path:
+        """The log before the last roll-over: the log is at most two files of AUDIT_MAX_BYTES."""
+        return self.audit / "denials.1.jsonl"
 
 
 def _no_crash(_step: str) -> None:
@@ -298,7 +316,8 @@ class Home:
     def project(self, slug: str) -> ProjectRepo:
         path = self.repo_path(slug)
         if not path.exists():
-            raise NotFound(f"no project {slug!r} in {self.layout.projects}")
+            raise NotFound(f"no project {slug!r} in {self.layout.projects}; if it lives on a verifier service, "
+                           "set RW_SERVER=URL (or pass --server URL) and RW_TOKEN")
         return ProjectRepo(path)
 
     def projects(self) -> list[str]:

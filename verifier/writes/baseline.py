@@ -56,8 +56,11 @@ from verifier.seal.sealing import KEY_ID_RE, Baseline, SealedBaseline, baseline_
 from verifier.secrets import scan_bytes
 from verifier.state.layout import SEAL_DIR, SEAL_SUFFIX, hypothesis_path, request_record_path, seal_path
 from verifier.state.project import ProjectView, current_hypothesis
+from verifier.store.audit import Door
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
+from verifier.store.identities import Actor
+from verifier.writes.authority import enforce_at
 
 # A hypothesis whose wording changes while its baseline call is out is asked again, this often.
 ATTEMPTS = 3
@@ -65,7 +68,12 @@ WITHHELD_MODEL = "withheld"  # sealed instead of a model name that failed the se
 
 
 class BaselineError(VerifierError):
-    """The baseline machinery is not set up (no model, no key) or a hypothesis names a bad seal path."""
+    """The baseline machinery is not set up (no model, no key) or a hypothesis names a bad seal path.
+    Over HTTP (`POST /projects/{slug}/seal`) it is the home's state, not the request's: 409
+    `seal_not_set_up`; `rw seal` says what to set up and exits 4 as before."""
+
+    http_status = 409
+    code = "seal_not_set_up"
 
 
 class SealFailedError(BaselineError):
@@ -266,15 +274,19 @@ def _seal_one(home: Home, slug: str, hypothesis_id: str, *, now: datetime, backe
 
 
 def seal_missing(home: Home, slug: str, *, now: datetime, backend: Backend,
-                 public_key: bytes | None = None) -> list[str]:
+                 public_key: bytes | None = None, person: Actor | None = None, door: Door = "cli") -> list[str]:
     """Seal a baseline for every active hypothesis that has no current one; returns their ids.
+    A `person` asking (over HTTP, or with RW_TOKEN) must be the steward, a maintainer or an admin
+    (docs/authority.md); without one it is the home's owner at its shell.
 
     Raises BaselineError before any call when the Resolver's public key is missing, and
     SealFailedError after the others landed when some calls failed.
     """
-    key = public_key if public_key is not None else public_key_of(home)
     repo = home.project(slug)
     view = repo.view(repo.tip())
+    if person is not None:
+        enforce_at(home, slug, view, person, "seal", now=now, door=door)
+    key = public_key if public_key is not None else public_key_of(home)
     wanted = []
     for hypothesis in hypotheses_in(view):
         try:

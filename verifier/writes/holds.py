@@ -24,10 +24,12 @@ from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
 from verifier.state.layout import QUEUE_DIR, classify, queue_path
 from verifier.state.project import HeldObject, ProjectView
+from verifier.store.audit import Door
 from verifier.store.gitrepo import GitTree, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
+from verifier.writes.authority import enforce_at
 
 
 def operator_of(repo: ProjectRepo, view: GitTree, held: HeldObject, fallback: str) -> str:
@@ -52,13 +54,15 @@ def operator_of(repo: ProjectRepo, view: GitTree, held: HeldObject, fallback: st
 
 
 def decide(home: Home, slug: str, actor: Actor, object_id: str, *, approve: bool, reason: str,
-           now: datetime) -> Landed:
-    """Approve or reject one held object, as a person, through the ledger."""
+           now: datetime, door: Door = "cli") -> Landed:
+    """Approve or reject one held object, as the project's steward (docs/authority.md), through
+    the ledger."""
     if actor.type != "human":
         raise AuthError("only people decide holds; register one with `rw agent add HANDLE --operator OP --human`")
     reason = require_reason(reason, "a hold decision", "--reason")
     with ProjectWriter.open(home, slug) as writer:
         repo, view = writer.repo, writer.view()
+        enforce_at(home, slug, view, actor, "decide_hold", now=now, door=door)
         held = next((item for item in ProjectView(view).held if item.object_id == object_id), None)
         if held is None:
             raise NotFound(f"nothing with id {object_id} is held in {slug}'s queue")

@@ -12,6 +12,11 @@ as author; what landed must be the pushed files byte for byte (`push_not_exact` 
 commit whose message says `This reverts commit <id>` and carries a `Reason:` line is a revert,
 held to the rules of `rw revert` and the one reason rule (verifier.text.visible).
 
+Every commit is held to the authority rule (docs/authority.md) as `rw submit` and `rw revert`
+are: a commit that edits PROJECT.md (its `holds:` included) or a hypothesis needs the steward, a
+revert the steward or a maintainer. A refusal refuses the whole push with `[not_authorised]`,
+lands no ledger row, and is kept in the home's audit log.
+
 The pushed objects wait in git's receive quarantine until the hook says yes. They are read through
 a second repository object that sees the quarantine (`PushedObjects`); the writer never sees it,
 so every blob, tree and commit a landing refers to is written to the main object store before the
@@ -31,7 +36,7 @@ from pathlib import Path
 
 import pygit2
 
-from verifier.errors import ConflictError, FormatError, NotFound, Rejected, Rejection
+from verifier.errors import ConflictError, FormatError, NotAuthorised, NotFound, Rejected, Rejection
 from verifier.patch.parse import parse_patch
 from verifier.pipeline.secrets_gate import (
     Revoker,
@@ -49,6 +54,7 @@ from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
+from verifier.writes.authority import denied, enforce_at
 from verifier.writes.revert import revert_landing
 
 PUSH_REF = "refs/for/main"
@@ -209,6 +215,7 @@ def _revert_reason(message: str) -> str:
 def _land_revert(writer: ProjectWriter, pushed: PushedObjects, actor: Actor, commit: pygit2.Commit, target: str,
                  now: datetime) -> Verdict:
     reason = _revert_reason(commit.message)
+    enforce_at(writer.home, writer.slug, writer.view(), actor, "revert", now=now, door="git")
     try:
         entry, contribution, bookkeeping = revert_landing(writer, actor.handle, actor.operator, "human", target,
                                                           reason=reason, now=now)
@@ -281,6 +288,11 @@ def land_push(home: Home, writer: ProjectWriter, pushed: PushedObjects, actor: A
     except Rejected as exc:
         land_refusal(writer, attempt, exc, now)
         return False, _refused(commits, len(verdicts), culprit, attempt.subject, exc)
+    except NotAuthorised as exc:  # no ledger row: the audit log keeps it (enforce_at kept a revert's already)
+        if exc.action != "revert":
+            denied(home, exc, now=now, door="git")
+        refusal = Rejected(Rejection(exc.code, str(exc)))
+        return False, _refused(commits, len(verdicts), culprit, attempt.subject, refusal)
     return True, verdicts
 
 

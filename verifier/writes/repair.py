@@ -20,11 +20,13 @@ from verifier.formats.ledger import row_hash
 from verifier.pipeline.landing import Landed
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.writer import ProjectWriter, ledger_commit_row
+from verifier.store.audit import Door
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
+from verifier.writes.authority import enforce_at
 
 
 def _check_target(repo: ProjectRepo, target: str) -> None:
@@ -53,7 +55,10 @@ def _set_aside(repo: ProjectRepo, tip: str | None, target: str) -> list[str]:
     return [f"{str(commit.id)[:12]} ({commit.author.name})" for commit in walker]
 
 
-def repair(home: Home, slug: str, actor: Actor, to: str, *, reason: str, now: datetime) -> Landed:
+def repair(home: Home, slug: str, actor: Actor, to: str, *, reason: str, now: datetime, door: Door = "cli") -> Landed:
+    """The steward, a maintainer or an admin (docs/authority.md) puts the branch back on `to`.
+    Who may is read from PROJECT.md at `to`, the revision the ledger vouches for: the tip's
+    could have been written by whoever broke the history."""
     if actor.type != "human":
         raise AuthError("only people repair a project; register one with `rw agent add HANDLE --operator OP --human`")
     reason = require_reason(reason, "a repair", "--reason")
@@ -61,6 +66,7 @@ def repair(home: Home, slug: str, actor: Actor, to: str, *, reason: str, now: da
     with exclusive_lock(home.lock_path(slug)):
         target = str(repo.commit(to).id)
         _check_target(repo, target)
+        enforce_at(home, slug, repo.view(target), actor, "repair", now=now, door=door)
         tip = repo.tip()
         aside = _set_aside(repo, tip, target)
         writer = ProjectWriter(home, slug, repo, crash_point=home.crash_point)

@@ -21,20 +21,27 @@ from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
+from verifier.store.audit import Door
 from verifier.store.gitrepo import VERIFIER_EMAIL, Person, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
+from verifier.writes.authority import enforce_at
 
 RESOLVER = "resolver"  # the Resolver's handle, operator and actor type in the ledger
 RevertActor = Literal["human", "resolver"]
 
 
-def revert(home: Home, slug: str, actor: Actor, commit: str, *, reason: str, now: datetime) -> Landed:
-    """A person reverts a contribution."""
+def revert(home: Home, slug: str, actor: Actor, commit: str, *, reason: str, now: datetime,
+           door: Door = "cli") -> Landed:
+    """The steward or a maintainer (docs/authority.md) reverts a contribution."""
     if actor.type != "human":
         raise AuthError("only people (maintainers, the Resolver's operator) revert contributions")
-    return _revert(home, slug, actor.handle, actor.operator, "human", commit, reason=reason, now=now)
+    with ProjectWriter.open(home, slug) as writer:
+        enforce_at(home, slug, writer.view(), actor, "revert", now=now, door=door)
+        entry, contribution, bookkeeping = revert_landing(writer, actor.handle, actor.operator, "human", commit,
+                                                          reason=reason, now=now)
+        return writer.land(entry, contribution=contribution, bookkeeping=bookkeeping)
 
 
 def resolver_revert(home: Home, slug: str, commit: str, *, reason: str, now: datetime) -> Landed:

@@ -1,0 +1,137 @@
+"""A person steers a project from another machine through a real `rw serve` (docs/api.md,
+"People"): the hold queue and its decisions, reverts, verdicts, a leaf by hand, seal, the
+Planner's wake, repair, the reads, and the audit log, each refused with 403 `not_authorised` for
+a person without the role (the branch and the ledger unchanged, the denial in the audit log) and
+allowed for the one who has it; the CLI's `--server` and RW_SERVER reach the same endpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.support.authority import (
+    ADMIN,
+    MAINTAINER,
+    STEWARD,
+    STRANGER,
+    People,
+    plant_held_sources,
+    tip_and_rows,
+    with_people,
+)
+from tests.support.cli import rw_here
+from tests.support.graph import land_findings
+from tests.support.service_harness import Server, start
+from tests.support.world import SLUG, World, make_world
+from verifier.client.http import Client
+from verifier.store.audit import read_denials
+
+pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
+
+BASE = f"/projects/{SLUG}"
+
+
+@dataclass
+class Site:
+    world: World
+    people: People
+    server: Server
+    held: list[str]
+
+    def client(self, handle: str | None = None) -> Client:
+        return self.server.client(self.people.token(handle) if handle else None)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    world = make_world(tmp_path_factory.mktemp("people"))
+    people = with_people(world)
+    held = plant_held_sources(world.home, SLUG, 4)
+    server = start(world.home.root)
+    yield Site(world, people, server, held)
+    server.stop()
+
+
+def refused_unchanged(site: Site, reply_status: int, code: str | None, before: tuple[str, int]) -> None:
+    assert (reply_status, code) == (403, "not_authorised")
+    assert tip_and_rows(site.world) == before
+
+
+def test_the_hold_queue_is_read_openly_and_decided_by_the_steward_only(site: Site) -> None:
+    listed = site.client().get(f"{BASE}/holds", auth=False)
+    assert listed.status == 200 and [h["object_id"] for h in listed.body["held"]] == site.held
+    for handle in (MAINTAINER, STRANGER, ADMIN):
+        before = tip_and_rows(site.world)
+        reply = site.client(handle).post_json(f"{BASE}/holds/{site.held[0]}/approve", {"reason": "Fine."})
+        refused_unchanged(site, reply.status, reply.error_code, before)
+        assert "needs its steward (steward: ericxtang)" in reply.error_message
+        last = read_denials(site.world.home, SLUG)[-1]
+        assert (last.who, last.action, last.door) == (handle, "decide_hold", "http")
+    approved = site.client(STEWARD).post_json(f"{BASE}/holds/{site.held[0]}/approve", {"reason": "Vouched."})
+    assert approved.status == 200 and approved.body["decision"] == "approved", approved.body
+    rejected = site.client(STEWARD).post_json(f"{BASE}/holds/{site.held[1]}/reject", {"reason": "Off topic."})
+    assert rejected.status == 200 and rejected.body["decision"] == "rejected"
+
+
+def test_a_revert_over_http_is_the_stewards_or_a_maintainers(site: Site) -> None:
+    landed, _ = land_findings(site.world, "extract-http")
+    before = tip_and_rows(site.world)
+    reply = site.client(STRANGER).post_json(f"{BASE}/reverts", {"commit": landed.commit, "reason": "No."})
+    refused_unchanged(site, reply.status, reply.error_code, before)
+    reply = site.client(MAINTAINER).post_json(f"{BASE}/reverts", {"commit": landed.commit, "reason": "Wrong version."})
+    assert reply.status == 201 and reply.body["reverted"] == landed.commit, reply.body
+
+
+def test_verdicts_leaves_seal_and_wake_each_refuse_a_person_without_the_role(site: Site) -> None:
+    before = tip_and_rows(site.world)
+    for handle, where, body in (
+            (MAINTAINER, f"{BASE}/verdicts/H1", {"verdict": "true", "confidence": 0.9, "reason": "Sure."}),
+            (ADMIN, f"{BASE}/verdicts/H1/approve", {"reason": "Sure."}),
+            (STRANGER, f"{BASE}/leaves", {"kind": "scout", "gap": "pricing data"}),
+            (STRANGER, f"{BASE}/seal", {}),
+            (STRANGER, f"{BASE}/planner/wake", {"force": True}),
+            (STRANGER, f"{BASE}/repair", {"to": site.world.tip(), "reason": "Put back."})):
+        reply = site.client(handle).post_json(where, body)
+        refused_unchanged(site, reply.status, reply.error_code, before)
+    made = site.client(MAINTAINER).post_json(f"{BASE}/leaves", {"kind": "scout", "gap": "pricing data"})
+    assert made.status == 201 and made.body["leaf_id"].startswith("scout-"), made.body
+    woke = site.client(ADMIN).post_json(f"{BASE}/planner/wake", {"force": True})
+    assert woke.status == 200, woke.body
+
+
+def test_a_bad_token_is_401_and_in_the_audit_log_without_the_token(site: Site) -> None:
+    bad = "rwt_" + "z" * 43
+    reply = site.server.client(bad).post_json(f"{BASE}/holds/{site.held[2]}/approve", {"reason": "Fine."})
+    assert reply.status == 401
+    last = [d for d in read_denials(site.world.home, SLUG) if d.kind == "authentication"][-1]
+    assert (last.who, last.door, last.project) == ("unknown", "http", SLUG)
+    assert bad not in site.world.home.layout.audit_log.read_text()
+    assert site.client(STEWARD).get(f"{BASE}/audit").status == 200
+    assert site.client(MAINTAINER).get(f"{BASE}/audit").error_code == "not_authorised"
+
+
+def test_the_reads_answer_openly(site: Site) -> None:
+    for where in ("scores", "ledger/verify", "verdicts", "digest"):
+        assert site.client().get(f"{BASE}/{where}", auth=False).status == 200, where
+    assert site.client().get(f"{BASE}/ledger/verify", auth=False).body["ok"] is True
+
+
+def test_the_cli_reaches_the_service_by_server_or_rw_server(site: Site,
+                                                            tmp_path_factory: pytest.TempPathFactory) -> None:
+    elsewhere = str(tmp_path_factory.mktemp("elsewhere") / "home")  # a machine without the project
+    env = {"RW_HOME": elsewhere, "RW_TOKEN": site.people.token(STRANGER)}
+    local = rw_here("hold", "list", SLUG, env=env)
+    assert local.returncode == 2 and "set RW_SERVER=URL" in local.stderr
+    listed = rw_here("hold", "list", SLUG, "--server", site.server.url, env=env)
+    assert listed.returncode == 0 and site.held[2] in listed.stdout
+    refused = rw_here("hold", "approve", SLUG, site.held[2], "--reason", "Fine.", env={**env,
+                      "RW_SERVER": site.server.url})
+    assert refused.returncode == 10 and "[not_authorised]" in refused.stderr
+    approved = rw_here("hold", "approve", SLUG, site.held[2], "--reason", "Vouched.",
+                       env={**env, "RW_SERVER": site.server.url, "RW_TOKEN": site.people.token(STEWARD)})
+    assert approved.returncode == 0 and f"approved {site.held[2]}" in approved.stdout
+    audit = rw_here("audit", SLUG, "--json", env={**env, "RW_SERVER": site.server.url,
+                                                  "RW_TOKEN": site.people.token(STEWARD)})
+    assert audit.returncode == 0 and '"who": "sam"' in audit.stdout
