@@ -119,6 +119,15 @@ class AuthError(VerifierError):
     headers = MappingProxyType({"www-authenticate": 'Bearer error="invalid_token"'})
 
 
+class ScopeError(AuthError):
+    """A valid token used for what it was not made for: another project, or another kind of
+    action (its scopes: read, leaf, steward; docs/api.md "Tokens and invites")."""
+
+    http_status = 403
+    code = "token_scope"
+    headers = MappingProxyType({})
+
+
 class NotFound(VerifierError):  # noqa: N818 - reads as the condition it reports
     """A named project, leaf, agent, source or commit does not exist."""
 

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from verifier.commons.pgdb import PgDatabase, shared_database
 from verifier.errors import AuthError, ConflictError, FormatError
 from verifier.formats.base import HANDLE_RE, iso
 from verifier.secrets.tokens import new_token
-from verifier.store.identities import TOKEN_SHAPE, Actor, ActorKind, token_hash
+from verifier.store.identities import TOKEN_SHAPE, Actor, ActorKind, Grant, Joined, TokenInfo, token_hash
 
 REVOKED = "revoked"
+# Expiry, scopes, token management and invites live in the file registry so far (docs/deploy.md).
+_NOT_YET = ("token management (list, revoke, rotate, invites) is not built for the PostgreSQL Commons yet; "
+            "tokens there do not expire and are scoped by their kind only")
 
 
 class PgIdentities:
@@ -57,7 +60,7 @@ class PgIdentities:
                   entry.get("created_at", ""), entry.get("reissued_at"), entry.get("revoked_at"),
                   entry.get("revoked_because")) for handle, entry in sorted(actors.items())])
 
-    def authenticate(self, token: str) -> Actor:
+    def authenticate(self, token: str, now: datetime | None = None) -> Actor:
         if not token:
             raise AuthError("no bearer token: set RW_TOKEN (or send Authorization: Bearer)")
         if not TOKEN_SHAPE.match(token):
@@ -69,7 +72,9 @@ class PgIdentities:
         kind: ActorKind = "human" if rows[0]["type"] == "human" else "agent"
         return Actor(handle=rows[0]["handle"], operator=rows[0]["operator"], type=kind)
 
-    def add(self, handle: str, operator: str, kind: ActorKind, now: datetime) -> str:
+    def add(self, handle: str, operator: str, kind: ActorKind, now: datetime, grant: Grant | None = None) -> str:
+        if grant is not None and grant != Grant():
+            raise ConflictError(_NOT_YET, code="not_on_postgres")
         for name, value in (("handle", handle), ("operator", operator)):
             if not re.match(HANDLE_RE, value):
                 raise FormatError(f"{name} {value!r} must be 1-63 of a-z, 0-9, '_', '.', '-'")
@@ -110,3 +115,19 @@ class PgIdentities:
                     (REVOKED, iso(now), f"the token was found in {where[:200]}", digest)).fetchall()
                 revoked += [row["handle"] for row in rows]
         return sorted(revoked)
+
+    def tokens(self, now: datetime) -> list[TokenInfo]:
+        raise ConflictError(_NOT_YET, code="not_on_postgres")
+
+    def revoke(self, handle: str, now: datetime, why: str) -> TokenInfo:
+        raise ConflictError(_NOT_YET, code="not_on_postgres")
+
+    def rotate(self, handle: str, now: datetime, expires_in: timedelta | None = None) -> str:
+        raise ConflictError(_NOT_YET, code="not_on_postgres")
+
+    def invite(self, project: str, operator: str, agents: int, now: datetime, by: str,
+               expires_in: timedelta | None = None) -> tuple[str, str]:
+        raise ConflictError(_NOT_YET, code="not_on_postgres")
+
+    def join(self, code: str, handles: list[str], now: datetime) -> Joined:
+        raise ConflictError(_NOT_YET, code="not_on_postgres")
