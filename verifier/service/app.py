@@ -43,6 +43,7 @@ from verifier.service.core import Service, clock
 from verifier.service.errors import ApiError, error_response
 from verifier.service.outage import Heartbeat
 from verifier.service.routes import ROUTES
+from verifier.service.token_routes import TOKEN_ROUTES
 from verifier.service.warm import WARM_ROUTES
 
 access_log = logging.getLogger("rw.access")
@@ -136,7 +137,8 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
             with contextlib.suppress(Exception):
                 heartbeat.beat(clock(), stopped=True)
 
-    app = Starlette(routes=[*AGENT_ROUTES, *WARM_ROUTES, *ROUTES], lifespan=lifespan, exception_handlers={
+    routes = [*AGENT_ROUTES, *WARM_ROUTES, *TOKEN_ROUTES, *ROUTES]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         VerifierError: error_answer, HTTPException: error_answer, Exception: error_answer})
     forwarder = Forwarder(app, lambda: the_service().home, idle_s=config.body_idle_timeout_s,
                           total_s=config.body_timeout_s)
