@@ -44,13 +44,17 @@ PUSH_FORM = {
 
 
 def how(env: Mapping[str, str]) -> str:
-    """What a refused pusher is told to do, in the form for the transport in use."""
+    """How a person pushes, in the form for the transport in use."""
     form = PUSH_FORM["http" if env.get("RW_PUSH_TRANSPORT") == "http" else "local"]
-    return ("direct pushes are refused: the verifier is the only writer of this repository. People push "
-            f"their commits to {PUSH_REF} with their token: {form}; agents submit a patch with its trace "
-            "(`rw submit`).")
+    return (f"people push their commits to {PUSH_REF} with their token: {form}; agents submit a patch with "
+            "its trace (`rw submit`)")
 
 
+def direct(env: Mapping[str, str]) -> str:
+    """What the pusher of any other ref is told."""
+    said = how(env)
+    return ("direct pushes are refused: the verifier is the only writer of this repository. "
+            f"{said[0].upper()}{said[1:]}.")
 
 
 def push_token(env: Mapping[str, str]) -> str:
@@ -78,7 +82,7 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     updates = _updates(lines)
     others = [ref for _, _, ref in updates if ref != PUSH_REF]
     if others or not updates:
-        print(f"REFUSED {', '.join(others) or '(nothing)'}: {how(env)}", file=out)
+        print(f"REFUSED {', '.join(others) or '(nothing)'}: {direct(env)}", file=out)
         return 1
     (_, new, _), *rest = updates
     if rest or new == ZERO:
