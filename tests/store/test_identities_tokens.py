@@ -53,7 +53,7 @@ def test_rotation_kills_the_old_token_and_keeps_scopes_and_projects(registry: Fi
     new = registry.rotate("agent-x", NOW)
     assert token_valid(registry, old, NOW) is None
     actor = registry.authenticate(new, NOW)
-    assert actor.projects == ("p-one",) and actor.scopes == frozenset({"read"})
+    assert actor.projects == ("p-one",) and actor.granted == frozenset({"read"})
 
 
 def test_a_token_is_refused_outside_its_projects_and_its_kinds_of_action(registry: FileIdentities) -> None:
@@ -89,7 +89,7 @@ def test_an_invite_works_once_registers_the_operator_and_scopes_the_agents(regis
     person = registry.authenticate(joined.person_token, NOW)
     assert person.type == "human" and person.projects == ()
     agent = registry.authenticate(joined.agents["carol-laptop"], NOW)
-    assert (agent.operator, agent.projects, agent.scopes) == ("carol", ("p-one",), frozenset({"read", "leaf"}))
+    assert (agent.operator, agent.projects, agent.granted) == ("carol", ("p-one",), frozenset({"read", "leaf"}))
     with pytest.raises(AuthError, match="was used") as again:
         registry.join(code, [], NOW + timedelta(hours=2))
     assert again.value.code == "bad_invite"
@@ -133,4 +133,4 @@ def test_a_registry_written_before_tokens_expired_still_authenticates(tmp_path: 
     path.write_text('{"actors": {"old-agent": {"operator": "op", "type": "agent", "token_sha256": "'
                     + token_hash(token) + '", "created_at": "2026-01-01T00:00:00Z"}}}')
     actor = FileIdentities(path).authenticate(token, NOW)
-    assert actor.handle == "old-agent" and "leaf" in actor.scopes and "steward" not in actor.scopes
+    assert actor.handle == "old-agent" and "leaf" in actor.granted and "steward" not in actor.granted

@@ -21,7 +21,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, Protocol
@@ -54,14 +54,19 @@ REVOKED = "revoked"  # a marker no sha256 equals
 @dataclass(frozen=True)
 class Actor:
     """An authenticated caller: who acts, which person answers for them, and what their token
-    may do (`projects` empty: every project)."""
+    may do (`projects` empty: every project; `scopes` None: the kind's default, `granted`)."""
 
     handle: str
     operator: str
     type: ActorKind
     projects: tuple[str, ...] = ()
-    scopes: frozenset[str] = field(default_factory=lambda: frozenset(SCOPES))
+    scopes: frozenset[str] | None = None
     admin: bool = False
+
+    @property
+    def granted(self) -> frozenset[str]:
+        """The kinds of action the token may take."""
+        return self.scopes if self.scopes is not None else frozenset(DEFAULT_SCOPES[self.type])
 
 
 @dataclass(frozen=True)
@@ -133,9 +138,9 @@ def token_hash(token: str) -> str:
 
 def require(actor: Actor, kind: Scope, project: str | None) -> None:
     """Refuse (ScopeError, 403 `token_scope`) a token used outside its scopes or its projects."""
-    if kind not in actor.scopes:
+    if kind not in actor.granted:
         raise ScopeError(f"the token of {actor.handle} may not {SCOPE_MEANS[kind]}: its scopes are "
-                         f"{', '.join(sorted(actor.scopes)) or '(none)'}; it needs {kind!r}")
+                         f"{', '.join(sorted(actor.granted)) or '(none)'}; it needs {kind!r}")
     if project is not None and actor.projects and project not in actor.projects:
         raise ScopeError(f"the token of {actor.handle} is for {', '.join(actor.projects)}, not {project}")
 
@@ -152,7 +157,7 @@ def check_handle(name: str, value: str) -> None:
         raise FormatError(f"{name} {value!r} must be 1-63 of a-z, 0-9, '_', '.', '-'")
 
 
-def _lifetime(expires_in: timedelta, most: timedelta, what: str) -> None:
+def check_lifetime(expires_in: timedelta, most: timedelta, what: str) -> None:
     if not timedelta(seconds=1) <= expires_in <= most:
         raise FormatError(f"{what} {int(expires_in.total_seconds())}s: expected at least 1s and at most "
                           f"{most.days}d")
@@ -174,14 +179,14 @@ class Entry(Strict):
     admin: bool = False
 
     def actor(self, handle: str) -> Actor:
-        scopes = self.scopes if self.scopes is not None else DEFAULT_SCOPES[self.type]
-        return Actor(handle, self.operator, self.type, self.projects, frozenset(scopes), self.admin)
+        scopes = frozenset(self.scopes) if self.scopes is not None else None
+        return Actor(handle, self.operator, self.type, self.projects, scopes, self.admin)
 
     def info(self, handle: str, now: datetime) -> TokenInfo:
         state: Literal["live", "expired", "revoked"] = "revoked" if self.token_sha256 == REVOKED else \
-            "expired" if _expired(self.expires_at, now) else "live"
+            "expired" if expired(self.expires_at, now) else "live"
         return TokenInfo(handle, self.operator, self.type, self.admin, state, self.reissued_at or self.created_at,
-                         self.expires_at, self.projects, tuple(self.actor(handle).scopes),
+                         self.expires_at, self.projects, tuple(sorted(self.actor(handle).granted)),
                          self.revoked_because if state == "revoked" else None)
 
 
@@ -201,11 +206,11 @@ class Registry(Strict):
     invites: dict[str, Invite] = Field(default_factory=dict)
 
 
-def _expired(expires_at: str | None, now: datetime) -> bool:
+def expired(expires_at: str | None, now: datetime) -> bool:
     return expires_at is not None and datetime.fromisoformat(expires_at) <= now
 
 
-def _clock() -> datetime:
+def clock() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
@@ -240,7 +245,7 @@ class FileIdentities:
         if match is None:
             raise AuthError("unknown or revoked bearer token")
         handle, entry = match
-        if _expired(entry.expires_at, now or _clock()):
+        if expired(entry.expires_at, now or clock()):
             raise AuthError(f"the token of {handle} expired at {entry.expires_at}; rotate it (`rw token rotate "
                             f"{handle}`, by its operator or the admin)", code="token_expired")
         return entry.actor(handle)
@@ -249,7 +254,7 @@ class FileIdentities:
         check_handle("handle", handle)
         check_handle("operator", operator)
         grant = grant or Grant()
-        _lifetime(grant.expires_in, TOKEN_TTL_MAX, "token lifetime")
+        check_lifetime(grant.expires_in, TOKEN_TTL_MAX, "token lifetime")
         for slug in grant.projects:
             check_handle("project", slug)
         token = new_token()
@@ -297,7 +302,7 @@ class FileIdentities:
         """A new token for `handle` (the old one authenticates no more), with the same projects and
         scopes, living `expires_in` (default TOKEN_TTL) from now. Works on an expired or revoked one."""
         lifetime = expires_in or TOKEN_TTL
-        _lifetime(lifetime, TOKEN_TTL_MAX, "token lifetime")
+        check_lifetime(lifetime, TOKEN_TTL_MAX, "token lifetime")
         token = new_token()
         with exclusive_lock(self.path.with_suffix(".lock")):
             registry = self._load()
@@ -343,7 +348,7 @@ class FileIdentities:
         if not 0 <= agents <= INVITE_MAX_AGENTS:
             raise FormatError(f"agents {agents}: expected 0 to {INVITE_MAX_AGENTS}")
         expires_in = expires_in or INVITE_TTL
-        _lifetime(expires_in, INVITE_TTL_MAX, "invite lifetime")
+        check_lifetime(expires_in, INVITE_TTL_MAX, "invite lifetime")
         code = INVITE_PREFIX + secrets.token_urlsafe(32)
         invite_id = "inv_" + secrets.token_hex(8)
         with exclusive_lock(self.path.with_suffix(".lock")):
@@ -373,7 +378,7 @@ class FileIdentities:
             if len(handles) > invite.agents or len(set(handles)) != len(handles):
                 raise FormatError(f"the invite is for {invite.agents} agent(s), each named once; got "
                                   f"{', '.join(handles)}")
-            names = [*handles, *_default_names(invite.operator, invite.agents - len(handles),
+            names = [*handles, *default_names(invite.operator, invite.agents - len(handles),
                                                set(registry.actors) | set(handles))]
             person: str | None = None
             if invite.operator not in registry.actors:
@@ -403,12 +408,12 @@ def _usable_invite(registry: Registry, wanted: str, now: datetime) -> tuple[str,
         raise AuthError("unknown invite code", code="bad_invite")
     if found[1].used_at is not None:
         raise AuthError(f"this invite was used at {found[1].used_at}; ask for a new one", code="bad_invite")
-    if _expired(found[1].expires_at, now):
+    if expired(found[1].expires_at, now):
         raise AuthError(f"this invite expired at {found[1].expires_at}; ask for a new one", code="bad_invite")
     return found
 
 
-def _default_names(operator: str, count: int, taken: set[str]) -> list[str]:
+def default_names(operator: str, count: int, taken: set[str]) -> list[str]:
     names: list[str] = []
     number = 1
     while len(names) < count:
