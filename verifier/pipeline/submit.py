@@ -86,7 +86,7 @@ from verifier.state.view import Overlay, TreeView
 from verifier.store.fetcher import Fetcher
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
-from verifier.store.identities import Actor
+from verifier.store.identities import Actor, require
 
 __all__ = ["HUMAN_EDIT", "Outcome", "Submission", "Verdict", "judge", "submit"]  # the pipeline's public face
 
@@ -428,6 +428,8 @@ def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPat
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
     """Run one submission through the pipeline and return its verdict (see module docstring)."""
     actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
+    # The token's scope: leaf work for a leaf, a person's scope for an edit outside any leaf.
+    require(actor, "leaf" if submission.leaf_id is not None else "steward", submission.slug)
     ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)
     early: Exception | None = None
