@@ -87,6 +87,8 @@ TOKEN_TTL_MAX: Final = timedelta(days=365)
 INVITE_TTL: Final = timedelta(days=7)
 INVITE_TTL_MAX: Final = timedelta(days=30)
 INVITE_MAX_AGENTS: Final = 20
+# The log of refused authentications keeps at most this much; past it, the older half goes.
+AUTH_DENIALS_MAX_BYTES: Final = 1024 * 1024
 # The request head must arrive within this (a slow-loris client holds no worker longer).
 HEADER_TIMEOUT_S: Final = 10.0
 # The longest pause while a body streams in, and the time a whole body may take.

@@ -17,6 +17,7 @@ import pytest
 from tests.support.people import clone_and_commit, elsewhere_env, get_status, git, rw
 from tests.support.service_harness import Server, live_leaf, start
 from tests.support.world import FIXTURES, NOW, SLUG, make_home
+from verifier.store.denials import denials
 from verifier.store.home import Home
 from verifier.store.identities import Grant
 from verifier.writes.project import init_project
@@ -98,6 +99,9 @@ def test_an_expired_token_gets_401_on_the_api_and_the_git_endpoint(site: Site, t
     assert (answer.status, answer.error_code) == (401, "token_expired")
     status, text = get_status(site.server.port, f"/projects/{SLUG}.git/info/refs?service=git-receive-pack", token)
     assert status == 401 and "token_expired" in text
+    recorded = [row for row in denials(site.home.layout.auth_denials) if row["code"] == "token_expired"]
+    assert {row["what"] for row in recorded} >= {"GET /whoami", "git push"}
+    assert token not in site.home.layout.auth_denials.read_text()
     work = clone_and_commit(site.repo_url, tmp_path / "clone", "EXPIRED.md")
     tip = site.home.project(SLUG).tip()
     pushed = git(work, "push", "origin", "HEAD:refs/for/main", token=token)

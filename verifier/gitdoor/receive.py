@@ -27,8 +27,9 @@ from typing import TextIO
 
 from verifier.errors import AuthError, VerifierError
 from verifier.pipeline.writer import ProjectWriter
+from verifier.store.denials import record_denial
 from verifier.store.home import Home
-from verifier.store.identities import require
+from verifier.store.identities import Actor, require
 from verifier.wiring import open_home
 from verifier.writes.followups import seal_after_landing
 from verifier.writes.push import PUSH_REF, PushedObjects, land_push
@@ -78,6 +79,24 @@ def _updates(lines: list[str]) -> list[tuple[str, str, str]]:
     return updates
 
 
+def _pusher(home: Home, env: Mapping[str, str], slug: str, out: TextIO, now: datetime) -> Actor | None:
+    """The person pushing, if their token authenticates now and may push to `slug`; else None, said on `out`."""
+    try:
+        actor = home.identities.authenticate(push_token(env), now)
+        if actor.type == "human":
+            require(actor, "steward", slug)
+    except AuthError as exc:  # ScopeError too: a token not made for pushing to this project
+        if not env.get("RW_PUSH_TOKEN"):  # the service already recorded a refused header token
+            record_denial(home.layout.auth_denials, who=None, what="git push", project=slug, code=exc.code,
+                          why=str(exc), now=now)
+        print(f"REFUSED: [{exc.code}] {exc}; {how(env)}", file=out)
+        return None
+    if actor.type != "human":
+        print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
+        return None
+    return actor
+
+
 def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], out: TextIO, now: datetime) -> int:
     updates = _updates(lines)
     others = [ref for _, _, ref in updates if ref != PUSH_REF]
@@ -89,15 +108,8 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
         print(f"REFUSED: push one series of commits to {PUSH_REF}", file=out)
         return 1
     slug = repo_path.name[:-4] if repo_path.name.endswith(".git") else repo_path.name
-    try:
-        actor = home.identities.authenticate(push_token(env), now)
-        if actor.type == "human":
-            require(actor, "steward", slug)
-    except AuthError as exc:  # ScopeError too: a token not made for pushing to this project
-        print(f"REFUSED: [{exc.code}] {exc}; {how(env)}", file=out)
-        return 1
-    if actor.type != "human":
-        print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
+    actor = _pusher(home, env, slug, out, now)
+    if actor is None:
         return 1
     # The pushed objects wait in git's quarantine until this hook says yes: they are read through a
     # repository of their own, never the writer's, so what lands is written to the main store.

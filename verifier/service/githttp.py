@@ -51,13 +51,14 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from verifier.constants import MAX_RECEIVE_REQUEST, MAX_UPLOAD_REQUEST
-from verifier.errors import NotFound, VerifierError
+from verifier.errors import AuthError, NotFound, VerifierError
 from verifier.formats.base import SLUG_RE
 from verifier.service.auth import bearer_token
-from verifier.service.core import Service
+from verifier.service.core import Service, clock
 from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
 from verifier.service.limits import chunks, declared_length, too_large
 from verifier.store.backends import backend_environment
+from verifier.store.denials import record_denial
 from verifier.store.identities import require
 
 log = logging.getLogger("rw.service")
@@ -115,13 +116,23 @@ async def _authorize_push(request: Request, svc: Service, repo: Path, slug: str)
     token: str | None = None
     if request.headers.get("authorization") is not None:
         token = bearer_token(request.headers.get("authorization"))
-        actor = await run_in_threadpool(svc.authenticate, token)
+        try:
+            actor = await run_in_threadpool(svc.authenticate, token)
+        except AuthError as exc:
+            await run_in_threadpool(record_denial, svc.home.layout.auth_denials, who=None, what="git push",
+                                    project=slug, code=exc.code, why=str(exc), now=clock())
+            raise
         request.state.actor = actor.handle
         if actor.type != "human":
             raise ApiError(403, "push_forbidden", "agents do not push: claim a leaf and submit a patch with its "
                                                   "trace (rw submit); only people push, and their pushes are "
                                                   "verified too")
-        require(actor, "steward", slug)
+        try:
+            require(actor, "steward", slug)
+        except AuthError as exc:
+            await run_in_threadpool(record_denial, svc.home.layout.auth_denials, who=actor.handle, what="git push",
+                                    project=slug, code=exc.code, why=str(exc), now=clock())
+            raise
     if not _has_hook(repo):
         raise ApiError(403, "push_disabled", "this project accepts no pushes (it has no pre-receive hook to verify "
                                              "them); submit a person's edit with rw submit instead")

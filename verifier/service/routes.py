@@ -15,12 +15,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from verifier import VERSION
+from verifier.errors import AuthError
 from verifier.service.auth import bearer_token
-from verifier.service.core import IDEMPOTENCY_KEY_RE, Answer, Service
+from verifier.service.core import IDEMPOTENCY_KEY_RE, Answer, Service, clock
 from verifier.service.errors import SECURITY_HEADERS, ApiError
 from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.openapi import openapi_document
 from verifier.service.ui_routes import UI_ROUTES
+from verifier.store.denials import record_denial
 from verifier.store.identities import Actor, Scope, require
 
 BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all")
@@ -57,10 +59,18 @@ async def actor_of(request: Request, kind: Scope | None = None) -> tuple[Actor, 
     names (verifier.store.identities.require). Unnamed, `kind` is `read` for a GET and `steward`
     otherwise: a new endpoint that acts needs a person's scope unless it says it is leaf work."""
     token = bearer_token(request.headers.get("authorization"))
-    actor = await run_in_threadpool(service(request).authenticate, token)
-    request.state.actor = actor.handle  # for the access log, which never sees the token
-    wanted: Scope = kind or ("read" if request.method in ("GET", "HEAD") else "steward")
-    require(actor, wanted, request.path_params.get("slug"))
+    svc = service(request)
+    who: str | None = None
+    try:
+        actor = await run_in_threadpool(svc.authenticate, token)
+        who = request.state.actor = actor.handle  # for the access log, which never sees the token
+        wanted: Scope = kind or ("read" if request.method in ("GET", "HEAD") else "steward")
+        require(actor, wanted, request.path_params.get("slug"))
+    except AuthError as exc:
+        await run_in_threadpool(record_denial, svc.home.layout.auth_denials, who=who,
+                                what=f"{request.method} {request.url.path}", project=request.path_params.get("slug"),
+                                code=exc.code, why=str(exc), now=clock())
+        raise
     return actor, token
 
 

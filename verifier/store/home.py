@@ -3,6 +3,7 @@
     $RW_HOME/
       config.json                 optional settings (see Settings)
       identities.json             agents and people, hashed tokens (in PostgreSQL when the Commons is)
+      auth-denials.jsonl          refused authentications, newest last, bounded (never a token)
       commons.sqlite3             the embedded Commons: claims, messages, outages, the job journal
       projects/<slug>.git         bare project repositories (agents clone these)
       projects/<slug>.anchor.json the ledger head as last written (catches a branch reset)
@@ -130,6 +131,11 @@ class HomeLayout:
     @property
     def identities(self) -> Path:
         return self.root / "identities.json"
+
+    @property
+    def auth_denials(self) -> Path:
+        """Refused authentications (verifier.store.denials): who, what, where, why; never a token."""
+        return self.root / "auth-denials.jsonl"
 
     @property
     def commons(self) -> Path:
