@@ -428,8 +428,10 @@ def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPat
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
     """Run one submission through the pipeline and return its verdict (see module docstring)."""
     actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
-    # The token's scope: leaf work for a leaf, a person's scope for an edit outside any leaf.
-    require(actor, "leaf" if submission.leaf_id is not None else "steward", submission.slug)
+    # The token's scope: a person's for a person's edit outside any leaf, else leaf work (an agent's
+    # edit outside a leaf goes on to its own rejection, leaf_required).
+    person_edit = submission.leaf_id is None and actor.type == "human"
+    require(actor, "steward" if person_edit else "leaf", submission.slug)
     ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)
     early: Exception | None = None
