@@ -81,6 +81,14 @@ WARM_TTL: Final = timedelta(hours=24)
 CLAIM_TTL_S: Final = 1800
 # No claim outlives a week: a forgotten claim must not hold a leaf for good.
 CLAIM_TTL_MAX_S: Final = 7 * 86400
+# Bearer tokens and invites (docs/api.md "Tokens and invites"): a token lives 90 days unless made
+# otherwise (a quarter: long enough not to nag, short enough that a forgotten one dies), never
+# more than a year; an invite a week, used once, for at most 20 agents.
+TOKEN_TTL: Final = timedelta(days=90)
+TOKEN_TTL_MAX: Final = timedelta(days=365)
+INVITE_TTL: Final = timedelta(days=7)
+INVITE_TTL_MAX: Final = timedelta(days=30)
+INVITE_MAX_AGENTS: Final = 20
 # The request head must arrive within this (a slow-loris client holds no worker longer).
 HEADER_TIMEOUT_S: Final = 10.0
 # The longest pause while a body streams in, and the time a whole body may take.

@@ -135,6 +135,15 @@ class NotAuthorised(VerifierError):  # noqa: N818 - names the condition it repor
         self.who, self.action, self.project = who, action, project
 
 
+class ScopeError(AuthError):
+    """A valid token used for what it was not made for: another project, or another kind of
+    action (its scopes: read, leaf, steward; docs/api.md "Tokens and invites")."""
+
+    http_status = 403
+    code = "token_scope"
+    headers = MappingProxyType({})
+
+
 class NotFound(VerifierError):  # noqa: N818 - reads as the condition it reports
     """A named project, leaf, agent, source or commit does not exist."""
 

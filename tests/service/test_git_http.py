@@ -77,14 +77,15 @@ def test_landings_staged_for_a_git_host_are_never_advertised(site: Site, tmp_pat
     assert "refs/heads/main" in listed.stdout and "refs/rw/" not in listed.stdout
 
 
-def test_agents_never_push_and_strangers_are_asked_for_a_token(site: Site, tmp_path: Path) -> None:
+def test_agents_never_push_and_strangers_are_told_how_to_push_over_http(site: Site, tmp_path: Path) -> None:
     work = clone(site, tmp_path / "clone")
     commit_something(work)
     tip = site.home.project(SLUG).tip()
-    anonymous = git(work, "push", "origin", "HEAD:main")
-    assert anonymous.returncode != 0 and "could not read Username" in anonymous.stderr  # a 401 challenge
+    anonymous = git(work, "push", "origin", "HEAD:refs/for/main")
+    assert anonymous.returncode != 0 and "remote: REFUSED: [bad_token] no bearer token" in anonymous.stderr
+    assert "`rw git setup`" in anonymous.stderr  # the form for this transport
     agent = git(work, "push", "origin", "HEAD:main", token=site.agent_token)
-    assert agent.returncode != 0 and "403" in agent.stderr
+    assert agent.returncode != 0 and "remote: [push_forbidden] agents do not push" in agent.stderr
     person = git(work, "push", "origin", "HEAD:main", token=site.person_token)
     assert person.returncode != 0 and "direct pushes are refused" in person.stderr  # the writer's hook
     assert site.home.project(SLUG).tip() == tip

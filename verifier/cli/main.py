@@ -26,7 +26,8 @@ _PACKAGE = "verifier.cli."
 
 COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
                    "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
-                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds", "model_cmds", "worker_cmds")
+                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds", "model_cmds", "worker_cmds",
+                   "token_cmds")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
@@ -41,6 +42,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hold": ("graph_cmds", "What waits in the queue (PROJECT.md holds), and a person's decision on it."),
     "host": ("deploy_cmds", "Put SLUG's branch on an empty repository at URL; every landing is then pushed there."),
     "instances": ("deploy_cmds", "The live verifier instances of this deployment and the projects each writes."),
+    "git": ("token_cmds", "git for people: a clone that pushes to refs/for/main with your token."),
+    "invite": ("token_cmds", "Print a one-time code that lets OPERATOR join SLUG from their own machine."),
+    "join": ("token_cmds", "Redeem an invite CODE at SERVER: register your agents, keep the tokens (0600)."),
     "import": ("planner_cmds", "Add loose hypotheses to SLUG from a list, a YAML or a CSV file."),
     "inbox": ("graph_meaning_cmds", "Your inbox, read from the Commons database on this machine (no service needed)."),
     "init": ("project_cmds", "Create project SLUG (a bare repository under RW_HOME/projects)."),
@@ -70,6 +74,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "source": ("project_cmds", "Read sources."),
     "submit": ("submit_cmds", "Submit a patch with its trace bundle for a leaf, or a working folder."),
     "thread": ("service_cmds", "Read a leaf's thread (outcomes, questions), or post on it."),
+    "token": ("token_cmds", "List, revoke and rotate bearer tokens (yours and your agents'; the admin any)."),
     "trace": ("agent_cmds", "Record the trace of the leaf you work on: secrets stripped, tool output capped."),
     "ui": ("ui_cmds", "The read-only UI: hypothesis cards, findings, the ledger, the hold queues (docs/ui.md)."),
     "verdict": ("resolver_cmds", "Verdicts waiting for a person (PROJECT.md holds verdicts), and overrides."),

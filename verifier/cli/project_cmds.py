@@ -21,8 +21,10 @@ from verifier.cli.remote import (
     remote_source_text,
 )
 from verifier.commons.adapter import Claim
+from verifier.constants import TOKEN_TTL
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.formats.base import iso
+from verifier.formats.duration import parse_duration
 from verifier.formats.entries import (
     HoldEntry,
     InitEntry,
@@ -42,7 +44,7 @@ from verifier.seal.sealing import SealedBaseline
 from verifier.state.layout import source_bytes_path, source_record_path
 from verifier.state.project import ProjectView
 from verifier.store.home import Home, Settings
-from verifier.store.identities import Actor
+from verifier.store.identities import SCOPES, Actor, Grant, Scope
 from verifier.ui.board import leaf_state
 from verifier.writes.baseline import SealRecord
 from verifier.writes.followups import seal_after_landing
@@ -110,11 +112,20 @@ def agent_group() -> None:
 @click.argument("handle")
 @click.option("--operator", required=True, help="The accountable person's handle.")
 @click.option("--human", is_flag=True, help="Register a person (steward, maintainer), not an agent.")
-def agent_add(handle: str, operator: str, human: bool) -> None:
+@click.option("--admin", is_flag=True, help="A person who manages every token over HTTP (the home's admin).")
+@click.option("--expires", default=f"{TOKEN_TTL.days}d", show_default=True, help="The token's lifetime.")
+@click.option("--project", "projects", multiple=True, help="Only for this project (repeatable; default: every).")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES),
+              help="Only these kinds of action (repeatable; default: an agent read,leaf, a person all).")
+def agent_add(handle: str, operator: str, human: bool, admin: bool, expires: str, projects: tuple[str, ...],
+              scopes: tuple[Scope, ...]) -> None:
     """Register HANDLE and print its bearer token once (only a hash is kept)."""
     home = home_from_env()
+    if admin and not human:
+        raise click.UsageError("--admin is for a person (--human)")
     try:
-        token = home.identities.add(handle, operator, "human" if human else "agent", now_from_env())
+        grant = Grant(parse_duration(expires, "--expires", positive=True), projects, scopes or None, admin)
+        token = home.identities.add(handle, operator, "human" if human else "agent", now_from_env(), grant)
     except (FormatError, ConflictError) as exc:
         fail(exc)
     click.echo(token)

@@ -1,8 +1,10 @@
 """What every client command shares (`--server URL`, the token from RW_TOKEN, retries, printing a
 reply), kept light: these commands start in a fraction of the time of the in-process ones.
 
-`--server` is read one way by every command: the option, else RW_SERVER. Commands that only
-talk to a service (`board`, `claim`, `work`...) take `server_option` (one is required); commands
+`--server` is read one way by every command: the option, else RW_SERVER; the token is RW_TOKEN,
+else the client config's for that server (`rw join` stores them; verifier.client.config). Commands that only
+talk to a service (`board`, `claim`, `work`...) take `server_option` (one is required: the option, RW_SERVER, or
+the default server `rw join` stored); commands
 that also work on this machine's RW_HOME (`hold`, `revert`, `verdict`, `leaf add`, `seal`,
 `digest`, `scores`, `ledger`, `eval`, `repair`, `planner wake`, `source text`, `audit`...) take
 `remote_option`, and run in-process only when neither names a server."""
@@ -20,22 +22,47 @@ import click
 
 from verifier.agentkit import loop
 from verifier.cli.app import EXIT_AUTH, RwError, exit_code_of_reply, untrusted
+from verifier.client.config import default_server, stored_token
 from verifier.client.http import Client, Reply
 from verifier.constants import READ_RETRY_S
 from verifier.errors import FormatError, Unreachable, UntrustedReply, VerifierError
 from verifier.formats.duration import parse_duration
 
-server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, required=True, metavar="URL",
-                             help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER).")
+
+def _server_or_joined(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
+    if value:
+        return value
+    try:
+        joined = default_server()
+    except FormatError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if joined is None:
+        raise click.UsageError("no server: pass --server URL, set RW_SERVER, or `rw join SERVER CODE` first")
+    return joined
+
+
 remote_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, default=None, metavar="URL",
                              help="Ask the verifier service at URL (or RW_SERVER) instead of this machine's RW_HOME.")
+server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, metavar="URL",
+                             callback=_server_or_joined,
+                             help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER, or the server "
+                                  "`rw join` stored).")
 
 
+def token_for(server: str, *, person: bool = False) -> str:
+    """RW_TOKEN, else the token the client config holds for `server` (RW_AGENT picks an agent's)."""
+    try:
+        return os.environ.get("RW_TOKEN", "") or stored_token(server, agent=os.environ.get("RW_AGENT") or None,
+                                                              person=person)
+    except FormatError as exc:
+        raise RwError(str(exc)) from exc
 
-def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_required: bool = True) -> Client:
-    token = os.environ.get("RW_TOKEN", "")
+
+def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_required: bool = True,
+               person: bool = False) -> Client:
+    token = token_for(server, person=person)
     if token_required and not token:
-        raise RwError("no token: set RW_TOKEN", EXIT_AUTH)
+        raise RwError("no token: set RW_TOKEN (or `rw join SERVER CODE` to store one)", EXIT_AUTH)
     try:
         window = parse_duration(retry_for, "--retry-for").total_seconds()
         return Client(server, token or None, retry_for_s=window, on_retry=lambda problem, wait: click.echo(

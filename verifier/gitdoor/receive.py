@@ -3,8 +3,11 @@
 git runs it in the bare repository with the pushed objects in a quarantine directory and the
 ref updates on stdin (`<old> <new> <ref>` per line). Every update of another ref is refused with a
 message saying how people contribute. For refs/for/main the pusher must be a person, named by the
-push option `token=<bearer>` (a local push: `git push -o token=... origin HEAD:refs/for/main`) or
-by RW_PUSH_TOKEN (set by the service for pushes over HTTP); their commits then go through
+push option `token=<bearer>` (`git push -o token=... origin HEAD:refs/for/main`, on any transport) or
+by RW_PUSH_TOKEN (set by the service for a push over HTTP with `Authorization: Bearer`), a token
+that authenticates now (not revoked or expired) and may push to this project (scope `steward`, the
+project among its projects); a refusal says how to push in the form for the transport the push
+came over (RW_PUSH_TRANSPORT=http from the service, else a local path). Their commits then go through
 pipeline.push (the pushed objects read apart from the writer, so what lands is written to the
 main object store before the branch moves), and every verdict is printed on their terminal (git
 prefixes it `remote:`). Exit 0 lets git take the push (its update of refs/for/main then goes to
@@ -26,15 +29,33 @@ from verifier.errors import AuthError, VerifierError
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.audit import record_denial
 from verifier.store.home import Home
+from verifier.store.identities import Actor, require
 from verifier.wiring import open_home
 from verifier.writes.followups import seal_after_landing
 from verifier.writes.push import PUSH_REF, PushedObjects, land_push
 
 ZERO = "0" * 40
-HOW = ("direct pushes are refused: the verifier is the only writer of this repository. People push "
-       f"their commits to {PUSH_REF} with their token: "
-       f"`git push -o token=$RW_TOKEN origin HEAD:{PUSH_REF}` (or over the service's git endpoint with "
-       "`Authorization: Bearer`); agents submit a patch with its trace (`rw submit`).")
+# How a person pushes, by the transport the push came over (the service sets RW_PUSH_TRANSPORT=http).
+PUSH_FORM = {
+    "local": f"`git push -o token=$RW_TOKEN origin HEAD:{PUSH_REF}` (or run `rw git setup` once in the clone, "
+             f"then `git push origin HEAD:{PUSH_REF}`)",
+    "http": f"`rw git setup` once in the clone (it keeps your token in the clone's http.extraHeader), then "
+            f"`git push origin HEAD:{PUSH_REF}`; or `git push -o token=$RW_TOKEN origin HEAD:{PUSH_REF}`",
+}
+
+
+def how(env: Mapping[str, str]) -> str:
+    """How a person pushes, in the form for the transport in use."""
+    form = PUSH_FORM["http" if env.get("RW_PUSH_TRANSPORT") == "http" else "local"]
+    return (f"people push their commits to {PUSH_REF} with their token: {form}; agents submit a patch with "
+            "its trace (`rw submit`)")
+
+
+def direct(env: Mapping[str, str]) -> str:
+    """What the pusher of any other ref is told."""
+    said = how(env)
+    return ("direct pushes are refused: the verifier is the only writer of this repository. "
+            f"{said[0].upper()}{said[1:]}.")
 
 
 def push_token(env: Mapping[str, str]) -> str:
@@ -58,26 +79,37 @@ def _updates(lines: list[str]) -> list[tuple[str, str, str]]:
     return updates
 
 
+def _pusher(home: Home, env: Mapping[str, str], slug: str, out: TextIO, now: datetime) -> Actor | None:
+    """The person pushing, if their token authenticates now and may push to `slug`; else None, said on `out`."""
+    try:
+        actor = home.identities.authenticate(push_token(env), now)
+        if actor.type == "human":
+            require(actor, "steward", slug)
+    except AuthError as exc:  # ScopeError too: a token not made for pushing to this project
+        if not env.get("RW_PUSH_TOKEN"):  # the service already recorded a refused header token
+            record_denial(home, kind="authentication", who="unknown", action="git push", project=slug,
+                          why=f"[{exc.code}] {exc}", at=now, door="git")
+        print(f"REFUSED: [{exc.code}] {exc}; {how(env)}", file=out)
+        return None
+    if actor.type != "human":
+        print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
+        return None
+    return actor
+
+
 def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], out: TextIO, now: datetime) -> int:
     updates = _updates(lines)
     others = [ref for _, _, ref in updates if ref != PUSH_REF]
     if others or not updates:
-        print(f"REFUSED {', '.join(others) or '(nothing)'}: {HOW}", file=out)
+        print(f"REFUSED {', '.join(others) or '(nothing)'}: {direct(env)}", file=out)
         return 1
     (_, new, _), *rest = updates
     if rest or new == ZERO:
         print(f"REFUSED: push one series of commits to {PUSH_REF}", file=out)
         return 1
     slug = repo_path.name[:-4] if repo_path.name.endswith(".git") else repo_path.name
-    try:
-        actor = home.identities.authenticate(push_token(env))
-    except AuthError as exc:
-        record_denial(home, kind="authentication", who="unknown", action="push", project=slug, why=str(exc), at=now,
-                      door="git")  # the audit log (never the token)
-        print(f"REFUSED: {exc}; {HOW}", file=out)
-        return 1
-    if actor.type != "human":
-        print(f"REFUSED: {actor.handle} is an agent; agents submit patches with traces (`rw submit`)", file=out)
+    actor = _pusher(home, env, slug, out, now)
+    if actor is None:
         return 1
     # The pushed objects wait in git's quarantine until this hook says yes: they are read through a
     # repository of their own, never the writer's, so what lands is written to the main store.

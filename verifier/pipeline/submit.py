@@ -94,7 +94,7 @@ from verifier.store.audit import record_denial
 from verifier.store.fetcher import Fetcher
 from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
-from verifier.store.identities import Actor
+from verifier.store.identities import Actor, require
 
 __all__ = ["HUMAN_EDIT", "Outcome", "Submission", "Verdict", "judge", "submit"]  # the pipeline's public face
 
@@ -443,9 +443,13 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
     """Run one submission through the pipeline and return its verdict (see module docstring)."""
     try:
         actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
-    except AuthError as exc:
-        record_denial(home, kind="authentication", who="unknown", action="submit", project=submission.slug,
-                      why=str(exc), at=now, door="cli")
+        # The token's scope: a person's for a person's edit outside any leaf, else leaf work (an agent's
+        # edit outside a leaf goes on to its own rejection, leaf_required).
+        person_edit = submission.leaf_id is None and actor.type == "human"
+        require(actor, "steward" if person_edit else "leaf", submission.slug)
+    except AuthError as exc:  # ScopeError too: a good token not made for this
+        record_denial(home, kind="authentication", who=getattr(exc, "who", None) or "unknown", action="submit",
+                      project=submission.slug, why=f"[{exc.code}] {exc}", at=now, door="cli")
         raise
     ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)

@@ -46,6 +46,7 @@ from verifier.service.outage import Heartbeat
 from verifier.service.people_routes import PEOPLE_ROUTES
 from verifier.service.routes import ROUTES
 from verifier.service.skill_routes import SKILL_ROUTES
+from verifier.service.token_routes import TOKEN_ROUTES
 from verifier.service.warm import WARM_ROUTES
 
 access_log = logging.getLogger("rw.access")
@@ -139,7 +140,7 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
             with contextlib.suppress(Exception):
                 heartbeat.beat(clock(), stopped=True)
 
-    routes = [*AGENT_ROUTES, *WARM_ROUTES, *SKILL_ROUTES, *PEOPLE_ROUTES, *ROUTES, *CLIENT_ROUTES]
+    routes = [*AGENT_ROUTES, *WARM_ROUTES, *SKILL_ROUTES, *PEOPLE_ROUTES, *TOKEN_ROUTES, *ROUTES, *CLIENT_ROUTES]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         VerifierError: error_answer, HTTPException: error_answer, Exception: error_answer})
     forwarder = Forwarder(app, lambda: the_service().home, idle_s=config.body_idle_timeout_s,

@@ -4,11 +4,17 @@ ways. Nothing here speaks the git protocol: it decides who may run which service
 bodies to their limits, and reads the wants of a fetch (below).
 
 - Reading (`git-upload-pack`: clone, fetch) is open, like every other read of a project.
-- Writing (`git-receive-pack`: push) needs a person's bearer token (identity type `human`); an
-  agent's token gets 403 (agents submit patches to the verifier, never push). The token is handed
-  to git as `RW_PUSH_TOKEN` so the repository's pre-receive hook can authenticate the pusher and run
-  the verifier on what is pushed. A repository without a pre-receive hook refuses every push (fail
-  closed: without the hook, a push would move the branch past the verifier).
+- Writing (`git-receive-pack`: push) is a person's. With `Authorization: Bearer` (what `rw git
+  setup` stores in a clone's `http.extraHeader`) the token is checked here: unknown, revoked or
+  expired is 401, an agent's token or one without the `steward` scope for this project 403. The
+  token is handed to git as `RW_PUSH_TOKEN` so the repository's pre-receive hook authenticates the
+  pusher again and runs the verifier on what is pushed. Without the header the push reaches the
+  hook too, which then reads the person's token from the push option (`git push -o token=...`,
+  the README's form on every transport) and refuses a push that has none, saying how; the hook is
+  the gate either way. A repository without a pre-receive hook refuses every push (fail closed:
+  without the hook, a push would move the branch past the verifier).
+- A refusal on this endpoint answers a git client (User-Agent `git/...`) in text/plain, which git
+  prints as `remote:` lines, so a person or agent sees the reason and not only a status.
 - Only the smart protocol's three paths exist; the dumb protocol's file paths are 404.
 - Request bodies are held to the API's clocks, per direction: a pause longer than the service's
   body idle timeout, or a body slower than its body timeout, is 408 `body_timeout`; a body over
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import subprocess
@@ -40,17 +47,19 @@ from typing import IO, cast
 import pygit2
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from verifier.constants import MAX_RECEIVE_REQUEST, MAX_UPLOAD_REQUEST
-from verifier.errors import NotFound
+from verifier.errors import AuthError, NotFound, VerifierError
 from verifier.formats.base import SLUG_RE
 from verifier.service.auth import bearer_token
-from verifier.service.core import Service
-from verifier.service.errors import SECURITY_HEADERS, ApiError
+from verifier.service.core import Service, clock
+from verifier.service.errors import SECURITY_HEADERS, ApiError, error_response
 from verifier.service.limits import chunks, declared_length, too_large
+from verifier.store.audit import record_denial
 from verifier.store.backends import backend_environment
+from verifier.store.identities import require
 
 log = logging.getLogger("rw.service")
 UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"
@@ -100,18 +109,45 @@ def _has_hook(repo: Path) -> bool:
     return hook.is_file() and os.access(hook, os.X_OK)
 
 
-async def _authorize_push(request: Request, svc: Service, repo: Path) -> str:
-    """The pusher's token if they may push: a person's token and a repository with its hook."""
-    token = bearer_token(request.headers.get("authorization"))
-    actor = await run_in_threadpool(svc.authenticate, token)
-    request.state.actor = actor.handle
-    if actor.type != "human":
-        raise ApiError(403, "push_forbidden", "agents do not push: claim a leaf and submit a patch with its trace "
-                                              "(rw submit); only people push, and their pushes are verified too")
+async def _authorize_push(request: Request, svc: Service, repo: Path, slug: str) -> str | None:
+    """The pusher's token, if they sent one and may push (a person's token, scoped for pushing to
+    this project); None when they sent none (the hook reads `-o token=`). A repository without its
+    hook refuses every push."""
+    token: str | None = None
+    if request.headers.get("authorization") is not None:
+        token = bearer_token(request.headers.get("authorization"))
+        try:
+            actor = await run_in_threadpool(svc.authenticate, token)
+        except AuthError as exc:
+            await run_in_threadpool(record_denial, svc.home, kind="authentication", who="unknown", action="git push",
+                                    project=slug, why=f"[{exc.code}] {exc}", at=clock(), door="git")
+            raise
+        request.state.actor = actor.handle
+        if actor.type != "human":
+            raise ApiError(403, "push_forbidden", "agents do not push: claim a leaf and submit a patch with its "
+                                                  "trace (rw submit); only people push, and their pushes are "
+                                                  "verified too")
+        try:
+            require(actor, "steward", slug)
+        except AuthError as exc:
+            await run_in_threadpool(record_denial, svc.home, kind="authentication", who=actor.handle,
+                                    action="git push", project=slug, why=f"[{exc.code}] {exc}", at=clock(), door="git")
+            raise
     if not _has_hook(repo):
         raise ApiError(403, "push_disabled", "this project accepts no pushes (it has no pre-receive hook to verify "
                                              "them); submit a person's edit with rw submit instead")
     return token
+
+
+def for_git(request: Request, exc: VerifierError) -> Response | None:
+    """A refusal as git shows it (text/plain: `remote: [code] message`), for a git client; None for others."""
+    if not request.headers.get("user-agent", "").startswith("git/"):
+        return None
+    answer = error_response(exc)
+    code = json.loads(bytes(answer.body))["error"]
+    text = f"[{code['code']}] {code['message']}\n"
+    headers = {k: v for k, v in answer.headers.items() if k not in ("content-type", "content-length")}
+    return PlainTextResponse(text, status_code=answer.status_code, headers=headers)
 
 
 def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | None,
@@ -132,6 +168,7 @@ def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | Non
         "CONTENT_TYPE": request.headers.get("content-type", ""),
         "REMOTE_ADDR": request.client.host if request.client else "",
         "HOME": str(root),
+        "RW_PUSH_TRANSPORT": "http",  # the hook's refusals then suggest the form for HTTP
     }
     # Hidden refs are never listed; objects are served only when wanted from what is listed
     # (checked in `check_wants` too: git's own switches do not bind protocol v2).
@@ -145,6 +182,7 @@ def cgi_env(request: Request, root: Path, slug: str, rest: str, token: str | Non
             env[name] = value
     if token is not None:
         env.update({"RW_PUSH_TOKEN": token, "REMOTE_USER": str(request.state.actor)})
+    if service_of(rest, request.url.query) == RECEIVE:  # _authorize_push decided who reaches the hook
         config.append(("http.receivepack", "true"))
     env["GIT_CONFIG_COUNT"] = str(len(config))
     for number, (key, value) in enumerate(config):
@@ -299,6 +337,16 @@ class GitResponse(Response):
 
 async def git_http(request: Request) -> Response:
     """`GET/POST /projects/{slug}.git/{rest}`: one smart-HTTP request, run by git http-backend."""
+    try:
+        return await _git_http(request)
+    except VerifierError as exc:
+        answer = for_git(request, exc)
+        if answer is None:
+            raise
+        return answer
+
+
+async def _git_http(request: Request) -> Response:
     svc: Service = request.app.state.service
     slug, rest = request.path_params["slug"], request.path_params["rest"]
     if not SLUG_RE.match(slug):
@@ -307,7 +355,7 @@ async def git_http(request: Request) -> Response:
     if (request.method == "POST") != (rest != "info/refs"):
         raise ApiError(405, "method_not_allowed", "info/refs is read with GET; the services are POSTed to")
     repo = (await run_in_threadpool(svc.project, slug)).path
-    token = await _authorize_push(request, svc, repo) if service == RECEIVE else None
+    token = await _authorize_push(request, svc, repo, slug) if service == RECEIVE else None
     cap = MAX_RECEIVE_REQUEST if service == RECEIVE else MAX_UPLOAD_REQUEST
     # A body that trickles in or stalls must not hold a request (and a git process) open.
     spool = await spool_body(request, cap, idle_s=svc.config.body_idle_timeout_s,

@@ -14,6 +14,7 @@ from verifier import VERSION
 from verifier.formats.ledger import LedgerRow
 from verifier.service.people_openapi import people_paths, people_schemas
 from verifier.service.schemas import ClaimRequest, ThreadPost
+from verifier.service.token_schemas import InviteRequest, JoinRequest, RevokeRequest, RotateRequest
 
 REF = "#/components/schemas/{model}"
 SLUG = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{1,62}$"}
@@ -160,6 +161,7 @@ def _schemas() -> dict[str, Any]:
         "text": {"type": "string", "description": "the whole live SKILL.md"},
         "sections": {"type": "object", "description": "each leaf kind's section body",
                      "additionalProperties": {"type": "string"}}})
+    _token_schemas(schemas)
     schemas["Health"] = _object({"ok": {"type": "boolean"}, "version": {"type": "string"}})
     schemas["BundleForm"] = {
         "type": "object",
@@ -171,6 +173,60 @@ def _schemas() -> dict[str, Any]:
         "additionalProperties": False,
     }
     return schemas
+
+
+def _token_schemas(schemas: dict[str, Any]) -> None:
+    for model in (RevokeRequest, RotateRequest, InviteRequest, JoinRequest):
+        _model(model, schemas)
+    strings = {"type": "array", "items": {"type": "string"}}
+    schemas["TokenInfo"] = _object({
+        "handle": {"type": "string"}, "operator": {"type": "string"},
+        "type": {"type": "string", "enum": ["agent", "human"]}, "admin": {"type": "boolean"},
+        "state": {"type": "string", "enum": ["live", "expired", "revoked"]}, "created_at": {"type": "string"},
+        "expires_at": NULLABLE_STRING, "projects": strings, "scopes": strings, "revoked_because": NULLABLE_STRING})
+    schemas["Tokens"] = _object({"tokens": {"type": "array", "items": _ref("TokenInfo")}})
+    schemas["Revoked"] = _object({"token": _ref("TokenInfo")})
+    schemas["Rotated"] = _object({"handle": {"type": "string"}, "token": {"type": "string"},
+                                  "expires_at": {"type": "string"}})
+    schemas["Invite"] = _object({"invite_id": {"type": "string"}, "code": {"type": "string"},
+                                 "project": {"type": "string"}, "operator": {"type": "string"},
+                                 "agents": {"type": "integer"}})
+    schemas["Joined"] = _object({"project": {"type": "string"}, "operator": {"type": "string"},
+                                 "person_token": NULLABLE_STRING,
+                                 "agents": {"type": "object", "additionalProperties": {"type": "string"}},
+                                 "expires_at": {"type": "string"}})
+
+
+def _token_paths(slug: dict[str, Any], body_errors: dict[str, Any]) -> dict[str, Any]:
+    """Tokens and invites (docs/api.md "Tokens and invites")."""
+    def body(model: str) -> dict[str, Any]:
+        return {"required": True, "content": {"application/json": {"schema": _ref(model)}}}
+
+    handle = _path_param("handle", {"type": "string", "pattern": "^[a-z0-9][a-z0-9_.-]{0,62}$"})
+    mine = {"403": _error("not yours to manage (not_your_token), or the token's scope (token_scope)")}
+    return {
+        "/tokens": {"get": _operation("The tokens you may manage (yours and your agents'; an admin's: all)", {
+            "200": _ok("each token's holder, state, expiry, projects and scopes", _ref("Tokens"))},
+            auth=True, operation_id="listTokens")},
+        "/tokens/{handle}/revoke": {"post": _operation("Revoke a token at once", {
+            "200": _ok("the revoked token", _ref("Revoked")), **mine,
+            "404": _error("no such agent or person (no_actor)"), **body_errors},
+            auth=True, tag="act", parameters=[handle], body=body("RevokeRequest"), operation_id="revokeToken")},
+        "/tokens/{handle}/rotate": {"post": _operation("A new token; the old one stops working", {
+            "200": _ok("the new token, shown once", _ref("Rotated")), **mine,
+            "404": _error("no such agent or person (no_actor)"), **body_errors},
+            auth=True, tag="act", parameters=[handle], body=body("RotateRequest"), operation_id="rotateToken")},
+        "/projects/{slug}/invites": {"post": _operation("A one-time invite code for an operator and their agents", {
+            "201": _ok("the code, shown once", _ref("Invite")),
+            "403": _error("not the project's steward or an admin (not_steward), or the token's scope"),
+            "404": _error("no such project"), "409": _error("the operator is an agent"), **body_errors},
+            auth=True, tag="act", parameters=[slug], body=body("InviteRequest"), operation_id="makeInvite")},
+        "/join": {"post": _operation("Redeem an invite code (once): register the operator and their agents", {
+            "201": _ok("the tokens made", _ref("Joined")),
+            "401": _error("unknown, used or expired invite code (bad_invite)"),
+            "409": _error("a named handle is registered already (handle_taken); nothing was registered"),
+            **body_errors}, tag="act", body=body("JoinRequest"), operation_id="join")},
+    }
 
 
 @cache
@@ -299,6 +355,7 @@ def _document() -> str:
         "/messages": {"get": _operation("Your inbox: first-minute and return-trigger messages", {
             "200": _ok("messages, oldest first", _ref("Inbox"))}, auth=True, parameters=[after, limit],
             operation_id="getInbox")},
+        **_token_paths(slug, body_errors),
     }
     for where, operations in people_paths(_operation, _ok, _error, _path_param, slug).items():
         paths[where] = {**paths.get(where, {}), **operations}  # /projects/{slug}/leaves: GET board, POST leaf

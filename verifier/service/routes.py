@@ -23,7 +23,7 @@ from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.openapi import openapi_document
 from verifier.service.ui_routes import UI_ROUTES
 from verifier.store.audit import record_denial
-from verifier.store.identities import Actor
+from verifier.store.identities import Actor, Scope, require
 
 BOARD_STATES = ("open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all")
 
@@ -54,19 +54,27 @@ def int_param(request: Request, name: str, default: int, low: int, high: int) ->
     return value
 
 
-async def actor_of(request: Request) -> tuple[Actor, str]:
-    """The caller the bearer token names; a refusal (401) is kept in the home's audit log
-    (verifier.store.audit: who, what, which project, why, when; never the token)."""
+async def actor_of(request: Request, kind: Scope | None = None) -> tuple[Actor, str]:
+    """The caller and their token, if the token may take `kind` of action in the project the path
+    names (verifier.store.identities.require). Unnamed, `kind` is `read` for a GET and `steward`
+    otherwise: a new endpoint that acts needs a person's scope unless it says it is leaf work. A
+    refusal (401, or 403 `token_scope`) is kept in the home's audit log (verifier.store.audit: who,
+    what, which project, why, when; never the token)."""
+    svc = service(request)
+    who = "unknown"
+    slug = request.path_params.get("slug")
     try:
         token = bearer_token(request.headers.get("authorization"))
-        actor = await run_in_threadpool(service(request).authenticate, token)
+        actor = await run_in_threadpool(svc.authenticate, token)
+        who = request.state.actor = actor.handle  # for the access log, which never sees the token
+        wanted: Scope = kind or ("read" if request.method in ("GET", "HEAD") else "steward")
+        require(actor, wanted, slug)
     except (ApiError, AuthError) as exc:
-        slug = request.path_params.get("slug")
-        await run_in_threadpool(record_denial, service(request).home, kind="authentication", who="unknown",
+        await run_in_threadpool(record_denial, svc.home, kind="authentication", who=who,
                                 action=f"{request.method} {request.url.path}",
-                                project=slug if isinstance(slug, str) else None, why=str(exc), at=clock(), door="http")
+                                project=slug if isinstance(slug, str) else None, why=f"[{exc.code}] {exc}",
+                                at=clock(), door="http")
         raise
-    request.state.actor = actor.handle  # for the access log, which never sees the token
     return actor, token
 
 
@@ -105,7 +113,7 @@ async def leaf(request: Request) -> Response:
 
 
 async def claim(request: Request) -> Response:
-    actor, _token = await actor_of(request)
+    actor, _token = await actor_of(request, "leaf")
     svc = service(request)
     body = await read_json(request.stream(), request.headers, cap=svc.config.max_json_bytes,
                            idle_s=svc.config.body_idle_timeout_s, total_s=svc.config.body_timeout_s)
@@ -113,13 +121,13 @@ async def claim(request: Request) -> Response:
 
 
 async def release(request: Request) -> Response:
-    actor, _token = await actor_of(request)
+    actor, _token = await actor_of(request, "leaf")
     return answer(await run_in_threadpool(service(request).release, actor, path(request, "slug"),
                                           path(request, "leaf_id")))
 
 
 async def submissions(request: Request) -> Response:
-    actor, token = await actor_of(request)
+    actor, token = await actor_of(request, "leaf")
     svc = service(request)
     slug, leaf_id = path(request, "slug"), path(request, "leaf_id")
     await run_in_threadpool(svc.project, slug)  # 404 before reading a large body
@@ -145,7 +153,7 @@ async def thread(request: Request) -> Response:
 
 
 async def post_message(request: Request) -> Response:
-    actor, _token = await actor_of(request)
+    actor, _token = await actor_of(request, "leaf")
     svc = service(request)
     body = await read_json(request.stream(), request.headers, cap=svc.config.max_json_bytes,
                            idle_s=svc.config.body_idle_timeout_s, total_s=svc.config.body_timeout_s)

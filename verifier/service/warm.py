@@ -77,7 +77,7 @@ def _top_up(svc: Service, slug: str) -> None:
 
 
 async def claim_warm_route(request: Request) -> Response:
-    actor, _token = await actor_of(request)
+    actor, _token = await actor_of(request, "leaf")
     svc = service(request)
     body = await read_json(request.stream(), request.headers, cap=svc.config.max_json_bytes,
                            idle_s=svc.config.body_idle_timeout_s, total_s=svc.config.body_timeout_s)

@@ -32,7 +32,8 @@ from verifier.store.home import Home, HomeLayout
 log = logging.getLogger("rw.audit")
 DenialKind = Literal["authentication", "authority"]
 Door = Literal["cli", "http", "git", "ui"]
-_TOKEN_MARK = "rwt_"  # noqa: S105 - a bearer token of ours starts so; it is never written here, whatever a message says
+# A bearer token or an invite code of ours starts so; neither is ever written here, whatever a message says.
+_SECRET_MARKS = ("rwt_", "rwi_")
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,11 @@ class Denial:
 
 
 def _clean(text: str) -> str:
-    """A field as kept: one line, cut to AUDIT_FIELD_CHARS, with anything shaped like our token cut out."""
+    """A field as kept: one line, cut to AUDIT_FIELD_CHARS, with anything shaped like our token or an
+    invite code cut out."""
     text = " ".join(text.split())[:AUDIT_FIELD_CHARS]
-    while _TOKEN_MARK in text:
-        start = text.index(_TOKEN_MARK)
+    while any(mark in text for mark in _SECRET_MARKS):
+        start = min(text.index(mark) for mark in _SECRET_MARKS if mark in text)
         end = start
         while end < len(text) and not text[end].isspace():
             end += 1
