@@ -113,3 +113,17 @@ def newest_revertable(page: dict[str, object], slug: str) -> str:
             assert isinstance(offered, list) and offered and isinstance(offered[0], dict)
             return str(offered[0]["commit"])
     raise AssertionError(f"{slug} is not on the page")
+
+
+def signed_in(server_url: str, token: str) -> tuple[str, str]:
+    """(session cookie, CSRF token), signed in over HTTP as the page's script does."""
+    request = urllib.request.Request(server_url + "/ui/session", data=json.dumps({"token": token}).encode(),
+                                     headers={"content-type": "application/json", "origin": server_url},
+                                     method="POST")
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        cookie = reply.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Max-Age=" in cookie
+    sid = cookie.split(";", 1)[0].split("=", 1)[1]
+    status, page = get_json(server_url + "/needs-you.json", cookie=sid)
+    assert status == 200
+    return sid, str(page["csrf"])

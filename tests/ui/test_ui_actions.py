@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support import service_harness
-from tests.support.people import error_code, get_json, newest_revertable, post
+from tests.support.people import error_code, get_json, newest_revertable, post, signed_in
 from tests.support.ui import UiProject, ui_project
 from tests.support.world import SLUG, World
 from verifier.pipeline.ledger import read_chain
@@ -32,25 +32,11 @@ def served(world: World) -> Iterator[tuple[UiProject, service_harness.Server]]:
         server.stop()
 
 
-def signed_in(server: service_harness.Server, token: str) -> tuple[str, str]:
-    """(session cookie, CSRF token), signed in over HTTP as the page's script does."""
-    request = urllib.request.Request(server.url + "/ui/session", data=json.dumps({"token": token}).encode(),
-                                     headers={"content-type": "application/json", "origin": server.url},
-                                     method="POST")
-    with urllib.request.urlopen(request, timeout=60) as reply:
-        cookie = reply.headers["set-cookie"]
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Max-Age=" in cookie
-    sid = cookie.split(";", 1)[0].split("=", 1)[1]
-    status, page = get_json(server.url + "/needs-you.json", cookie=sid)
-    assert status == 200
-    return sid, str(page["csrf"])
-
-
 def test_a_steward_rejects_overrides_and_reverts_from_the_ui_as_themselves(
         served: tuple[UiProject, service_harness.Server]) -> None:
     project, server = served
     world = project.world
-    sid, csrf = signed_in(server, project.scenario.steward_token)
+    sid, csrf = signed_in(server.url, project.scenario.steward_token)
     before = len(list(read_chain(world.repo.view(world.tip()))))
     act = f"{server.url}/ui/act/{SLUG}"
     status, answer = post(act, {"action": "reject", "object_id": project.held_link, "reason": "Not about H3."},
@@ -75,7 +61,7 @@ def test_a_decision_without_origin_csrf_or_a_good_body_changes_nothing(
     project, server = served
     world = project.world
     tip = world.tip()
-    sid, csrf = signed_in(server, project.scenario.steward_token)
+    sid, csrf = signed_in(server.url, project.scenario.steward_token)
     act = f"{server.url}/ui/act/{SLUG}"
     good = {"action": "approve", "object_id": project.held_link, "reason": "fine"}
     cases = [

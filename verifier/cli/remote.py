@@ -2,12 +2,14 @@
 reply), kept light: these commands start in a fraction of the time of the in-process ones.
 
 `--server` is read one way by every command: the option, else RW_SERVER; the token is RW_TOKEN,
-else the client config's for that server (`rw join` stores them; verifier.client.config). Commands that only
-talk to a service (`board`, `claim`, `work`...) take `server_option` (one is required: the option, RW_SERVER, or
-the default server `rw join` stored); commands
-that also work on this machine's RW_HOME (`hold`, `revert`, `verdict`, `leaf add`, `seal`,
+else the client config's for that server (`rw join` stores them; verifier.client.config).
+Commands that only talk to a service (`board`, `claim`, `work`...) take `server_option` (one is
+required: the option, RW_SERVER, or the default server `rw join` stored); commands that also
+work on this machine's RW_HOME (`hold`, `revert`, `verdict`, `leaf add`, `seal`,
 `digest`, `scores`, `ledger`, `eval`, `repair`, `planner wake`, `source text`, `audit`...) take
-`remote_option`, and run in-process only when neither names a server."""
+`remote_option`, and run in-process only when neither names a server (and, with no RW_HOME set,
+only when `rw join` stored no server either). A person's action sends the person's stored token
+when RW_TOKEN is not set."""
 
 from __future__ import annotations
 
@@ -41,8 +43,22 @@ def _server_or_joined(_ctx: click.Context, _param: click.Parameter, value: str |
     return joined
 
 
+def _server_unless_home(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A person's command runs where they are: on the service named by --server or RW_SERVER;
+    else on RW_HOME when it is set; else on the server `rw join` stored (a person's own machine
+    has no home); else on the default home."""
+    if value or os.environ.get("RW_HOME"):
+        return value or None
+    try:
+        return default_server()
+    except FormatError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
 remote_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, default=None, metavar="URL",
-                             help="Ask the verifier service at URL (or RW_SERVER) instead of this machine's RW_HOME.")
+                             callback=_server_unless_home,
+                             help="Ask the verifier service at URL (or RW_SERVER; or, with no RW_HOME, the server "
+                                  "`rw join` stored) instead of this machine's RW_HOME.")
 server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, metavar="URL",
                              callback=_server_or_joined,
                              help="The verifier service, e.g. http://127.0.0.1:8765 (or RW_SERVER, or the server "
@@ -151,7 +167,7 @@ def project_url(slug: str, *parts: str) -> str:
 
 def remote_get(server: str, where: str, params: dict[str, str] | None = None, *, auth: bool = False) -> dict[str, Any]:
     """GET a JSON answer of the service (reads are open unless `auth`), or the error as the command's."""
-    client = client_for(server, token_required=auth)
+    client = client_for(server, token_required=auth, person=True)
     body: dict[str, Any] = ok(call(lambda: client.get(where, params, auth=auth))).body
     return body
 
@@ -159,7 +175,7 @@ def remote_get(server: str, where: str, params: dict[str, str] | None = None, *,
 def remote_post(server: str, where: str, value: dict[str, object]) -> dict[str, Any]:
     """POST a person's action (RW_TOKEN required) and return the JSON answer, or the error as the
     command's (a 403 `not_authorised` exits 10, as in-process)."""
-    client = client_for(server)
+    client = client_for(server, person=True)
     body: dict[str, Any] = ok(call(lambda: client.post_json(where, dict(value)))).body
     return body
 
