@@ -61,7 +61,7 @@ def scouting_project(root: Path, mode: str) -> tuple[Steward, str]:
     project.write_text(edited, encoding="utf-8")
     steward = initialised(root, SLUG, template, settings=Settings(durable=False, fetch=mode,
                                                                   allow_private_addresses=True))
-    person = agent_token(steward.home, "steward", human=True)
+    person = agent_token(steward.home, "ericxtang", human=True)  # PROJECT.md's steward adds leaves
     leaf_id = steward.rw("leaf", "add", SLUG, "--kind", "scout", "--gap", "analyst notes on Anchor",
                          env={"RW_TOKEN": person}).stdout.strip()
     return steward, leaf_id

@@ -41,10 +41,11 @@ def kinds(world: World, handle: str) -> list[str]:
 def test_a_cli_landing_is_delivered_without_the_service_and_once_when_it_starts(world: World,
                                                                                  tmp_path: Path) -> None:
     operator_token = world.home.identities.add("op-a", "op-a", "human", NOW)
+    steward_token = world.home.identities.add("ericxtang", "ericxtang", "human", NOW)  # PROJECT.md's: adds leaves
     env = {"RW_HOME": str(world.home.root), "RW_NOW": "2026-11-30T12:00:00Z", "RW_FETCH": "offline"}
     runner = CliRunner()
     added = runner.invoke(cli, ["leaf", "add", SLUG, "--kind", "extract", "--id", "extract-1", "--source", NOTE_ID],
-                          env={**env, "RW_TOKEN": operator_token}, catch_exceptions=False)
+                          env={**env, "RW_TOKEN": steward_token}, catch_exceptions=False)
     assert added.exit_code == 0, added.output
     assert count(world.home.root) == 0  # the past (and the leaf) are read silently: no message yet
     submission = world.extract("extract-1")
