@@ -110,6 +110,23 @@ def test_a_steward_joins_from_afar_and_acts_and_a_stranger_is_refused_and_audite
     assert not_theirs.returncode == EXIT_NOT_AUTHORISED, not_theirs.stderr
 
 
+def test_the_steward_reads_the_projects_traces_over_http_and_nobody_else_does(
+        served: tuple[UiProject, service_harness.Server]) -> None:
+    project, server = served
+    home = project.world.home
+    steward = home.identities.add(STEWARD, STEWARD, "human", NOW)
+    stranger = home.identities.add("rex", "rex", "human", NOW)
+    listed = server.client(steward).get(f"/projects/{SLUG}/traces", {"limit": "5"})
+    assert listed.status == 200 and listed.body["traces"], listed.body
+    first = listed.body["traces"][0]
+    shown = server.client(steward).get(f"/projects/{SLUG}/traces/{first['trace_id']}")
+    assert shown.status == 200 and "manifest.json" in shown.body["files"], shown.body
+    assert [o["project"] for o in shown.body["outcomes"]] == [SLUG] * len(shown.body["outcomes"])
+    for where in (f"/projects/{SLUG}/traces", f"/projects/{SLUG}/traces/{first['trace_id']}"):
+        refused = server.client(stranger).get(where)
+        assert (refused.status, refused.error_code) == (403, "not_authorised"), refused.body
+
+
 def test_a_revoked_or_expired_token_gets_401_on_the_api_the_git_endpoint_and_its_ui_session(
         served: tuple[UiProject, service_harness.Server]) -> None:
     project, server = served

@@ -13,6 +13,7 @@ the steward's and the admins'.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import datetime
 
 from verifier.audits.audit import verify_ledger
@@ -22,6 +23,7 @@ from verifier.evaluation.sources import evaluate_home, validation_from_home
 from verifier.roles.planner import local_commons, wake
 from verifier.roles.records import read_record
 from verifier.roles.resolver import approve, set_verdict
+from verifier.roles.traceindex import TraceIndex
 from verifier.state.layout import PROPOSALS_DIR, USE_SCORES
 from verifier.state.project import ProjectView
 from verifier.store.audit import Door, read_denials
@@ -150,6 +152,30 @@ def audit(home: Home, actor: Actor | None, slug: str, *, now: datetime, door: Do
     if actor is not None:
         enforce(home, authority_of(home, slug), actor, "read_audit", now=now, door=door, project=slug)
     return {"project": slug, "denials": [denial.to_json() for denial in read_denials(home, slug)]}
+
+
+def traces(home: Home, actor: Actor, slug: str, *, now: datetime, kind: str | None = None,
+           outcome: str | None = None, limit: int = 50) -> Json:
+    """The project's newest traced attempts (`rw trace list`, of this project only): its steward's
+    and the admins' to read (docs/authority.md `read_traces`); agents never read traces."""
+    home.project(slug)
+    enforce(home, authority_of(home, slug), actor, "read_traces", now=now, door="http", project=slug)
+    index = TraceIndex(home)
+    index.refresh()
+    rows = index.listing(kind=kind, outcome=outcome, limit=limit, projects={slug})
+    return {"project": slug, "traces": [asdict(entry) for entry in rows]}
+
+
+def trace(home: Home, actor: Actor, slug: str, trace_id: str, *, now: datetime) -> Json:
+    """One trace of the project (`rw trace show`): the outcomes citing it and its bundle files as
+    text (secrets were stripped at ingest); another project's trace is a 404 like a missing one."""
+    home.project(slug)
+    enforce(home, authority_of(home, slug), actor, "read_traces", now=now, door="http", project=slug)
+    index = TraceIndex(home)
+    index.refresh()
+    detail = index.show(trace_id, projects={slug})
+    return {"project": slug, "trace_id": detail.trace_id, "outcomes": [asdict(entry) for entry in detail.entries],
+            "files": {name: data.decode("utf-8", "replace") for name, data in sorted(detail.files.items())}}
 
 
 def evaluation(home: Home, slug: str, *, now: datetime) -> Json:

@@ -99,4 +99,12 @@ def people_paths(operation: Callable[..., Schema], ok: Callable[[str, Schema], S
                                               "getEval")},
         "/projects/{slug}/audit": {"get": read("The project's refused authentications and authority checks",
                                                "getAudit", auth=True)},
+        "/projects/{slug}/traces": {"get": read("The project's newest traced attempts (the steward's and the "
+                                                "admins'; ?kind=, ?outcome=, ?limit=)", "listTraces", auth=True)},
+        "/projects/{slug}/traces/{trace_id}": {"get": operation(
+            "One trace of the project: the outcomes citing it and its bundle files",
+            {"200": anything, "404": error("no such project, or no such trace among the project's"),
+             "403": error("not_authorised: only the steward and the admins read traces")}, auth=True, tag="people",
+            parameters=[slug, path_param("trace_id", {"type": "string", "maxLength": 200})],
+            operation_id="getTrace")},
     }

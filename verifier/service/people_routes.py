@@ -33,7 +33,7 @@ from verifier.service.people_schemas import (
     VerdictBody,
     WakeBody,
 )
-from verifier.service.routes import actor_of, path, reply, service
+from verifier.service.routes import actor_of, int_param, path, reply, service
 from verifier.store.identities import Actor
 from verifier.writes.project import LeafRequest
 
@@ -177,6 +177,21 @@ async def audit(request: Request) -> Response:
     return reply(await run_in_threadpool(lambda: people.audit(svc.home, actor, slug, now=clock(), door="http")))
 
 
+async def traces(request: Request) -> Response:
+    actor, _token = await actor_of(request)
+    svc, slug = service(request), path(request, "slug")
+    limit = int_param(request, "limit", 50, 1, 500)
+    kind, outcome = request.query_params.get("kind"), request.query_params.get("outcome")
+    return reply(await run_in_threadpool(lambda: people.traces(svc.home, actor, slug, now=clock(), kind=kind,
+                                                               outcome=outcome, limit=limit)))
+
+
+async def trace(request: Request) -> Response:
+    actor, _token = await actor_of(request)
+    svc, slug, trace_id = service(request), path(request, "slug"), path(request, "trace_id")
+    return reply(await run_in_threadpool(lambda: people.trace(svc.home, actor, slug, trace_id, now=clock())))
+
+
 PEOPLE_ROUTES = [
     Route("/projects/{slug}/holds", holds, methods=["GET"]),
     Route("/projects/{slug}/holds/{object_id}/approve", hold_approve, methods=["POST"]),
@@ -193,4 +208,6 @@ PEOPLE_ROUTES = [
     Route("/projects/{slug}/ledger/verify", ledger_verify, methods=["GET"]),
     Route("/projects/{slug}/eval", evaluation, methods=["GET"]),
     Route("/projects/{slug}/audit", audit, methods=["GET"]),
+    Route("/projects/{slug}/traces", traces, methods=["GET"]),
+    Route("/projects/{slug}/traces/{trace_id}", trace, methods=["GET"]),
 ]
