@@ -143,6 +143,11 @@ MAX_DIAGNOSES: Final = 5
 MODEL_RETRIES: Final = 3
 MODEL_BACKOFF_S: Final = 1.0
 MODEL_BACKOFF_MAX_S: Final = 30.0
+# What the Planner's judgement request carries of the project's words (design §5.1): the latest
+# report's body and PROJECT.md's free text, each cut to this many characters (the request says so),
+# so a long report cannot blow the model's context or the bill.
+PLAN_REPORT_MAX_CHARS: Final = 6000
+PLAN_PROJECT_TEXT_MAX_CHARS: Final = 4000
 # Output tokens a provider call may spend on one answer.
 MODEL_MAX_TOKENS: Final = 4096
 # The platform worker (docs/models.md): how often it asks again for the findings whose excerpts it

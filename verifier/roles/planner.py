@@ -48,7 +48,7 @@ from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.secrets_gate import refuse_secret_files, revocation_note, revoke_found_tokens
 from verifier.pipeline.writer import ProjectWriter
-from verifier.roles.planjudge import judge
+from verifier.roles.planjudge import judge, read_context
 from verifier.roles.planning import PLANNER, Settings, WakePlan, due, plan
 from verifier.roles.planstate import WAITING_MARK, held_plan_path, read_state, waiting_digest
 from verifier.scoring.use import ScoreBook
@@ -115,7 +115,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
          warm_only: bool = False, settings: Settings | None = None, model: Backend | None = None,
          person: Actor | None = None, door: Door = "cli") -> WakeResult:
     """One wake of the project's Planner: plan, land, post. Not due (loop_cadence) unless forced.
-    With `model`, the plan's judgement calls are asked of it (`planjudge`). A `person` asking
+    With `model`, the plan's judgement calls are asked of it (`planjudge`), with PROJECT.md's free
+    text and the latest report (design §5.1). A `person` asking
     must be the steward, a maintainer or an admin (docs/authority.md); without one it is the
     runner or the home's owner at its shell."""
     repo = home.project(slug)
@@ -133,8 +134,8 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
             return WakeResult(slug, None, None, 0, skipped=f"not due: last wake {iso(read.last_wake)} "
                                                            f"(loop_cadence {read.project.loop_cadence})"
                               if read.last_wake else "not due")
-        result = judge(read.state, now, model) if model is not None and not warm_only else \
-            plan(read.state, now, warm_only=warm_only)
+        result = judge(read.state, now, model, read_context(repo.view(tip), tip)) \
+            if model is not None and not warm_only else plan(read.state, now, warm_only=warm_only)
         result, revoked = _revoke_stopped(home, result, now)
         tell_revoked(commons, slug, result.plan_id, revoked, now, stewards_of(repo.view(tip).read(PROJECT_FILE)))
         if result.empty:
