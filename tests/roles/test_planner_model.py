@@ -1,5 +1,5 @@
-"""The Planner with a configured model: the model makes only the judgement calls (gap order, goal,
-reasons); an answer that breaks the rules, or a model that fails, is logged in the plan and the
+"""The Planner with a configured model: the model makes only the judgement calls (gap order, leaf
+selection, goal, reasons); an answer that breaks the rules, or a model that fails, is logged in the plan and the
 deterministic plan is used. The model is a real command (CommandBackend), reading the request."""
 
 from __future__ import annotations
