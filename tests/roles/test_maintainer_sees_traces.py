@@ -14,9 +14,12 @@ from verifier.pipeline.submit import Submission, Verdict
 from verifier.roles.maintainer import pending_diagnoses, run_pass
 from verifier.roles.opswiki import OpsWiki
 
-CALLS = [{"tool": "rw", "command": f"rw work {SLUG} LEAF"}, {"tool": "rw", "command": "rw source text"},
-         {"tool": "Bash", "id": "t1", "input": {"command": "rw check --json"}},
-         {"tool": "rw", "command": "rw new finding"}]
+
+def calls(leaf_id: str) -> list[dict[str, object]]:
+    """The agent's steps, as the agent kit and a Claude transcript record them."""
+    return [{"tool": "rw", "command": f"rw work {SLUG} {leaf_id}"}, {"tool": "rw", "command": "rw source text"},
+            {"tool": "Bash", "id": "t1", "input": {"command": "rw check --json"}},
+            {"tool": "rw", "command": "rw new finding"}]
 
 
 def extract_with_trace(world: World, leaf_id: str, *, retyped: bool = False, padding: int = 0) -> Verdict:
@@ -34,9 +37,8 @@ def extract_with_trace(world: World, leaf_id: str, *, retyped: bool = False, pad
     start = NOW - timedelta(seconds=padding + 20)
     for number in range(padding):
         trace.add(start + timedelta(seconds=number), "reasoning", f"step {number}: " + "thinking " * 80)
-    for number, call in enumerate(CALLS):
-        content = {**call, "command": str(call["command"]).replace("LEAF", leaf_id)} if "command" in call else call
-        trace.add(NOW - timedelta(seconds=10 - number), "tool_call", content)
+    for number, call in enumerate(calls(leaf_id)):
+        trace.add(NOW - timedelta(seconds=10 - number), "tool_call", call)
         trace.add(NOW - timedelta(seconds=9 - number), "tool_result", "ok")
     trace.add(NOW - timedelta(seconds=1), "final", f"Wrote {len(files)} findings.")
     bundle = trace.bundle(leaf_id=leaf_id, agent=world.agent.handle, operator=world.agent.operator,
