@@ -197,3 +197,14 @@ AGENT_STEPS_S: Final = 600.0
 AUDIT_MAX_BYTES: Final = 1 * MIB
 # What one field of a denial may carry (an action, a reason): enough to read, never a request body.
 AUDIT_FIELD_CHARS: Final = 500
+
+# Research lessons for the Field Guide (roles.lessons, issue 23): failed sources of one host for one
+# kind of reason before the Planner asks for a guide leaf stating the lesson. Two is already a
+# pattern about the world (a host that paywalls), not bad luck with one URL.
+LESSON_REPEATS: Final = 2
+
+# What a Maintainer's diagnosis request carries of the failing trace (issue 23): its last events,
+# each cut to a length, so one huge trace never becomes one huge model call. Stored traces passed
+# the secret scan at ingest (pipeline.trace), so the events hold no secrets.
+DIAGNOSE_EVENTS_MAX: Final = 40
+DIAGNOSE_EVENT_CHARS: Final = 400

@@ -11,8 +11,8 @@ from tests.support.world import NOTE_ID, NOW, SLUG, World
 from verifier.model.adapter import ModelConfig, RecordedBackend
 from verifier.pipeline.submit import Submission, Verdict
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
-from verifier.roles.loopmodel import DiagnoseRequest, record_loop_answer
-from verifier.roles.maintainer import configured_backend, due_for_maintenance, run_pass
+from verifier.roles.loopmodel import record_loop_answer
+from verifier.roles.maintainer import configured_backend, due_for_maintenance, pending_diagnoses, run_pass
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.proposer import build_request, run_proposer
 from verifier.roles.runner import maintain_if_due
@@ -111,13 +111,8 @@ def test_recorded_diagnoses_land_on_the_page(world: World, tmp_path: Path) -> No
     install_skill(home, SEED_SKILL)
     verdict, _ = do_extract(world, "extract-tidy-a")
     recordings = tmp_path / "recorded"
-    index = TraceIndex(home)
-    index.refresh()
-    entry = index.recent("extract", "rejected", 1)[0]
-    request = DiagnoseRequest(leaf_kind="extract", reason_code="excerpt_not_found", failing_step="write",
-                              verifier_said=[entry.description[:400]],
-                              contrast=["No accepted extract leaf in the sample to compare with."],
-                              evidence=[str(verdict.trace_id)])
+    request = pending_diagnoses(home)[0]  # what the pass will ask, the failing trace's events included
+    assert request.evidence == [verdict.trace_id] and request.events
     record_loop_answer(recordings, request, {"kind": "diagnose", "root_cause": "The agent retyped quotes.",
                                              "advice": "Copy excerpts from the source text.", "model": "m-2"})
     run_pass(home, now=NOW, backend=RecordedBackend(recordings))

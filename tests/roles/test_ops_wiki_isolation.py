@@ -15,12 +15,11 @@ from verifier.audits.leaks import agent_visible_payloads
 from verifier.model.adapter import ModelAnswerInvalidError, RecordedBackend
 from verifier.pipeline.submit import Submission
 from verifier.roles.liveskill import install_skill, live_skill_version, read_live_skill
-from verifier.roles.loopmodel import DiagnoseRequest, record_loop_answer
-from verifier.roles.maintainer import run_pass
+from verifier.roles.loopmodel import record_loop_answer
+from verifier.roles.maintainer import pending_diagnoses, run_pass
 from verifier.roles.opswiki import OpsWiki
 from verifier.roles.proposer import build_request, run_proposer
 from verifier.roles.skillgate import gate
-from verifier.roles.traceindex import TraceIndex
 
 pytestmark = pytest.mark.slow  # a real `rw serve` on loopback
 
@@ -61,13 +60,8 @@ def test_no_worker_visible_payload_contains_ops_wiki_text(world: World, tmp_path
     install_skill(home, SEED_SKILL)
     rejected_batch(world)
     recordings = tmp_path / "recorded"
-    index = TraceIndex(home)
-    index.refresh()
-    rejected = index.recent("extract", "rejected", 3)
-    request = DiagnoseRequest(leaf_kind="extract", reason_code="excerpt_not_found", failing_step="write",
-                              verifier_said=sorted({e.description[:400] for e in rejected})[:3],
-                              contrast=["No accepted extract leaf in the sample to compare with."],
-                              evidence=[e.trace_id for e in sorted(rejected, key=lambda e: e.at, reverse=True)])
+    request = pending_diagnoses(home)[0]  # what the pass will ask, the failing trace's events included
+    assert (request.reason_code, request.failing_step) == ("excerpt_not_found", "write")
     record_loop_answer(recordings, request, {"kind": "diagnose", "root_cause": CANARY, "advice": "Copy quotes."})
     run_pass(home, now=NOW, backend=RecordedBackend(recordings))
     gate(home, "extract", with_extract(SEED_SKILL, VERBATIM), worker=skill_following_worker, now=NOW,

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from verifier.roles.lessons import FailedSource, SkepticNote, research_lessons
 from verifier.roles.planning import (
     HypothesisFacts,
     OpenLeaf,
@@ -76,18 +77,43 @@ def test_findings_are_linked_in_batches_and_reviewed_one_object_each() -> None:
     assert result.leaves[0].inputs.hypothesis_revision == 2
 
 
+PAYWALLED = [FailedSource(S2, "https://www.ft.example/a", "GET https://www.ft.example/a answered HTTP 402; "
+                                                            "expected a 2xx response."),
+             FailedSource(S3, "https://ft.example/b", "the page asks for a subscription")]
+
+
 def test_scout_and_guide_leaves_come_last_and_loose_hypotheses_get_none() -> None:
     result = plan(state(sources=[], gaps=[("H1", "pricing data for 2027"), ("H2", "anything"), (None, "a survey")],
-                        rejections={("extract", "excerpt_not_found"): 3, ("link", "no_links"): 2},
-                        field_guide="# Field Guide\n"), NOW)
+                        lessons=research_lessons(PAYWALLED, []), field_guide="# Field Guide\n"), NOW)
     assert summary(result)[-3:] == [("scout", "gap:pricing data for 2027"), ("scout", "gap:a survey"),
                                     ("guide", "guide")]
-    assert "excerpt_not_found" in (result.leaves[-1].title or "")
+    assert "ft.example" in (result.leaves[-1].title or "")
+
+
+def test_repeated_failed_sources_of_one_host_become_a_research_lesson() -> None:
+    lessons = research_lessons([*PAYWALLED, FailedSource(S4, "https://other.example/c", "HTTP 402")], [])
+    assert [(lesson.mention, lesson.evidence) for lesson in lessons] == [("ft.example", (S2, S3))]
+    assert lessons[0].text.startswith("ft.example paywalls its documents: 2 scouted sources from it failed")
+    # One failure is bad luck with one URL; a reason that says nothing general is no lesson either.
+    assert research_lessons(PAYWALLED[:1], []) == []
+    assert research_lessons([FailedSource(S2, "https://a.example/x", "offline mode: URL not checked")] * 2, []) == []
+
+
+def test_a_skeptic_notes_why_becomes_a_lesson_once() -> None:
+    why = "the metric is reported quarterly, so monthly figures do not exist"
+    lessons = research_lessons([], [SkepticNote("H1", "monthly churn", why), SkepticNote("H3", "churn", why)])
+    assert [lesson.text for lesson in lessons] == [f"Looking for monthly churn (H1), the skeptic found none: {why}"]
+
+
+def test_leaf_craft_rejections_never_ask_for_a_guide_leaf() -> None:
+    result = plan(state(rejections={("extract", "excerpt_not_found"): 9}, field_guide="# Field Guide\n"), NOW)
+    assert "guide" not in [c.kind for c in result.leaves]
+    assert any("excerpt_not_found: leaf craft" in d and "ops wiki" in d for d in result.decisions)
 
 
 def test_a_lesson_the_field_guide_already_has_asks_for_no_guide_leaf() -> None:
-    result = plan(state(rejections={("extract", "excerpt_not_found"): 9},
-                        field_guide="Quote exactly: excerpt_not_found is the usual rejection (human: stew)"), NOW)
+    result = plan(state(lessons=research_lessons(PAYWALLED, []),
+                        field_guide="FT.example paywalls: use the press release (human: stew)"), NOW)
     assert "guide" not in [c.kind for c in result.leaves]
 
 

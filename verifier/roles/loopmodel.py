@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from verifier.formats.base import Strict
 from verifier.formats.skill import SKILL_KINDS
@@ -23,7 +23,8 @@ from verifier.model.schema import MODEL_NAME_RE
 
 DIAGNOSE_INSTRUCTIONS = (
     "You are the Wiki Maintainer of ResearchWiki. Below is one group of agent submissions of one leaf kind "
-    "that the verifier refused for the same reason, with what accepted leaves of that kind did differently. "
+    "that the verifier refused for the same reason, with what accepted leaves of that kind did differently and "
+    "the last events of the newest failing trace (one JSON event per line: the tool calls and their results). "
     'Answer with one JSON object: {"kind": "diagnose", "root_cause": "<why these leaves failed>", '
     '"advice": "<what an agent should do instead>", "model": "<your model name>"}.'
 )
@@ -47,6 +48,9 @@ class DiagnoseRequest(Strict):
     verifier_said: list[str]
     contrast: list[str]
     evidence: list[str]
+    # The newest failing trace's last events (patterns.bounded_events: DIAGNOSE_EVENTS_MAX of them,
+    # each at most DIAGNOSE_EVENT_CHARS); stored traces passed the secret scan at ingest.
+    events: list[str] = Field(default_factory=list)
 
 
 class ProposeRequest(Strict):

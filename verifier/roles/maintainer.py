@@ -2,7 +2,8 @@
 
 A pass refreshes the outcome index, samples the newest traces of every (leaf kind, outcome)
 stratum, runs the deterministic root-cause pass (verifier/roles/patterns.py), asks the model for a
-root cause per failure group when one is configured, and writes the pages, `index.md` and one
+root cause per failure group when one is configured (the request carries the newest failing
+trace's last events, bounded: `diagnose_request`), and writes the pages, `index.md` and one
 `logs.md` entry as one ops-wiki commit. It never edits the skill. A diagnosis is a model's
 untrusted text: it passes the secret gate (roles.answergate) before it goes on a page; one that
 fails is dropped with a note naming the field and the detector, and a bearer token of ours in it
@@ -16,7 +17,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from verifier.constants import MAX_DIAGNOSES
+from verifier.constants import DIAGNOSE_EVENT_CHARS, DIAGNOSE_EVENTS_MAX, MAX_DIAGNOSES
 from verifier.formats.base import iso
 from verifier.formats.skill import SKILL_KINDS
 from verifier.model.adapter import Backend, ModelError
@@ -31,6 +32,7 @@ from verifier.roles.patterns import (
     Pattern,
     TraceFacts,
     add_contrast,
+    bounded_events,
     facts_from_events,
     failure_patterns,
     log_entry,
@@ -94,13 +96,34 @@ def _facts(home: Home, entries: list[OutcomeEntry]) -> list[TraceFacts]:
     return facts
 
 
-def _diagnose(backend: Backend, failures: list[Pattern], notes: list[str], stopped: list[Screened]) -> str | None:
+def diagnose_request(home: Home, pattern: Pattern) -> DiagnoseRequest:
+    """What the model is asked about one failure group: the verifier's words, the contrast, and the
+    newest failing trace's last events, bounded (constants.DIAGNOSE_EVENTS_MAX, _EVENT_CHARS). The
+    trace store holds only bundles that passed ingest's secret scan, so the events hold no secret."""
+    newest = max(pattern.facts, key=lambda item: item.entry.at, default=None)
+    data = home.traces.read(newest.entry.trace_id).get("events.jsonl") if newest is not None else None
+    return DiagnoseRequest(
+        leaf_kind=pattern.kind, reason_code=pattern.reason_code or "", failing_step=pattern.failing_step or "",
+        verifier_said=sorted({item.entry.description[:400] for item in pattern.facts})[:3],
+        contrast=pattern.contrast, evidence=[item.entry.trace_id for item in pattern.facts][:20],
+        events=bounded_events(data or b"", DIAGNOSE_EVENTS_MAX, DIAGNOSE_EVENT_CHARS))
+
+
+def pending_diagnoses(home: Home) -> list[DiagnoseRequest]:
+    """The diagnosis requests a pass would send now, biggest failure group first (at most MAX_DIAGNOSES)."""
+    index = TraceIndex(home)
+    index.refresh()
+    facts = _facts(home, sample(index))
+    failures, strategies = failure_patterns(facts), strategy_patterns(facts)
+    add_contrast(failures, strategies)
+    return [diagnose_request(home, pattern) for pattern in failures[:MAX_DIAGNOSES]]
+
+
+def _diagnose(home: Home, backend: Backend, failures: list[Pattern], notes: list[str],
+              stopped: list[Screened]) -> str | None:
     model = None
     for pattern in failures[:MAX_DIAGNOSES]:
-        request = DiagnoseRequest(
-            leaf_kind=pattern.kind, reason_code=pattern.reason_code or "", failing_step=pattern.failing_step or "",
-            verifier_said=sorted({item.entry.description[:400] for item in pattern.facts})[:3],
-            contrast=pattern.contrast, evidence=[item.entry.trace_id for item in pattern.facts][:20])
+        request = diagnose_request(home, pattern)
         try:
             answer, named = ask_loop(backend, request, DiagnoseAnswer)
         except ModelError as exc:
@@ -135,7 +158,7 @@ def _pass(home: Home, now: datetime, backend: Backend | None) -> PassReport:
     add_contrast(failures, strategies)
     notes: list[str] = []
     stopped: list[Screened] = []
-    model = _diagnose(backend, failures, notes, stopped) if backend is not None else None
+    model = _diagnose(home, backend, failures, notes, stopped) if backend is not None else None
     revoked = revoke_in(home.identities, all_texts(stopped), now, "a model's diagnosis")
     if revoked:
         notes.append(f"a bearer token was in a model's answer{revocation_note(revoked)}")

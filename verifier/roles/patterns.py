@@ -68,11 +68,50 @@ def one_line(text: str, limit: int) -> str:
     return " ".join(text.replace("`", "'").replace("|", "/").split())[:limit]
 
 
-def _tool_name(content: object) -> str:
-    if isinstance(content, dict):
-        name = content.get("tool") or content.get("name")
-        return one_line(str(name), 60) or "tool" if name else "tool"
-    return "tool"
+_SHELLS = frozenset({"bash", "shell", "command_execution"})  # tools whose call is a command line
+_TWO_WORDS = frozenset({"new", "source", "leaf", "planner", "trace"})  # rw subcommands of two words
+
+
+def _command_of(content: Mapping[str, object]) -> str | None:
+    command = content.get("command")
+    payload = content.get("input")
+    if command is None and isinstance(payload, dict):
+        command = payload.get("command")
+    return command if isinstance(command, str) and command.strip() else None
+
+
+def _command_label(command: str) -> str:
+    """What a command line did, without its arguments (ids, paths, slugs): `rw check`, `rw new
+    finding`, `git diff`, `curl`."""
+    words = command.split()
+    if words[0] in ("rw", "git") and len(words) > 1:
+        two = len(words) > 2 and words[0] == "rw" and words[1] in _TWO_WORDS
+        return " ".join(words[:3] if two else words[:2])
+    return words[0].rsplit("/", 1)[-1]
+
+
+def tool_label(content: object) -> str:
+    """A tool call as the page names it: the tool, and for a command (rw's own steps, a shell's
+    line) the command it ran, so a page says `rw work -> rw check`, never `rw -> rw`."""
+    if not isinstance(content, dict):
+        return "tool"
+    name = content.get("tool") or content.get("name")
+    label = str(name) if name else "tool"
+    command = _command_of(content)
+    if command is not None:
+        ran = _command_label(command if label != "rw" or command.split()[0] == "rw" else f"rw {command}")
+        if label == "rw" or label.lower() in _SHELLS:
+            label = ran if label == "rw" or ran.startswith(("rw ", "git ")) else f"{label}: {ran}"
+    return one_line(label, 60) or "tool"
+
+
+def bounded_events(events_jsonl: bytes, limit: int, chars: int) -> list[str]:
+    """A trace's last `limit` events, each one line of at most `chars` characters, for a model to
+    read (the end of a trace is where it went wrong); a first line says how many were left out."""
+    lines = [" ".join(line.decode("utf-8", "replace").split()) for line in events_jsonl.split(b"\n") if line.strip()]
+    kept = [line if len(line) <= chars else line[:chars - 1] + "\u2026" for line in lines[-limit:]] if limit else []
+    left_out = len(lines) - len(kept)
+    return ([f"({left_out} earlier events left out)"] if left_out else []) + kept
 
 
 def facts_from_events(entry: OutcomeEntry, events_jsonl: bytes) -> TraceFacts:
@@ -88,7 +127,7 @@ def facts_from_events(entry: OutcomeEntry, events_jsonl: bytes) -> TraceFacts:
         except ValueError:
             continue
         if isinstance(event, dict) and event.get("type") == "tool_call":
-            tools.append(_tool_name(event.get("content")))
+            tools.append(tool_label(event.get("content")))
     return TraceFacts(entry, tuple(tools), steps, tools[-1] if tools else "no tool call",
                       _where(entry.description) if entry.outcome != "accepted" else None)
 
@@ -203,8 +242,14 @@ def _failure_body(pattern: Pattern) -> list[str]:
 
 def _strategy_body(pattern: Pattern) -> list[str]:
     sequences = Counter(" -> ".join(item.tools) or "(no tool calls)" for item in pattern.facts)
-    lines = [f"**Working strategy.** {len(pattern.facts)} sampled {pattern.kind} leaves were accepted.", "",
-             "## Tool sequences, most common first", ""]
+    calls = Counter(tool for item in pattern.facts for tool in set(item.tools))
+    total = len(pattern.facts)
+    lines = [f"**Working strategy.** {total} sampled {pattern.kind} leaves were accepted.", "",
+             "## Tool calls that mattered", ""]
+    lines += [f"- `{tool}`: called in {count} of {total} accepted traces" for tool, count in calls.most_common()]
+    if not calls:
+        lines.append("- (no tool calls recorded)")
+    lines += ["", "## Tool sequences, most common first", ""]
     lines += [f"- `{sequence}` ({count}x)" for sequence, count in sequences.most_common(QUOTES_KEPT)]
     return lines
 

@@ -33,12 +33,13 @@ from verifier.constants import LEAF_TTL, WARM_MAX_BYTES, WARM_POOL, WARM_TTL
 from verifier.formats.base import iso
 from verifier.formats.duration import parse_duration
 from verifier.formats.leaf import LeafContract, LeafKind
+from verifier.roles.lessons import Lesson, known
 from verifier.state.layout import default_write_rules
 
 PLANNER = "planner"
 LINK_BATCH = 10  # findings per link leaf: enough to see a pattern, small enough to finish
 MAX_EXTRACT_FAILURES = 3  # rejected extract attempts on one source before the Planner stops trying
-GUIDE_REPEATS = 3  # rejections of one kind with one reason before a guide leaf is asked for
+GUIDE_REPEATS = 3  # rejections of one kind with one reason the decisions call a leaf-craft pattern
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class ProjectState:
     unresolved_count: int = 0  # the Planner's planning failures so far (scores/planner.json, §7.3, §11)
     gaps: list[tuple[str | None, str]] = field(default_factory=list)  # (hypothesis or None, what to look for)
     rejections: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, reason code) -> count
+    lessons: list[Lesson] = field(default_factory=list)  # research lessons (roles.lessons), for guide leaves
     field_guide: str = ""
     asked: frozenset[str] = frozenset()  # hypotheses (H:revision) the steward was already asked about
     released: list[LeafContract] = field(default_factory=list)  # leaves of approved plans not yet written
@@ -423,11 +425,15 @@ def _scout(draft: _Draft, targets: list[str]) -> None:
 
 
 def _guide(draft: _Draft) -> None:
-    guide = draft.state.field_guide
+    """A guide leaf states one research lesson the Field Guide lacks (roles.lessons). Repeated
+    rejections for one code are leaf craft: the ops wiki's, never a guide leaf (design §3.9)."""
     for (kind, code), count in sorted(draft.state.rejections.items()):
-        if count >= GUIDE_REPEATS and code not in guide:
-            if draft.offer("guide", {"gap": f"{kind} leaves were rejected {count} times for {code}"},
-                           f"Field Guide: a lesson for {kind} leaves rejected for {code}"):
-                draft.decisions.append(f"A guide leaf: {kind} leaves keep being rejected for {code} and the Field "
-                                       "Guide does not mention it.")
-            return
+        if count >= GUIDE_REPEATS:
+            draft.decisions.append(f"{kind} leaves were rejected {count} times for {code}: leaf craft, which the "
+                                   "Wiki Maintainer writes up in the ops wiki; no guide leaf is made for it.")
+    for lesson in draft.state.lessons:
+        if known(lesson, draft.state.field_guide):
+            continue
+        if draft.offer("guide", {"gap": lesson.text}, f"Field Guide: a lesson about {lesson.mention}"):
+            draft.decisions.append(f"A guide leaf: the Field Guide does not say this yet: {lesson.text}")
+        return

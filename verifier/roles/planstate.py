@@ -1,7 +1,8 @@
 """Reading what a Planner wake decides from: one tree view in, `planning.ProjectState` out.
 
 It reads PROJECT.md, the hypotheses in their file order, sources, findings (by path only: a
-finding's id is in its name), links, notes, reviews, leaf contracts and their results, plans
+finding's id is in its name), links, notes, reviews, failed sources (for the Field Guide's
+research lessons, roles.lessons), leaf contracts and their results, plans
 (held ones in queue/plans/ and approved ones waiting for their leaves) and the ledger, each with
 its strict format model. It reads one tree and nothing else; Commons' answer to "was the
 steward already asked" comes in as `asked`.
@@ -29,6 +30,7 @@ from verifier.formats.ledger import LedgerRow
 from verifier.formats.project import ProjectFile
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.budget import budget_room, loop_spend
+from verifier.roles.lessons import FailedSource, Lesson, SkepticNote, research_lessons
 from verifier.roles.planning import (
     PLANNER,
     HypothesisFacts,
@@ -284,6 +286,15 @@ def _gaps(view: GitTree, hypotheses: list[HypothesisFacts], sources: list[Source
     return gaps
 
 
+def _lessons(state: ProjectView) -> list[Lesson]:
+    """The research lessons in the project's history: its failed sources and its skeptic notes."""
+    failed = [FailedSource(record.source_id, record.url, record.failure or "")
+              for record in state.sources.values() if record.status == "failed"]
+    notes = [SkepticNote(note.hypothesis_id, request.gap, request.why)
+             for note in state.notes.values() for request in note.scout_requests if request.why]
+    return research_lessons(failed, notes)
+
+
 def _unresolved_count(view: GitTree) -> int:
     data = view.read(PLANNER_SCORES)
     try:
@@ -314,7 +325,8 @@ def read_state(view: GitTree, slug: str, tip: str, now: datetime, *, settings: S
         leaves_max=project.budget_per_loop.leaves_max, hypotheses=hypotheses, sources=sources,
         open_leaves=leaves.open + reserved, unfiled=_filing(findings, hypotheses, leaves, graph, cap),
         unreviewed=_unreviewed(read, leaves, graph, project.budget_per_loop.leaves_max),
-        gaps=_gaps(view, hypotheses, sources, graph), rejections=rejections, findings=len(findings),
+        gaps=_gaps(view, hypotheses, sources, graph), rejections=rejections, lessons=_lessons(read),
+        findings=len(findings),
         field_guide=(view.read(FIELD_GUIDE) or b"").decode("utf-8", "replace"),
         asked=frozenset(f"{h.hypothesis_id}:{h.revision}" for h in hypotheses
                         if not h.ready and asked(h.hypothesis_id, h.revision)),
