@@ -398,18 +398,21 @@ def run_on_home(home: Home, slug: str, leaf_id: str, *, role: Role, token: str, 
 
 def run_plan(home: Home, slug: str, plan_id: str, *, role: Role, token: str, now: datetime,
              fetcher: Fetcher) -> list[str]:
-    """The controlled arm's default single agent (docs/eval.md): every open extract leaf of `plan_id`
-    done by `role`'s model, one after another; one line per leaf (its verdict, or why not)."""
+    """The controlled arm's default single agent (docs/eval.md): every open extract leaf of `plan_id`,
+    then every open link leaf (so the links can weigh the findings just landed), done by `role`'s
+    model one after another; one line per leaf (its verdict, or why not)."""
     tip = home.project(slug).tip()
     if tip is None:
         raise WorkerSetupError(f"project {slug} has no commits")
     leaves = ProjectView(home.project(slug).view(tip)).leaves
     lines: list[str] = []
-    for leaf_id, leaf in sorted(leaves.items()):
+    order = {"extract": 0, "link": 1}
+    for leaf_id, leaf in sorted(leaves.items(), key=lambda item: (order.get(item[1].contract.kind, 2), item[0])):
         if leaf.contract.plan_id != plan_id or leaf.status(now) != "open":
             continue
-        if leaf.contract.kind != "extract":
-            lines.append(f"{leaf_id}: {leaf.contract.kind} leaf left alone (the platform worker does extract here)")
+        if leaf.contract.kind not in order:
+            lines.append(f"{leaf_id}: {leaf.contract.kind} leaf left alone (the platform worker does extract and "
+                         "link here)")
             continue
         try:
             lines.append(run_on_home(home, slug, leaf_id, role=role, token=token, urls=[], now=now,

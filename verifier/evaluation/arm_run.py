@@ -138,7 +138,7 @@ def _rooted(config: ModelConfig | None, base: Path) -> ModelConfig | None:
 
 def default_commands(commands: Mapping[Arm, Sequence[str]]) -> dict[Arm, Sequence[str]]:
     """The arms' commands: the configured ones, and for `single` when none is configured the
-    platform worker on the plan's extract leaves (`rw worker plan`, docs/models.md)."""
+    platform worker on the plan's extract and link leaves (`rw worker plan`, docs/models.md)."""
     chosen: dict[Arm, Sequence[str]] = dict(commands)
     if not chosen.get("single"):
         chosen["single"] = (sys.executable, "-c", "from verifier.cli.main import main; main()", "worker", "plan")
