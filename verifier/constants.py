@@ -154,6 +154,11 @@ MODEL_MAX_TOKENS: Final = 4096
 # could not find in the source text, and the most findings it asks for on one leaf.
 WORKER_EXCERPT_RETRIES: Final = 2
 WORKER_MAX_FINDINGS: Final = 12
+# A link leaf: at most this many findings shown to the model (the leaf's own, else the project's
+# first), at most this many links in an answer, and this many asks again for the links that failed.
+WORKER_LINK_MAX_FINDINGS: Final = 40
+WORKER_MAX_LINKS: Final = 12
+WORKER_LINK_RETRIES: Final = 2
 
 # Evaluation -------------------------------------------------------------------------------------
 # The kill signal speaks only after this many resolved hypotheses: fewer is noise.

@@ -9,7 +9,10 @@ follows the skill section it is sent:
   "verbatim", every excerpt but the last is exact and the last is "tidied" (a changed word) on the
   first call, and exact when the worker asks again for it; without "verbatim" every excerpt is
   tidied, every time. "five findings" in the section asks for five, otherwise three;
-- scout: fixed metadata of the pinned source.
+- scout: fixed metadata of the pinned source;
+- link: the first finding shown supports the hypothesis, the second "refutes" it (not a stance;
+  "contradicts" when the worker asks again) and one more names a finding that was never shown
+  (named again every time). With "never contradicts" in the section every link supports.
 
 The worker under test is the platform's own (verifier/agentkit/modelworker.py); only the model's
 answers are scripted here.
@@ -53,9 +56,30 @@ def scout_answer(_request: dict[str, object]) -> dict[str, object]:
             "language": "en", "rights": "public"}
 
 
+UNSHOWN = "fnd_0000000000000000"
+
+
+def link_answer(request: dict[str, object]) -> dict[str, object]:
+    retry = request.get("retry") or []
+    assert isinstance(retry, list)
+    if retry:
+        links = [{"finding_id": item["finding_id"], "stance": "contradicts" if item["stance"] == "refutes"
+                  else item["stance"], "rationale": "Asked again: the figures say otherwise."} for item in retry]
+    else:
+        findings = request["findings"]
+        assert isinstance(findings, list)
+        shown = [str(item["finding_id"]) for item in findings]
+        second = "supports" if "never contradicts" in str(request["skill"]) else "refutes"
+        links = [{"finding_id": shown[0], "stance": "supports", "rationale": "The figures agree."},
+                 {"finding_id": shown[1], "stance": second, "rationale": "The figures disagree."},
+                 {"finding_id": UNSHOWN, "stance": "supports", "rationale": "A finding remembered, not shown."}]
+    return {"kind": "link", "model": "scribe-1", "links": links}
+
+
 def answer_for(request: bytes) -> bytes:
     value = json.loads(request)
-    answer = extract_answer(value) if value["kind"] == "extract" else scout_answer(value)
+    answers = {"extract": extract_answer, "link": link_answer}
+    answer = answers.get(value["kind"], scout_answer)(value)
     return json.dumps(answer, sort_keys=True).encode()
 
 

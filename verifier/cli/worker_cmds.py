@@ -112,8 +112,8 @@ def _model_run(slug: str, leaf_id: str, role: Role, urls: tuple[str, ...], as_js
 @click.option("--model", "role", type=click.Choice(ROLES), default="worker", show_default=True,
               help="The role whose configured model does the leaves.")
 def worker_plan(slug: str, plan_id: str, role: Role) -> None:
-    """Do every open extract leaf of PLAN_ID with the configured model (the controlled arm's default
-    single agent: SLUG and PLAN_ID default to RW_ARM_PROJECT and RW_ARM_PLAN)."""
+    """Do every open extract leaf, then link leaf, of PLAN_ID with the configured model (the
+    controlled arm's default single agent: SLUG and PLAN_ID default to RW_ARM_PROJECT and RW_ARM_PLAN)."""
     home = home_from_env()
     try:
         lines = run_plan(home, slug, plan_id, role=role, token=os.environ.get("RW_TOKEN", ""), now=now_from_env(),

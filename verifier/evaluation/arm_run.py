@@ -12,13 +12,17 @@ arm sees the evidence or the resolution that came after; offline fetches) with o
 
     RW_HOME  the scratch home          RW_TOKEN     the arm agent's bearer token
     RW_ARM   single | swarm            RW_ARM_PLAN  the plan id       RW_ARM_PROJECT  the slug
-    RW_NOW   the reference time
+    RW_NOW   the reference time        RW_ARM_TRACE_LEVEL  L3
 
 The command does the work however it likes (write leaves, submit through the verifier); only what
-the verifier accepted counts. Judged: Σ U over the objects the arm agent's accepted submissions
-brought (the scratch copy's use scores), and Σ credit of the links it brought on the plan's
-decided hypotheses, plus the credit those links give the findings it brought (design §7.3). A
-command that fails or times out leaves its plan unpaired, and says so.
+the verifier accepted counts. The leaves it writes ask for an L3 trace (design §3.10: L3 is
+"requested for warm-leaf and controlled-arm runs"): `arm_leaf` marks a contract `trace_level: L3`,
+its payload says so, and the verifier refuses an attempt on it with less (`trace_level`).
+
+Judged: Σ U over the objects the arm agent's accepted submissions brought (the scratch copy's use
+scores), and Σ credit of the links it brought on the plan's decided hypotheses, plus the credit
+those links give the findings it brought (design §7.3). A command that fails or times out leaves
+its plan unpaired, and says so.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from verifier.errors import FormatError, NotFound
 from verifier.evaluation.arm import ARMS, Arm, ArmRun, compare_arms
 from verifier.evaluation.history import read_use
 from verifier.formats.base import iso
+from verifier.formats.leaf import LeafContract, TraceLevel
 from verifier.model.adapter import ModelConfig
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.roles.records import read_records
@@ -48,6 +53,14 @@ from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
 from verifier.store.gitrepo import VERIFIER_EMAIL, ProjectRepo
 from verifier.store.home import Anchor, Home, Settings
+
+# The level every controlled-arm leaf asks for: the run is judged, so its full context is kept.
+ARM_TRACE_LEVEL: TraceLevel = "L3"
+
+
+def arm_leaf(contract: LeafContract) -> LeafContract:
+    """A contract as an arm's command writes it: asking for an L3 trace (`trace_level`)."""
+    return contract.model_copy(update={"trace_level": ARM_TRACE_LEVEL})
 
 
 @dataclass(frozen=True)
@@ -125,7 +138,7 @@ def _rooted(config: ModelConfig | None, base: Path) -> ModelConfig | None:
 
 def default_commands(commands: Mapping[Arm, Sequence[str]]) -> dict[Arm, Sequence[str]]:
     """The arms' commands: the configured ones, and for `single` when none is configured the
-    platform worker on the plan's extract leaves (`rw worker plan`, docs/models.md)."""
+    platform worker on the plan's extract and link leaves (`rw worker plan`, docs/models.md)."""
     chosen: dict[Arm, Sequence[str]] = dict(commands)
     if not chosen.get("single"):
         chosen["single"] = (sys.executable, "-c", "from verifier.cli.main import main; main()", "worker", "plan")
@@ -170,7 +183,8 @@ def run_one(home: Home, slug: str, plan: HeldOutPlan, arm: Arm, command: Sequenc
         handle = f"arm-{arm}"
         token = scratch.identities.add(handle, handle, "agent", now)
         env = {**os.environ, "RW_HOME": str(scratch.root), "RW_TOKEN": token, "RW_ARM": arm,
-               "RW_ARM_PLAN": plan.plan_id, "RW_ARM_PROJECT": slug, "RW_NOW": iso(now)}
+               "RW_ARM_PLAN": plan.plan_id, "RW_ARM_PROJECT": slug, "RW_NOW": iso(now),
+               "RW_ARM_TRACE_LEVEL": ARM_TRACE_LEVEL}
         try:
             done = subprocess.run(list(command), env=env, cwd=folder, capture_output=True, timeout=timeout_s,
                                   check=False)

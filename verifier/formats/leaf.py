@@ -24,6 +24,7 @@ from verifier.formats.source import SourceId
 LeafKind = Literal["scout", "extract", "skeptic", "link", "review", "guide"]
 LEAF_KINDS: tuple[LeafKind, ...] = ("scout", "extract", "skeptic", "link", "review", "guide")
 LeafId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{2,63}$")]
+TraceLevel = Literal["L1", "L2", "L3"]
 WriteOp = Literal["create", "modify", "delete", "write"]
 Glob = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
@@ -72,6 +73,9 @@ class LeafContract(Strict):
     # A warm leaf (design §9.1): an extract leaf on a source known to yield findings, sized to
     # finish in under a minute, that a newcomer's agent can claim without knowing its id.
     warm: bool | None = None
+    # The trace level every attempt must meet (design §3.10): the controlled arm's leaves ask for
+    # L3 (verifier.evaluation.arm_run); a warm leaf asks for L3 without saying so here.
+    trace_level: TraceLevel | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> LeafContract:

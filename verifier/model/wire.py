@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from pydantic import BaseModel
 
 from verifier.model.schema import BaselineAnswer, ResolveAnswer
-from verifier.model.work import ExtractAnswer, ScoutAnswer
+from verifier.model.work import ExtractAnswer, LinkAnswer, ScoutAnswer
 
 ANSWERS: Mapping[str, type[BaseModel]] = {
-    "baseline": BaselineAnswer, "resolve": ResolveAnswer, "extract": ExtractAnswer, "scout": ScoutAnswer}
+    "baseline": BaselineAnswer, "resolve": ResolveAnswer, "extract": ExtractAnswer, "scout": ScoutAnswer,
+    "link": LinkAnswer}
 ANY_OBJECT: Mapping[str, object] = {"type": "object"}
 
 

@@ -4,8 +4,9 @@ Pure: takes the bundle's files as bytes and returns a TraceRecord or raises Reje
 missing or faulty part. Storing the bundle is the store's job, and happens only after this passes.
 
 The level a leaf asks for (`asked_level`, design §3.10: L3 "requested for warm-leaf and
-controlled-arm runs") is checked once the leaf is read (`check_asked_level`, step 4): a warm leaf's
-attempt whose bundle meets less than L3 is refused with `trace_level`. The payload says so too
+controlled-arm runs") is checked once the leaf is read (`check_asked_level`, step 4): an attempt on a
+warm leaf, or on a leaf whose contract says `trace_level: L3` (the controlled arm's), whose bundle
+meets less than L3 is refused with `trace_level`. The payload says so too
 (`trace_level`), and `rw work` records at that level.
 """
 
@@ -31,15 +32,20 @@ def _reject(code: str, message: str, where: str | None = None) -> Rejected:
 
 
 def asked_level(contract: LeafContract) -> str | None:
-    """The trace level the leaf asks of every attempt: L3 for a warm leaf, else none."""
-    return "L3" if contract.warm else None
+    """The trace level the leaf asks of every attempt: its contract's `trace_level` (the controlled
+    arm's leaves say L3), at least L3 for a warm leaf, else none."""
+    asked = contract.trace_level
+    if contract.warm and (asked is None or _LEVEL_RANK[asked] < _LEVEL_RANK["L3"]):
+        asked = "L3"
+    return asked
 
 
 def check_asked_level(contract: LeafContract, record: TraceRecord) -> None:
     """Refuse (`trace_level`) a bundle that meets less than the level the leaf asks for."""
     asked = asked_level(contract)
     if asked is not None and _LEVEL_RANK[record.level] < _LEVEL_RANK[asked]:
-        raise _reject("trace_level", f"leaf {contract.leaf_id} asks for an {asked} trace (a warm leaf: design "
+        why = "a warm leaf" if contract.warm else "its contract's trace_level"
+        raise _reject("trace_level", f"leaf {contract.leaf_id} asks for an {asked} trace ({why}: design "
                       f"§3.10) and this bundle meets {record.level}; record reasoning events and the starting "
                       "context (`rw work` records at the level the leaf asks for)", "trace/manifest.json")
 
