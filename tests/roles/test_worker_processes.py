@@ -5,28 +5,44 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from verifier.roles.agentworker import AgentWorkerConfig, agent_env, crash_reason
 from verifier.roles.processes import Finished, run_limited
 
 
+def _gone(pid: int) -> bool:
+    """The process has exited (no such pid, or a zombie nobody reaped yet)."""
+    try:
+        os.kill(pid, 0)
+        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except (ProcessLookupError, FileNotFoundError):
+        return True
+
+
+def _wait_until(condition: Callable[[], bool], deadline_s: float = 60.0) -> bool:
+    """Wait for a state, not for a time: True as soon as `condition` holds, False at the deadline."""
+    end = time.monotonic() + deadline_s
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_a_process_past_its_limit_is_stopped_with_its_children(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
-    script = ("import subprocess, sys, time; "
-              f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
-              f"open({str(pid_file)!r}, 'w').write(str(child.pid)); print('started', flush=True); time.sleep(60)")
-    finished = run_limited([sys.executable, "-c", script], cwd=tmp_path, env=dict(os.environ),
-                           stdout=tmp_path / "out", stderr=tmp_path / "err", limit_s=2)
+    # The shell starts its child before anything else (milliseconds, far inside the limit) and
+    # obeys SIGTERM; the child ignores it, so only the group's SIGKILL stops it.
+    script = f"(trap '' TERM; exec sleep 120) & echo $! > {pid_file}; wait"
+    finished = run_limited(["sh", "-c", script], cwd=tmp_path, env=dict(os.environ),
+                           stdout=tmp_path / "out", stderr=tmp_path / "err", limit_s=5)
     assert finished.timed_out and finished.exit_code is None
-    assert "stopped at the wall-clock limit of 2s" in (finished.failure() or "")
+    assert "stopped at the wall-clock limit of 5s" in (finished.failure() or "")
     child = int(pid_file.read_text())
-    try:  # the child got the group's SIGTERM too: it is gone (or a zombie of no one's)
-        os.kill(child, 0)
-        alive = Path(f"/proc/{child}/status").read_text().find("State:\tZ") < 0
-    except ProcessLookupError:
-        alive = False
-    assert not alive
+    assert _wait_until(lambda: _gone(child)), f"child {child} outlived its group's limit"
 
 
 def test_exit_codes_signals_and_silence_are_crashes_with_their_reason() -> None:

@@ -44,15 +44,17 @@ class Finished:
 
 
 def stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the process's group, then SIGKILL after the grace period; waits for it."""
+    """SIGTERM to the process's group, then, once the leader is gone or the grace period is over,
+    SIGKILL to the whole group; waits for the leader. The SIGKILL goes even when the leader obeyed:
+    a child that ignores SIGTERM would otherwise outlive the limit (the group's id cannot be
+    reused while any member lives, so it reaches only what is left of this group)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=TERM_GRACE_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def run_limited(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: Path, stderr: Path,
