@@ -89,7 +89,7 @@ def build(root: Path, *, sources: int, findings: int, agents: int, planned: int,
     base = home.project(SLUG).tip()
     assert base is not None
     per_source = max(1, findings // sources)
-    extra = -(-planned * PER_SUBMISSION // sources)  # new sentences each source needs for the planned work
+    extra = -(-planned // sources) * PER_SUBMISSION  # new sentences each source needs for the planned work
     files: dict[str, bytes] = {}
     catalogue: list[tuple[str, str]] = []
     for s in range(sources):
