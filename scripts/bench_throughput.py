@@ -9,7 +9,7 @@ submission creates three findings no other creates, so all can land in any order
 Measurement:
 - service: `rw serve` (loopback, `--workers`) on a copy of the home; every agent submits from its
   queue, one connection per submission as `rw submit --server` makes, as fast as it can for
-  `--seconds`, after `--warmup` untimed submissions that pay each worker's cold start (checked
+  `--seconds`, after `--warmup` untimed submissions one by one that pay each worker's cold start (checked
   like the rest, not counted in the rate). `landings_per_s` = accepted verdicts / elapsed; p50/p99 of each submission's
   round trip. The service's peak RSS is the sum of VmHWM (/proc/PID/status) over the server's
   process group (the server and its workers), read just before it is stopped.
@@ -30,8 +30,10 @@ Quick run: `python scripts/bench_throughput.py --findings 1000 --sources 50 --se
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import shutil
 import statistics
 import subprocess
@@ -53,6 +55,8 @@ from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.writer import ProjectWriter
+from verifier.service.config import ServiceConfig
+from verifier.service.core import Service
 from verifier.state.layout import default_write_rules, leaf_path
 from verifier.store.gitrepo import VERIFIER_EMAIL
 from verifier.store.home import Settings
@@ -245,6 +249,60 @@ def bare_git_loop(repo_dir: Path, patches: list[bytes], seconds: float) -> tuple
     return done, time.perf_counter() - began
 
 
+# Where one landing's time goes on the served path: (label, file suffix, function), summed as
+# cumulative time per landing. Nested rows (rescore inside judge, fsync inside both) overlap.
+PHASES = [
+    ("the whole served submission", "service/core.py", "submit"),
+    ("  journal begin (sqlite)", "service/journal.py", "begin"),
+    ("  journal finish", "service/journal.py", "finish"),
+    ("  pipeline submit (all of it)", "pipeline/submit.py", "submit"),
+    ("    trace ingest + secret scan", "pipeline/submit.py", "ingest_trace"),
+    ("    patch secret gate", "pipeline/submit.py", "gate_patch"),
+    ("    trace stored", "pipeline/submit.py", "store_trace"),
+    ("    project lock acquire", "store/files.py", "_acquire"),
+    ("    history check on open", "pipeline/writer.py", "_check_history"),
+    ("    judge (tip read, checks, rescore)", "pipeline/submit.py", "judge"),
+    ("      kind check (extract)", "pipeline/submit.py", "kind_check"),
+    ("      rescore", "pipeline/submit.py", "rescore"),
+    ("    stage (trees, blobs, commits)", "pipeline/writer.py", "_stage"),
+    ("    publish (branch move, anchor)", "pipeline/writer.py", "_publish"),
+    ("  notifier after the verdict", "messages/notifier.py", "landed"),
+    ("    of it: the digest (reads open leaves)", "pipeline/digest.py", "digest"),
+    ("fsync, wherever called", "~", "<built-in method posix.fsync>"),
+]
+
+
+def profile(root: Path, work: list[load.Work], count: int) -> None:
+    """`count` warm submissions, one after another, through the service's own submit (the served
+    path without HTTP: journal, pipeline, notifier) under cProfile; ms per landing by phase."""
+    service = Service(ServiceConfig(home=root))
+
+    def one(item: load.Work) -> None:
+        actor = service.authenticate(item.token)
+        service.submit(actor, item.token, item.slug, item.leaf_id, item.bundle, item.patch, None)
+
+    # Warm: the caches, and every agent's (so every operator's) first acceptance, whose welcome
+    # message needs the project digest; reported apart from the steady landings.
+    agents = len({item.agent for item in work})
+    began = time.perf_counter()
+    for item in work[:agents]:
+        one(item)
+    print(f"profile: the first {agents} submissions (cold start, first acceptances) "
+          f"{(time.perf_counter() - began) * 1000 / agents:.1f} ms each", file=sys.stderr)
+    profiler = cProfile.Profile()
+    began = time.perf_counter()
+    profiler.enable()
+    for item in work[agents:agents + count]:
+        one(item)
+    profiler.disable()
+    wall = (time.perf_counter() - began) * 1000 / count
+    table = pstats.Stats(profiler).stats  # type: ignore[attr-defined]  # (file, line, name) -> (cc, nc, tt, ct, callers)
+    print(f"profile: {count} warm submissions in process, {wall:.1f} ms each (wall)", file=sys.stderr)
+    for label, where, name in PHASES:
+        ms = sum(row[3] for (file, _, func), row in table.items() if func == name and file.endswith(where))
+        print(f"  {label:<44} {1000 * ms / count:8.1f} ms", file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--findings", type=int, default=10_000)
@@ -253,8 +311,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the agents submit")
     parser.add_argument("--planned", type=int, default=960, help="leaves (planned submissions) in all")
     parser.add_argument("--workers", type=int, default=2, help="rw serve worker processes")
-    parser.add_argument("--warmup", type=int, default=4, help="untimed submissions first, at once (cold start)")
+    parser.add_argument("--warmup", type=int, default=4, help="untimed submissions first, one by one (cold start)")
     parser.add_argument("--no-fsync", action="store_true", help="durable=false (default: fsync on)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also profile N warm landings in process on the served path (stderr)")
     parser.add_argument("--keep", type=Path, help="keep the homes and the server log here")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="rw-throughput-"))
@@ -273,10 +333,12 @@ def main() -> int:
         with load.serving(scratch / "server", workers=args.workers, log=scratch / "serve.log") as (port, group):
             # Untimed: a first submission per worker pays that process's cold start (caches built
             # from the corpus), which is not the steady rate this measures; checked like the rest.
-            warm_queues = {agent: [items.pop(0)] for agent, items in list(queues.items())[:args.warmup] if items}
-            warm, warm_s = serve_round(port, warm_queues, 600)
-            print(f"warm-up: {len(warm)} submissions in {warm_s:.1f}s (p50 "
-                  f"{statistics.median([r.ms for r in warm]) if warm else 0:.0f} ms), not timed", file=sys.stderr)
+            # One after another: at once, the cold starts queue on the project lock past its wait (503).
+            warm: list[load.Result] = []
+            for agent, items in list(queues.items())[:args.warmup]:
+                warm += serve_round(port, {agent: [items.pop(0)]}, 600)[0]
+            print(f"warm-up: {len(warm)} submissions one by one, "
+                  f"{', '.join(f'{r.ms:.0f}' for r in warm)} ms, not timed", file=sys.stderr)
             results, elapsed = serve_round(port, queues, args.seconds)
             rss, each = peak_rss_mb(group)
         if not any(queues.values()):
@@ -307,6 +369,9 @@ def main() -> int:
               file=sys.stderr)
         print(f"lost {summary['lost']}, duplicated {summary['duplicated']}, errors {summary['errors']}",
               file=sys.stderr)
+        if args.profile:
+            shutil.copytree(scratch / "template", scratch / "profile")
+            profile(scratch / "profile", work, args.profile)
         if args.keep:
             shutil.copytree(scratch, args.keep, dirs_exist_ok=True)
         print(json.dumps(summary))
