@@ -25,6 +25,33 @@ Measurement:
 Fsync is on (durable) unless `--no-fsync`. Last line: one JSON object with landings_per_s,
 bare_git_per_s, ratio, p50_ms, p99_ms, lost, duplicated, peak_rss_mb (and errors, landed, settings).
 Quick run: `python scripts/bench_throughput.py --findings 1000 --sources 50 --seconds 5`.
+`--profile N` also runs N warm landings in process through the service's own submit (journal,
+pipeline, notifier; no HTTP) under cProfile and prints the ms of each phase (PHASES below).
+
+Measured 2026-12-01 on the shared 2-core machine (7 sessions, load average 5-8: noisy, read as
+orders of magnitude), before group commit:
+- 10,000 findings, 16 agents, 20 s, fsync on: landings_per_s 2.75, bare_git_per_s 10.7,
+  ratio 0.26 (target >= 5), p50 2.7 s, p99 17.4 s, lost 0, duplicated 0, peak_rss_mb 427 (sum of
+  VmHWM over the server and 2 workers, 171+144+112; target <= 400). The first landing in a cold
+  worker took ~60 s there and, with the warm-ups sent at once, three queued on the project lock past
+  its wait (503): hence the one-by-one warm-up.
+- 1,000 findings, same: 2.3-4.2 landings/s, bare git 16-44/s, ratio 0.11-0.15.
+Where one warm landing's ms go (1,000 findings, 200 open leaves, `--profile 10`): 82 ms in all;
+stage 34 (trees, blobs and the two commits, each loose object fsynced by libgit2 as durable asks:
+the bulk of "fsync", which the posix.fsync row, 2.7 ms for the anchor and trace files, does not
+show), judge 18 (of it the extract check 11, rescore 3), notifier 10, trace stored 4, publish 3,
+history check 2, journal < 1, lock acquire 0 (one caller). Under 16 agents the lock wait is the
+rest: a served landing's p50 is ~30x its own work, since each waits for the ones queued ahead,
+polling the lock (up to 50 ms between polls, verifier/store/files.py). Two costs outside the
+steady state: each worker's cold start (seconds; ~60 s at 10,000 findings under load) and each
+operator's first acceptance, whose welcome message builds the project digest, parsing every open
+leaf (0.5-1 s with 200-1,000 open leaves; verifier/messages/notifier.py -> pipeline/digest.py).
+For group commit (issue 26 point 1) this says: the serial part per landing is stage + publish +
+fsyncs (~37 ms) and judge (~18 ms) under one lock; landing a group with one tree build chain, one
+fsync batch (objects written unsynced, then one sync of the pack/objects folder before the branch
+moves), one branch move and one anchor write, and judging each member against the group's tip,
+would cut the lock-held time per landing to its judge plus a share of one publish; the polling
+lock hand-off and the digest on first acceptances are worth fixing beside it.
 """
 
 from __future__ import annotations
