@@ -41,11 +41,12 @@ stage 34 (trees, blobs and the two commits, each loose object fsynced by libgit2
 the bulk of "fsync", which the posix.fsync row, 2.7 ms for the anchor and trace files, does not
 show), judge 18 (of it the extract check 11, rescore 3), notifier 10, trace stored 4, publish 3,
 history check 2, journal < 1, lock acquire 0 (one caller). Under 16 agents the lock wait is the
-rest: a served landing's p50 is ~30x its own work, since each waits for the ones queued ahead,
-polling the lock (up to 50 ms between polls, verifier/store/files.py). Two costs outside the
-steady state: each worker's cold start (seconds; ~60 s at 10,000 findings under load) and each
-operator's first acceptance, whose welcome message builds the project digest, parsing every open
-leaf (0.5-1 s with 200-1,000 open leaves; verifier/messages/notifier.py -> pipeline/digest.py).
+rest: a served landing's p50 is ~30x its own work (1,000 findings: 2.4 s against 82 ms), since
+each waits for the ones queued ahead, polling the lock (up to 50 ms between polls,
+verifier/store/files.py). Two costs outside the steady state: each worker's cold start
+(seconds; ~60 s at 10,000 findings under load) and each operator's first acceptance, whose
+welcome message builds the project digest, parsing every open leaf (0.5-1 s with 200-1,000 open
+leaves; verifier/messages/notifier.py -> pipeline/digest.py).
 For group commit (issue 26 point 1) this says: the serial part per landing is stage + publish +
 fsyncs (~37 ms) and judge (~18 ms) under one lock; landing a group with one tree build chain, one
 fsync batch (objects written unsynced, then one sync of the pack/objects folder before the branch
