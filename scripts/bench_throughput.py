@@ -30,11 +30,12 @@ pipeline, notifier; no HTTP) under cProfile and prints the ms of each phase (PHA
 
 Measured 2026-12-01 on the shared 2-core machine (7 sessions, load average 5-8: noisy, read as
 orders of magnitude), before group commit:
-- 10,000 findings, 16 agents, 20 s, fsync on: landings_per_s 2.75, bare_git_per_s 10.7,
-  ratio 0.26 (target >= 5), p50 2.7 s, p99 17.4 s, lost 0, duplicated 0, peak_rss_mb 427 (sum of
-  VmHWM over the server and 2 workers, 171+144+112; target <= 400). The first landing in a cold
-  worker took ~60 s there and, with the warm-ups sent at once, three queued on the project lock past
-  its wait (503): hence the one-by-one warm-up.
+- 10,000 findings, 16 agents, 20 s, fsync on, two runs: landings_per_s 2.75 / 4.55, bare_git_per_s
+  10.7 / 33.7, ratio 0.26 / 0.135 (target >= 5), p50 2.7 / 2.3 s, p99 17.4 / 12.6 s, lost 0,
+  duplicated 0, peak_rss_mb 427 / 444 (sum of VmHWM over the server and 2 workers, ~175+150+112;
+  target <= 400). The first landing after start took 60-70 s (the later warm-ups 0.4-1.6 s); with
+  the warm-ups sent at once, three queued on the project lock past its wait (503): hence the
+  one-by-one warm-up.
 - 1,000 findings, same: 2.3-4.2 landings/s, bare git 16-44/s, ratio 0.11-0.15.
 Where one warm landing's ms go (1,000 findings, 200 open leaves, `--profile 10`): 82 ms in all;
 stage 34 (trees, blobs and the two commits, each loose object fsynced by libgit2 as durable asks:
@@ -43,8 +44,8 @@ show), judge 18 (of it the extract check 11, rescore 3), notifier 10, trace stor
 history check 2, journal < 1, lock acquire 0 (one caller). Under 16 agents the lock wait is the
 rest: a served landing's p50 is ~30x its own work (1,000 findings: 2.4 s against 82 ms), since
 each waits for the ones queued ahead, polling the lock (up to 50 ms between polls,
-verifier/store/files.py). Two costs outside the steady state: each worker's cold start
-(seconds; ~60 s at 10,000 findings under load) and each operator's first acceptance, whose
+verifier/store/files.py). Two costs outside the steady state: the first landing after start
+(seconds; 60-70 s at 10,000 findings under load) and each operator's first acceptance, whose
 welcome message builds the project digest, parsing every open leaf (0.5-1 s with 200-1,000 open
 leaves; verifier/messages/notifier.py -> pipeline/digest.py).
 For group commit (issue 26 point 1) this says: the serial part per landing is stage + publish +
