@@ -9,8 +9,11 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+from verifier.state.view import TreeView
+from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Settings
 from verifier.wiring import open_home
+from verifier.writes.project import init_project
 
 BENCH = Path(__file__).resolve().parents[2] / "scripts" / "bench_eval.py"
 
@@ -34,3 +37,19 @@ def eval_document(root: Path, *, projects: int = 3, rows: int = 700) -> str:
     text: str = bench.run_eval(home)
     json.loads(text)
     return text + "\n"
+
+
+def project_view_with(root: Path, files: dict[str, bytes]) -> TreeView:
+    """A real project repository (made by `init_project`) with `files` committed on top: its tip."""
+    bench = bench_module()
+    home = open_home(root / "home")
+    home.save_settings(Settings(durable=False, fetch="offline"))
+    home = open_home(root / "home")
+    init_project(home, "shards", now=bench.START, template=bench._template(root, "shards"))
+    repo = home.project("shards")
+    tip = repo.tip()
+    assert tip is not None
+    commit = repo.create_commit(tree=repo.build_tree(tip, dict(files)), parents=[tip], author=VERIFIER,
+                                committer=VERIFIER, message="shards\n", when=bench.NOW)
+    repo.move_branch(commit, tip)
+    return repo.view(commit)
