@@ -5,8 +5,10 @@ the ledger's own reader, `read_chain`).
 Each project is a real repository made by `init_project`, then one commit holding a synthetic
 history: 5,000 chained ledger rows (leaf rows and agent submissions of five kinds, three models
 plus undisclosed ones, four skill versions, some cost undisclosed), the use-score shards of every
-accepted object, and a few decided resolution records. Target: eval_s / read_s ≤ 3.
-Last line: one JSON object with eval_s, read_s, ratio.
+accepted object, and a few decided resolution records. Target (issue 26): eval_s / read_s ≤ 2.
+Wall time is what the target reads; CPU time (eval_cpu_s, read_cpu_s) is printed beside it because
+on a shared machine it moves less with the other work running.
+Last line: one JSON object with eval_s, read_s, ratio, eval_cpu_s, read_cpu_s, cpu_ratio.
 """
 
 from __future__ import annotations
@@ -146,14 +148,16 @@ def run_eval(home: Home) -> str:
     return json.dumps(evaluate_home(home, home.projects(), options), sort_keys=True, indent=2)
 
 
-def best_of(repeats: int, work: Any) -> float:
-    times = []
+def best_of(repeats: int, work: Any) -> tuple[float, float]:
+    """The least wall time and the least CPU time over `repeats` runs."""
+    walls, cpus = [], []
     for _ in range(repeats):
         gc.collect()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         work()
-        times.append(time.perf_counter() - started)
-    return min(times)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), min(cpus)
 
 
 def main() -> None:
@@ -173,12 +177,14 @@ def main() -> None:
         print(f"built {args.projects} projects in {time.perf_counter() - started:.1f} s")
         rows = read_once(home)
         print(f"{rows} ledger rows; eval document {len(run_eval(home)) // 1024} KiB")
-        read_s = best_of(args.repeats, lambda: read_once(home))
-        eval_s = best_of(args.repeats, lambda: run_eval(home))
-    print(f"read the ledgers once: {read_s:.3f} s")
-    print(f"rw eval --all:         {eval_s:.3f} s")
+        read_s, read_cpu = best_of(args.repeats, lambda: read_once(home))
+        eval_s, eval_cpu = best_of(args.repeats, lambda: run_eval(home))
+    print(f"read the ledgers once: {read_s:.3f} s ({read_cpu:.3f} s CPU)")
+    print(f"rw eval --all:         {eval_s:.3f} s ({eval_cpu:.3f} s CPU)")
     print(json.dumps({"rows": rows, "projects": args.projects, "eval_s": round(eval_s, 3),
-                      "read_s": round(read_s, 3), "ratio": round(eval_s / read_s, 2)}))
+                      "read_s": round(read_s, 3), "ratio": round(eval_s / read_s, 2),
+                      "eval_cpu_s": round(eval_cpu, 3), "read_cpu_s": round(read_cpu, 3),
+                      "cpu_ratio": round(eval_cpu / read_cpu, 2)}))
 
 
 if __name__ == "__main__":

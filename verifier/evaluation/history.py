@@ -8,27 +8,38 @@ or the tip overlaid with `rw replay`'s rebuild.
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from datetime import datetime
 
 from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.formats.leaf import parse_leaf
+from verifier.formats.usescores import UseEntry, load_shard
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, read_records
 from verifier.seal.status import hypothesis_ids, unsealed
-from verifier.state.layout import PLANNER_SCORES, leaf_path
-from verifier.state.project import ProjectView
+from verifier.state.layout import PLANNER_SCORES, leaf_path, use_shard_path
 from verifier.state.view import TreeView
 
 
 def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
-    """U of each object that has a use entry (a withdrawn object: 0); each shard read once."""
-    state = ProjectView(view)
-    use: dict[str, float] = {}
+    """U of each object that has a use entry (a withdrawn object: 0). Each shard is read and
+    decoded once, and only the entries asked for are checked and typed: a shard holds the entries
+    of every object whose id shares its digits, most of which the evaluation never looks at."""
+    wanted: dict[str, list[str]] = defaultdict(list)
     for object_id in object_ids:
-        entry = state.use_entry(object_id)
-        if entry is not None:
-            use[object_id] = float(entry.u) if entry.present else 0.0
+        wanted[use_shard_path(object_id)].append(object_id)
+    use: dict[str, float] = {}
+    for path, ids in wanted.items():
+        data = view.read(path)
+        if not data:
+            continue
+        entries = load_shard(data, path)
+        for object_id in ids:
+            value = entries.get(object_id)
+            if value is not None:
+                entry = UseEntry.from_json(value, f"{path}:{object_id}")
+                use[object_id] = float(entry.u) if entry.present else 0.0
     return use
 
 

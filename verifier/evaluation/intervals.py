@@ -26,6 +26,11 @@ WORK_CAP = 100_000
 # Resampling is done in slices of at most this many drawn indices, so memory stays flat on a
 # platform-wide group of 100,000 rows.
 _CHUNK_ELEMENTS = 2_000_000
+# The resampled sums are one thin matrix product per slice of at most this much work (rows x n x
+# columns): OpenBLAS runs a product that small on one thread. A bigger one it spreads over every
+# core, and on a shared machine the threads mostly wait for each other: 4-10x the CPU time for
+# the same sums (measured on the 2-core CI machine, eval's n of 2,000-20,000).
+_ONE_THREAD_WORK = 262_144
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,9 @@ def _resampled_sums(units: np.ndarray, key: str) -> np.ndarray:
         # How often each unit was drawn in each resample (resample r counts into r*n...(r+1)*n-1),
         # then one matrix product: far less memory traffic than gathering every column.
         picks += (np.arange(size, dtype=np.int64) * n)[:, None]
-        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
-        out.append(counts.astype(np.float64) @ units)
+        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        step = max(1, _ONE_THREAD_WORK // max(1, n * units.shape[1]))
+        out.extend(counts[first:first + step] @ units for first in range(0, size, step))
         done += size
     return np.concatenate(out)
 

@@ -118,13 +118,14 @@ class Facts:
     right: int  # objects with positive resolution credit
     judged: int  # objects with nonzero resolution credit
     from_claim: bool = False  # timed from the agent's claim (else, when timed, from the leaf's opening)
+    # What leaf_metrics totals: accepted, cost disclosed, objects, objects unknown, right, judged,
+    # timed, scored objects, timed from a claim. Worked out once: every scope's groups ask again.
+    counts: tuple[int, int, int, int, int, int, int, int, int] = field(init=False, compare=False)
 
-    @property
-    def counts(self) -> tuple[int, int, int, int, int, int, int, int, int]:
-        """What leaf_metrics totals: accepted, cost disclosed, objects, objects unknown, right,
-        judged, timed, scored objects, timed from a claim."""
-        return (int(self.accepted), int(self.cost_known), self.objects, int(self.objects_unknown), self.right,
-                self.judged, int(self.unit[3]), int(self.unit[5]), int(self.from_claim))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counts", (
+            int(self.accepted), int(self.cost_known), self.objects, int(self.objects_unknown), self.right,
+            self.judged, int(self.unit[3]), int(self.unit[5]), int(self.from_claim)))
 
 
 def facts_of(row: Attempt, context: Context) -> Facts:

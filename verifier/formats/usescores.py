@@ -145,6 +145,12 @@ def _gave(value: Json, where: str) -> list[tuple[str, Number]]:
     return [(_str(pair[0], where), _number(pair[1], where)) for pair in pairs if isinstance(pair, list)]
 
 
+def load_shard(data: bytes, where: str) -> dict[str, Json]:
+    """scores/use/<ab>/<cd>.json decoded but its entries not yet checked (UseEntry.from_json
+    checks one): for a reader that wants a few of a shard's entries."""
+    return _load(data, where)
+
+
 def parse_shard(data: bytes, where: str) -> dict[str, UseEntry]:
     """scores/use/<ab>/<cd>.json: object id -> entry."""
     return {object_id: UseEntry.from_json(value, f"{where}:{object_id}")
