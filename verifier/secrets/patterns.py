@@ -211,11 +211,53 @@ class TriggerPass:
     """
 
     regex: re.Pattern[bytes]
+    first: int  # the byte every trigger of the pass starts with (lower case when fold_case)
     fold_case: bool
     triggers: tuple[Trigger, ...]
     # The triggers that can match given the byte after the first (heads of one byte match any).
     by_next: dict[int, tuple[Trigger, ...]]
     any_next: tuple[Trigger, ...]
+
+
+def _consuming(tail: bytes) -> bytes:
+    """A lookaround-free pattern matching (at least) wherever head + tail matches: RE2's form.
+
+    Lookbehinds and negative lookaheads are dropped, lookaheads consume, and counted repeats
+    above 8 are cut to 8. Each step only widens the language, so a prefilter built from it
+    never skips a position the trigger matches at; the trigger's own regex still decides.
+    """
+    out = bytearray()
+    at = 0
+    while at < len(tail):
+        if tail.startswith((b"(?<=", b"(?<!", b"(?!"), at):
+            depth = 0
+            while True:  # skip to the matching parenthesis (tails escape literal ones)
+                byte = tail[at]
+                if byte == 0x5C:
+                    at += 2
+                    continue
+                depth += {0x28: 1, 0x29: -1}.get(byte, 0)
+                at += 1
+                if depth == 0:
+                    break
+            continue
+        if tail.startswith(b"(?=", at):
+            out += b"(?:"
+            at += 3
+            continue
+        out.append(tail[at])
+        at += 1
+    return re.sub(rb"\{(\d+)\}", lambda m: b"{%d}" % min(8, int(m.group(1))), bytes(out))
+
+
+def prefilter_source(passes: tuple[TriggerPass, ...]) -> bytes:
+    """One alternation, for RE2, that matches wherever any trigger of any pass matches."""
+    parts = []
+    for trigger_pass in passes:
+        for trigger in trigger_pass.triggers:
+            part = _consuming(trigger.regex.pattern)
+            parts.append(b"(?i:" + part + b")" if trigger_pass.fold_case else part)
+    return b"|".join(parts)
 
 
 def _regex_detector_classes() -> list[type[Any]]:
@@ -438,6 +480,7 @@ def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tupl
         passes.append(TriggerPass(
             regex=re.compile(re.escape(bytes([first])) + b"(?:" + b"|".join(
                 rest for _, rest, _ in group) + b")"),
+            first=first,
             fold_case=fold_case,
             triggers=tuple(trigger for _, _, trigger in group),
             by_next={byte: found + any_next for byte, found in by_next.items()},
