@@ -36,7 +36,10 @@ from itertools import accumulate
 
 import re2  # type: ignore[import-untyped]
 
-from verifier.secrets.keywords import find_assignments
+from verifier.secrets.keywords import KIND as KEYWORD_KIND
+from verifier.secrets.keywords import PATTERN_BY_FIRST as KEYWORD_BY_FIRST
+from verifier.secrets.keywords import PREFILTER_SOURCE as KEYWORD_PREFILTER
+from verifier.secrets.keywords import assignment
 from verifier.secrets.layers import (
     PieceMap,
     disguise_escapes,
@@ -117,7 +120,9 @@ def _unescaped_view(data: bytes) -> bytes:
 # Why RE2 (google-re2): CPython's `re` has no multi-pattern search, so the ~20 trigger passes
 # each walked the whole input (about 15 ms per pass on 20 MB); RE2 runs one DFA over all the
 # triggers at once. It only says where to look: the trigger regexes and stock patterns decide.
-PREFILTER = re2.compile(prefilter_source(TRIGGERS))
+# The keyword-context patterns (keywords.py) ride on the same search.
+PREFILTER = re2.compile(prefilter_source(TRIGGERS) + b"|" + KEYWORD_PREFILTER)
+_UNANCHORED = re2._Anchor.UNANCHORED
 # The passes (with their index) whose trigger can start with each byte value.
 _PASSES_BY_FIRST: tuple[tuple[tuple[int, TriggerPass], ...], ...] = tuple(
     tuple((index, trigger_pass) for index, trigger_pass in enumerate(TRIGGERS)
@@ -171,6 +176,17 @@ def _verify(trigger: Trigger, data: bytes, at: int, lo: int, hi: int,
     return work
 
 
+def _keyword_at(keyword: re.Pattern[bytes], at: int, data: bytes, lowered: bytes,
+                next_keyword: dict[re.Pattern[bytes], int], found: set[tuple[str, int]]) -> None:
+    """Try a keyword-context pattern at `at` as its finditer over lowered would: never inside
+    its own last match."""
+    if at < next_keyword.get(keyword, 0) or (match := keyword.match(lowered, at)) is None:
+        return
+    next_keyword[keyword] = match.end()
+    if (value := assignment(match, data, lowered)) is not None:
+        found.add((KEYWORD_KIND, value))
+
+
 def _scan_plain(data: bytes) -> set[tuple[str, int]]:
     """(kind, offset) of every stock detector match in data.
 
@@ -183,24 +199,29 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
     """
     found: set[tuple[str, int]] = set()
     budget = WORK_PER_BYTE * len(data) + WORK_FLOOR
-    lowered: bytes | None = None
+    # bytes.lower() maps A-Z only, so offsets are unchanged.
+    lowered = data.lower()
     size = len(data)
     resumes: list[dict[re.Pattern[bytes], int]] = [{} for _ in TRIGGERS]
     next_hit = [0] * len(TRIGGERS)
+    next_keyword: dict[re.Pattern[bytes], int] = {}
     line_start, line_end = 0, -1
-    search = PREFILTER.search
+    # RE2's own call, not the wrapper's search(): the wrapper builds a generator and a match
+    # object per call, which cost a third of the search over an honest trace.
+    search = PREFILTER._regexp.Match
     pos = 0
-    while (candidate := search(data, pos)) is not None:
-        at = candidate.start()
+    while True:
+        at = search(_UNANCHORED, data, pos, size)[0][0]
+        if at < 0:
+            break
         pos = at + 1
+        keyword = KEYWORD_BY_FIRST.get(lowered[at])
+        if keyword is not None:
+            _keyword_at(keyword, at, data, lowered, next_keyword, found)
         for index, trigger_pass in _PASSES_BY_FIRST[data[at]]:
             if at < next_hit[index]:
                 continue
-            haystack = data
-            if trigger_pass.fold_case:
-                # bytes.lower() maps A-Z only, so offsets are unchanged.
-                lowered = data.lower() if lowered is None else lowered
-                haystack = lowered
+            haystack = lowered if trigger_pass.fold_case else data
             hit = trigger_pass.regex.match(haystack, at)
             if hit is None:
                 continue
@@ -221,7 +242,6 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
                     found.add((trigger.detectors[0].kind + FLOOD, at))
                     return found
     found.update((TOKEN_KIND, at) for at in token_offsets(data))
-    found |= find_assignments(data, data.lower() if lowered is None else lowered)
     return found
 
 
