@@ -75,6 +75,9 @@ class TriggerSpec:
     # start); inside a JSON string those may be escapes ("\n", "\""), so also try the window
     # with them unescaped.
     json_context: bool = False
+    # A character class every match has right before the head (the head's lookbehind says so):
+    # the prefilter looks for it too, and its candidates then start one byte before the head.
+    lead: bytes = b""
 
 
 def _assignment(*extra: TriggerSpec) -> tuple[TriggerSpec, ...]:
@@ -152,7 +155,7 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     "StripeDetector": (TriggerSpec(b"k_live_", back=1, ahead=40),),
     # 8..10 digits, ":" and 35 token bytes: anchor on the colon.
     "TelegramBotTokenDetector": (
-        TriggerSpec(b":", rb"(?<=[0-9]{8}:)(?=[0-9A-Za-z_-]{35})", back=10, ahead=36),
+        TriggerSpec(b":", rb"(?<=[0-9]{8}:)(?=[0-9A-Za-z_-]{35})", back=10, ahead=36, lead=rb"[0-9]"),
     ),
     "TwilioKeyDetector": (
         TriggerSpec(b"AC", rb"(?=[a-z0-9]{32})", ahead=40),
@@ -199,6 +202,7 @@ class Trigger:
     search: bool
     json_context: bool
     detectors: tuple[Detector, ...]
+    lead: bytes  # TriggerSpec.lead
 
 
 @dataclass(frozen=True)
@@ -255,7 +259,7 @@ def prefilter_source(passes: tuple[TriggerPass, ...]) -> bytes:
     parts = []
     for trigger_pass in passes:
         for trigger in trigger_pass.triggers:
-            part = _consuming(trigger.regex.pattern)
+            part = trigger.lead + _consuming(trigger.regex.pattern)
             parts.append(b"(?i:" + part + b")" if trigger_pass.fold_case else part)
     return b"|".join(parts)
 
@@ -468,6 +472,7 @@ def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tupl
             search=any(spec.search for spec, _ in members),
             json_context=any(spec.json_context for spec, _ in members),
             detectors=tuple(detector for _, detector in members),
+            lead=members[0][0].lead,
         )
         groups.setdefault((fold_case, head[0]), []).append((head, rest, trigger))
     passes = []

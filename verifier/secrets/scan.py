@@ -124,9 +124,13 @@ def _unescaped_view(data: bytes) -> bytes:
 PREFILTER = re2.compile(prefilter_source(TRIGGERS) + b"|" + KEYWORD_PREFILTER)
 _UNANCHORED = re2._Anchor.UNANCHORED
 # The passes (with their index) whose trigger can start with each byte value.
-_PASSES_BY_FIRST: tuple[tuple[tuple[int, TriggerPass], ...], ...] = tuple(
-    tuple((index, trigger_pass) for index, trigger_pass in enumerate(TRIGGERS)
+# A candidate at a trigger's lead byte (TriggerSpec.lead) tries that pass one byte further on.
+_PASSES_BY_FIRST: tuple[tuple[tuple[int, int, TriggerPass], ...], ...] = tuple(
+    tuple((0, index, trigger_pass) for index, trigger_pass in enumerate(TRIGGERS)
           if trigger_pass.first == (bytes([byte]).lower()[0] if trigger_pass.fold_case else byte))
+    + tuple((1, index, trigger_pass) for index, trigger_pass in enumerate(TRIGGERS)
+            if any(trigger.lead and re.fullmatch(trigger.lead, bytes([byte]))
+                   for trigger in trigger_pass.triggers))
     for byte in range(256))
 
 # Work, in bytes a stock pattern may walk, allowed per byte scanned. Each trigger occurrence
@@ -211,15 +215,16 @@ def _scan_plain(data: bytes) -> set[tuple[str, int]]:
     search = PREFILTER._regexp.Match
     pos = 0
     while True:
-        at = search(_UNANCHORED, data, pos, size)[0][0]
-        if at < 0:
+        candidate = search(_UNANCHORED, data, pos, size)[0][0]
+        if candidate < 0:
             break
-        pos = at + 1
-        keyword = KEYWORD_BY_FIRST.get(lowered[at])
+        pos = candidate + 1
+        keyword = KEYWORD_BY_FIRST.get(lowered[candidate])
         if keyword is not None:
-            _keyword_at(keyword, at, data, lowered, next_keyword, found)
-        for index, trigger_pass in _PASSES_BY_FIRST[data[at]]:
-            if at < next_hit[index]:
+            _keyword_at(keyword, candidate, data, lowered, next_keyword, found)
+        for shift, index, trigger_pass in _PASSES_BY_FIRST[data[candidate]]:
+            at = candidate + shift
+            if at < next_hit[index] or at >= size:
                 continue
             haystack = lowered if trigger_pass.fold_case else data
             hit = trigger_pass.regex.match(haystack, at)
