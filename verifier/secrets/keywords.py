@@ -35,7 +35,9 @@ PATTERNS = tuple(re.compile(keyword + _TAIL + _VALUE) for keyword in _KEYWORDS)
 # Each pattern by the byte it starts with, and, for the scanner's one RE2 search (scan.py), a
 # lookaround-free pattern matching wherever any of them matches (on the original bytes).
 PATTERN_BY_FIRST: dict[int, re.Pattern[bytes]] = {pattern.pattern[0]: pattern for pattern in PATTERNS}
-PREFILTER_SOURCE = rb"(?i:(?:p(?:ass(?:word|wd|phrase)?|wd)|ke[ny]|secret)" + _TAIL + rb")"
+# (Both value forms start with an optional quote and 8 bytes of [^\s"'\\].)
+PREFILTER_SOURCE = (rb"(?i:(?:p(?:ass(?:word|wd|phrase)?|wd)|ke[ny]|secret)" + _TAIL
+                    + rb"(?:\\?[\"'])?[^\s\"'\\]{8})")
 
 # What may stand right before a keyword inside one key name (lower-cased): a compound that makes
 # the name a credential's. After a separator (_ - . space quote) or at the start, any keyword.
