@@ -78,6 +78,10 @@ class TriggerSpec:
     # A character class every match has right before the head (the head's lookbehind says so):
     # the prefilter looks for it too, and its candidates then start one byte before the head.
     lead: bytes = b""
+    # An RE2 pattern for the prefilter in place of the widened head and tail, where the head is
+    # common but the stock match's own shape is rare: it must match wherever a stock match
+    # starts at the head (so with back=0 and no search), a superset of the stock pattern.
+    prefilter: bytes = b""
 
 
 def _assignment(*extra: TriggerSpec) -> tuple[TriggerSpec, ...]:
@@ -109,7 +113,8 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
         TriggerSpec(b"ws", fold_case=True, back=1, ahead=160, json_context=True),
     ),
     "AzureStorageKeyDetector": (TriggerSpec(b"AccountKey=", ahead=128),),
-    "BasicAuthDetector": (TriggerSpec(b"://"),),
+    # "://" is in every URL; the prefilter wants the user:password@ after it too.
+    "BasicAuthDetector": (TriggerSpec(b"://", prefilter=rb"://[^:/@\s]+:[^:/@\s]+@"),),
     "CloudantDetector": _assignment(
         # https://user:<pw>@account.cloudant.com: the host name ends the match.
         TriggerSpec(b"udant.com", fold_case=True, back=512, ahead=16, search=True),
@@ -203,6 +208,7 @@ class Trigger:
     json_context: bool
     detectors: tuple[Detector, ...]
     lead: bytes  # TriggerSpec.lead
+    prefilter: bytes  # TriggerSpec.prefilter
 
 
 @dataclass(frozen=True)
@@ -259,7 +265,7 @@ def prefilter_source(passes: tuple[TriggerPass, ...]) -> bytes:
     parts = []
     for trigger_pass in passes:
         for trigger in trigger_pass.triggers:
-            part = trigger.lead + _consuming(trigger.regex.pattern)
+            part = trigger.prefilter or trigger.lead + _consuming(trigger.regex.pattern)
             parts.append(b"(?i:" + part + b")" if trigger_pass.fold_case else part)
     return b"|".join(parts)
 
@@ -473,6 +479,7 @@ def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tupl
             json_context=any(spec.json_context for spec, _ in members),
             detectors=tuple(detector for _, detector in members),
             lead=members[0][0].lead,
+            prefilter=members[0][0].prefilter,
         )
         groups.setdefault((fold_case, head[0]), []).append((head, rest, trigger))
     passes = []
