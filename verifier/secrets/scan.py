@@ -121,7 +121,11 @@ def _unescaped_view(data: bytes) -> bytes:
 # each walked the whole input (about 15 ms per pass on 20 MB); RE2 runs one DFA over all the
 # triggers at once. It only says where to look: the trigger regexes and stock patterns decide.
 # The keyword-context patterns (keywords.py) ride on the same search.
-PREFILTER = re2.compile(prefilter_source(TRIGGERS) + b"|" + KEYWORD_PREFILTER)
+# Latin-1: the input is bytes, not UTF-8; RE2's default would let a class such as [^:/@\s]
+# match a whole UTF-8 character and never a lone byte such as 0x80.
+_OPTIONS = re2.Options()
+_OPTIONS.encoding = re2.Options.Encoding.LATIN1
+PREFILTER = re2.compile(prefilter_source(TRIGGERS) + b"|" + KEYWORD_PREFILTER, _OPTIONS)
 _UNANCHORED = re2._Anchor.UNANCHORED
 # The passes (with their index) whose trigger can start with each byte value.
 # A candidate at a trigger's lead byte (TriggerSpec.lead) tries that pass one byte further on.
