@@ -16,8 +16,9 @@ And a key is credential-named only when the keyword ends it (`db_password`, `api
 `password_hash`, `tokens` or `bypass`); the bare word `key` only in compounds (`api_key`,
 `secret-access-key`, `private key`).
 
-Speed: one literal-led regex per keyword over the lower-cased bytes, so CPython finds each at
-memory-search speed; Python runs only per actual assignment.
+Speed: the scanner finds where these patterns may match in its one RE2 search
+(PREFILTER_SOURCE) and tries them there; find_assignments is the same as one finditer per
+pattern. Python runs only per candidate assignment.
 """
 
 from __future__ import annotations

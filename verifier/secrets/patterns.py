@@ -9,7 +9,9 @@ after the trigger the match can reach. Why: one alternation of all ~45 stock pat
 0.4 to 2 MB/s in CPython's `re` (it has no multi-literal search, and the patterns that start
 with a lookbehind or a character class are tried at every byte), while a literal-led trigger
 is found at about 2 GB/s. The stock pattern then decides, inside a small window around each
-trigger occurrence, so the decision is always detect-secrets' own.
+trigger occurrence, so the decision is always detect-secrets' own. The scanner finds the
+triggers of every detector in one RE2 search (prefilter_source: the triggers made free of
+lookarounds, which RE2 lacks, by widening them), since `re` would need one pass per first byte.
 
 Start-up cost (issue 26): importing detect-secrets costs about 0.1 s of CPU (it loads `requests`
 for its verify step), which `rw check` pays on a folder of a few kilobytes. So what this module
@@ -213,11 +215,11 @@ class Trigger:
 
 @dataclass(frozen=True)
 class TriggerPass:
-    """One search over the data for every trigger whose head starts with the same byte.
+    """Every trigger whose head starts with the same byte, as one regex.
 
-    Why grouped: CPython's `re` skips to a literal first byte at about 2 GB/s, so each pass
-    costs about the same whatever it looks for; an alternation with different first bytes is
-    retried at every byte instead. After a hit, each trigger's own regex says which matched.
+    The scanner does not search with it: one RE2 search (prefilter_source) lists the positions
+    where some trigger may match, and there the pass of that byte is tried with `regex.match`,
+    as a finditer of it would hit. After a hit, each trigger's own regex says which matched.
     """
 
     regex: re.Pattern[bytes]

@@ -1,8 +1,9 @@
 """Scan trace bytes for secrets: detect-secrets' token detectors, plain, JSON-escaped or base64.
 
 This module's one job is scan_bytes(). It is pure (no I/O), deterministic, and linear in the
-input: every pass over the bytes is a C-level regex or bytes search; Python runs per trigger
-occurrence, per base64 run and per escape near a hiding escape, never per line of the input.
+input: every pass over the bytes is a C-level regex or bytes search (the triggers of every
+detector in one RE2 search); Python runs per candidate trigger, per base64 run and per escape
+near a hiding escape, never per line of the input.
 
 The same detectors (verifier.secrets.patterns) read three views of the bytes:
 - plain: the bytes as they are. Detectors that look at the bytes around a secret (a quote, a
