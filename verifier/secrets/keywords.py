@@ -16,8 +16,9 @@ And a key is credential-named only when the keyword ends it (`db_password`, `api
 `password_hash`, `tokens` or `bypass`); the bare word `key` only in compounds (`api_key`,
 `secret-access-key`, `private key`).
 
-Speed: one literal-led regex per keyword over the lower-cased bytes, so CPython finds each at
-memory-search speed; Python runs only per actual assignment.
+Speed: the scanner finds where these patterns may match in its one RE2 search
+(PREFILTER_SOURCE) and tries them there; find_assignments is the same as one finditer per
+pattern. Python runs only per candidate assignment.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ _VALUE = rb"(?:(\\?[\"'])([^\s\"'\\]{8,200})\\?[\"']|([^\s\"'\\,;&|()<>{}\[\]`]{
 # Three passes for five keywords: each pattern leads with a literal ("p", "ke", "secret") that
 # CPython's re finds by memory search; "token" is "ke" preceded by "to".
 _KEYWORDS = (rb"p(?:ass(?:word|wd|phrase)?|wd)", rb"ke(?:(?<=toke)n|y)", rb"secret")
-_PATTERNS = tuple(re.compile(keyword + _TAIL + _VALUE) for keyword in _KEYWORDS)
+PATTERNS = tuple(re.compile(keyword + _TAIL + _VALUE) for keyword in _KEYWORDS)
+# Each pattern by the byte it starts with, and, for the scanner's one RE2 search (scan.py), a
+# lookaround-free pattern matching wherever any of them matches (on the original bytes).
+PATTERN_BY_FIRST: dict[int, re.Pattern[bytes]] = {pattern.pattern[0]: pattern for pattern in PATTERNS}
+# (Both value forms start with an optional quote and 8 bytes of [^\s"'\\].)
+PREFILTER_SOURCE = (rb"(?i:(?:p(?:ass(?:word|wd|phrase)?|wd)|ke[ny]|secret)" + _TAIL
+                    + rb"(?:\\?[\"'])?[^\s\"'\\]{8})")
 
 # What may stand right before a keyword inside one key name (lower-cased): a compound that makes
 # the name a credential's. After a separator (_ - . space quote) or at the start, any keyword.
@@ -73,17 +80,29 @@ def credible(value: bytes) -> bool:
     return not _IDENTIFIER.fullmatch(value)
 
 
+def assignment(match: re.Match[bytes], data: bytes, lowered: bytes) -> int | None:
+    """Offset of the value if a keyword pattern's match (in lowered) is a credential's assignment."""
+    group = 2 if match.start(2) >= 0 else 3
+    value = data[match.start(group):match.end(group)]
+    start = match.start()
+    if lowered.startswith(b"ken", start):  # "token": the name starts two bytes earlier
+        start -= 2
+    bare_key = lowered.startswith(b"key", start)
+    if credible(value) and _named_by(lowered, data, start, bare_key=bare_key):
+        return match.start(group)
+    return None
+
+
 def find_assignments(data: bytes, lowered: bytes) -> set[tuple[str, int]]:
-    """(KIND, offset of the value) for each credential-named assignment of a credible value."""
+    """(KIND, offset of the value) for each credential-named assignment of a credible value.
+
+    The scanner does the same from its one prefilter search (scan._scan_plain); this is the
+    plain form, one finditer per pattern.
+    """
     found: set[tuple[str, int]] = set()
-    for pattern in _PATTERNS:
+    for pattern in PATTERNS:
         for match in pattern.finditer(lowered):
-            group = 2 if match.start(2) >= 0 else 3
-            value = data[match.start(group):match.end(group)]
-            start = match.start()
-            if lowered.startswith(b"ken", start):  # "token": the name starts two bytes earlier
-                start -= 2
-            bare_key = lowered.startswith(b"key", start)
-            if credible(value) and _named_by(lowered, data, start, bare_key=bare_key):
-                found.add((KIND, match.start(group)))
+            offset = assignment(match, data, lowered)
+            if offset is not None:
+                found.add((KIND, offset))
     return found

@@ -9,7 +9,9 @@ after the trigger the match can reach. Why: one alternation of all ~45 stock pat
 0.4 to 2 MB/s in CPython's `re` (it has no multi-literal search, and the patterns that start
 with a lookbehind or a character class are tried at every byte), while a literal-led trigger
 is found at about 2 GB/s. The stock pattern then decides, inside a small window around each
-trigger occurrence, so the decision is always detect-secrets' own.
+trigger occurrence, so the decision is always detect-secrets' own. The scanner finds the
+triggers of every detector in one RE2 search (prefilter_source: the triggers made free of
+lookarounds, which RE2 lacks, by widening them), since `re` would need one pass per first byte.
 
 Start-up cost (issue 26): importing detect-secrets costs about 0.1 s of CPU (it loads `requests`
 for its verify step), which `rw check` pays on a folder of a few kilobytes. So what this module
@@ -75,6 +77,13 @@ class TriggerSpec:
     # start); inside a JSON string those may be escapes ("\n", "\""), so also try the window
     # with them unescaped.
     json_context: bool = False
+    # A character class every match has right before the head (the head's lookbehind says so):
+    # the prefilter looks for it too, and its candidates then start one byte before the head.
+    lead: bytes = b""
+    # An RE2 pattern for the prefilter in place of the widened head and tail, where the head is
+    # common but the stock match's own shape is rare: it must match wherever a stock match
+    # starts at the head (so with back=0 and no search), a superset of the stock pattern.
+    prefilter: bytes = b""
 
 
 def _assignment(*extra: TriggerSpec) -> tuple[TriggerSpec, ...]:
@@ -106,7 +115,8 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
         TriggerSpec(b"ws", fold_case=True, back=1, ahead=160, json_context=True),
     ),
     "AzureStorageKeyDetector": (TriggerSpec(b"AccountKey=", ahead=128),),
-    "BasicAuthDetector": (TriggerSpec(b"://"),),
+    # "://" is in every URL; the prefilter wants the user:password@ after it too.
+    "BasicAuthDetector": (TriggerSpec(b"://", prefilter=rb"://[^:/@\s]+:[^:/@\s]+@"),),
     "CloudantDetector": _assignment(
         # https://user:<pw>@account.cloudant.com: the host name ends the match.
         TriggerSpec(b"udant.com", fold_case=True, back=512, ahead=16, search=True),
@@ -152,7 +162,7 @@ TRIGGER_SPECS: dict[str, tuple[TriggerSpec, ...]] = {
     "StripeDetector": (TriggerSpec(b"k_live_", back=1, ahead=40),),
     # 8..10 digits, ":" and 35 token bytes: anchor on the colon.
     "TelegramBotTokenDetector": (
-        TriggerSpec(b":", rb"(?<=[0-9]{8}:)(?=[0-9A-Za-z_-]{35})", back=10, ahead=36),
+        TriggerSpec(b":", rb"(?<=[0-9]{8}:)(?=[0-9A-Za-z_-]{35})", back=10, ahead=36, lead=rb"[0-9]"),
     ),
     "TwilioKeyDetector": (
         TriggerSpec(b"AC", rb"(?=[a-z0-9]{32})", ahead=40),
@@ -199,23 +209,67 @@ class Trigger:
     search: bool
     json_context: bool
     detectors: tuple[Detector, ...]
+    lead: bytes  # TriggerSpec.lead
+    prefilter: bytes  # TriggerSpec.prefilter
 
 
 @dataclass(frozen=True)
 class TriggerPass:
-    """One search over the data for every trigger whose head starts with the same byte.
+    """Every trigger whose head starts with the same byte, as one regex.
 
-    Why grouped: CPython's `re` skips to a literal first byte at about 2 GB/s, so each pass
-    costs about the same whatever it looks for; an alternation with different first bytes is
-    retried at every byte instead. After a hit, each trigger's own regex says which matched.
+    The scanner does not search with it: one RE2 search (prefilter_source) lists the positions
+    where some trigger may match, and there the pass of that byte is tried with `regex.match`,
+    as a finditer of it would hit. After a hit, each trigger's own regex says which matched.
     """
 
     regex: re.Pattern[bytes]
+    first: int  # the byte every trigger of the pass starts with (lower case when fold_case)
     fold_case: bool
     triggers: tuple[Trigger, ...]
     # The triggers that can match given the byte after the first (heads of one byte match any).
     by_next: dict[int, tuple[Trigger, ...]]
     any_next: tuple[Trigger, ...]
+
+
+def _consuming(tail: bytes) -> bytes:
+    """A lookaround-free pattern matching (at least) wherever head + tail matches: RE2's form.
+
+    Lookbehinds and negative lookaheads are dropped, lookaheads consume, and counted repeats
+    above 8 are cut to 8. Each step only widens the language, so a prefilter built from it
+    never skips a position the trigger matches at; the trigger's own regex still decides.
+    """
+    out = bytearray()
+    at = 0
+    while at < len(tail):
+        if tail.startswith((b"(?<=", b"(?<!", b"(?!"), at):
+            depth = 0
+            while True:  # skip to the matching parenthesis (tails escape literal ones)
+                byte = tail[at]
+                if byte == 0x5C:
+                    at += 2
+                    continue
+                depth += {0x28: 1, 0x29: -1}.get(byte, 0)
+                at += 1
+                if depth == 0:
+                    break
+            continue
+        if tail.startswith(b"(?=", at):
+            out += b"(?:"
+            at += 3
+            continue
+        out.append(tail[at])
+        at += 1
+    return re.sub(rb"\{(\d+)\}", lambda m: b"{%d}" % min(8, int(m.group(1))), bytes(out))
+
+
+def prefilter_source(passes: tuple[TriggerPass, ...]) -> bytes:
+    """One alternation, for RE2, that matches wherever any trigger of any pass matches."""
+    parts = []
+    for trigger_pass in passes:
+        for trigger in trigger_pass.triggers:
+            part = trigger.prefilter or trigger.lead + _consuming(trigger.regex.pattern)
+            parts.append(b"(?i:" + part + b")" if trigger_pass.fold_case else part)
+    return b"|".join(parts)
 
 
 def _regex_detector_classes() -> list[type[Any]]:
@@ -426,6 +480,8 @@ def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tupl
             search=any(spec.search for spec, _ in members),
             json_context=any(spec.json_context for spec, _ in members),
             detectors=tuple(detector for _, detector in members),
+            lead=members[0][0].lead,
+            prefilter=members[0][0].prefilter,
         )
         groups.setdefault((fold_case, head[0]), []).append((head, rest, trigger))
     passes = []
@@ -438,6 +494,7 @@ def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tupl
         passes.append(TriggerPass(
             regex=re.compile(re.escape(bytes([first])) + b"(?:" + b"|".join(
                 rest for _, rest, _ in group) + b")"),
+            first=first,
             fold_case=fold_case,
             triggers=tuple(trigger for _, _, trigger in group),
             by_next={byte: found + any_next for byte, found in by_next.items()},
