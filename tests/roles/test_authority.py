@@ -26,7 +26,7 @@ ALLOWED: dict[Action, set[str]] = {
     "revert": {"steward", "maintainer"}, "repair": {"steward", "maintainer", "admin"},
     "add_leaf": {"steward", "maintainer"}, "seal": {"steward", "maintainer", "admin"},
     "wake_planner": {"steward", "maintainer", "admin"}, "read_traces": {"steward", "admin"},
-    "read_audit": {"steward", "admin"}, "create_project": {"admin"},
+    "read_audit": {"steward", "admin"}, "create_project": {"admin"}, "invite": {"steward", "admin"},
 }
 
 
@@ -83,3 +83,9 @@ def test_docs_authority_md_shows_the_same_table() -> None:
     for action, roles in NEEDS.items():
         named = {word.strip() for word in rows[action].split(",")}
         assert named == {"any person" if role == "person" else role for role in roles}, action
+
+
+def test_a_token_the_homes_owner_made_admin_holds_the_admin_rows_too() -> None:
+    granted = Actor("root", "root", "human", admin=True)  # `rw agent add --admin`, not in config.json
+    assert authorise(PROJECT, granted, "repair", NOW) is None and authorise(PROJECT, granted, "invite", NOW) is None
+    assert authorise(PROJECT, granted, "decide_hold", NOW) is not None  # taste stays the steward's

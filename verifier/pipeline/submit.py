@@ -441,15 +441,17 @@ def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPat
 
 def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
     """Run one submission through the pipeline and return its verdict (see module docstring)."""
+    who = "unknown"
     try:
         actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
+        who = actor.handle
         # The token's scope: a person's for a person's edit outside any leaf, else leaf work (an agent's
         # edit outside a leaf goes on to its own rejection, leaf_required).
         person_edit = submission.leaf_id is None and actor.type == "human"
         require(actor, "steward" if person_edit else "leaf", submission.slug)
-    except AuthError as exc:  # ScopeError too: a good token not made for this
-        record_denial(home, kind="authentication", who=getattr(exc, "who", None) or "unknown", action="submit",
-                      project=submission.slug, why=f"[{exc.code}] {exc}", at=now, door="cli")
+    except AuthError as exc:  # ScopeError too: a good token not made for this (then `who` is known)
+        record_denial(home, kind="authentication", who=who, action="submit", project=submission.slug,
+                      why=f"[{exc.code}] {exc}", at=now, door="cli")
         raise
     ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)

@@ -29,7 +29,7 @@ from verifier.state.layout import PROJECT_FILE, classify
 from verifier.store.identities import Actor
 
 Action = Literal["edit_project", "edit_corpus", "decide_hold", "set_verdict", "approve_verdict", "revert", "repair",
-                 "add_leaf", "seal", "wake_planner", "read_traces", "read_audit", "create_project"]
+                 "add_leaf", "seal", "wake_planner", "read_traces", "read_audit", "create_project", "invite"]
 Role = Literal["steward", "maintainer", "admin", "person"]
 
 # The authority table (docs/authority.md says the same, and tests/roles/test_authority.py holds them to each other).
@@ -47,6 +47,7 @@ NEEDS: Mapping[Action, tuple[Role, ...]] = MappingProxyType({
     "read_traces": ("steward", "admin"),
     "read_audit": ("steward", "admin"),
     "create_project": ("admin",),
+    "invite": ("steward", "admin"),  # an invite registers a person and their agents for the project
 })
 # What each action is called in a refusal.
 WORDS: Mapping[Action, str] = MappingProxyType({
@@ -54,7 +55,7 @@ WORDS: Mapping[Action, str] = MappingProxyType({
     "decide_hold": "decide a held object", "set_verdict": "set a verdict", "approve_verdict": "approve a verdict",
     "revert": "revert a contribution", "repair": "repair the history", "add_leaf": "add a leaf",
     "seal": "seal baselines", "wake_planner": "wake the Planner", "read_traces": "read the project's traces",
-    "read_audit": "read the audit log", "create_project": "create a project",
+    "read_audit": "read the audit log", "create_project": "create a project", "invite": "invite people",
 })
 
 
@@ -129,7 +130,10 @@ def _roles(roles: tuple[Role, ...]) -> str:
 def authorise(authority: Authority, actor: Actor, action: Action, now: datetime) -> Refusal | None:
     """None when `actor` may do `action` in the project, else the refusal (fail closed)."""
     needs = NEEDS.get(action, ())
-    if actor.type == "human" and authority.roles_of(actor.handle) & set(needs):
+    # An admin is named in config.json `admins`, or holds a token the home's owner made with
+    # `rw agent add --admin` (the token registry's grant): either is the home's admin.
+    roles = authority.roles_of(actor.handle) | ({"admin"} if actor.admin else set())
+    if actor.type == "human" and roles & set(needs):
         return None
     holders = tuple((role, authority.holders(role)) for role in needs if role != "person")
     return Refusal(authority.project, actor.handle, action, needs, holders, now, agent=actor.type != "human")

@@ -218,7 +218,7 @@ def _token_paths(slug: dict[str, Any], body_errors: dict[str, Any]) -> dict[str,
             auth=True, tag="act", parameters=[handle], body=body("RotateRequest"), operation_id="rotateToken")},
         "/projects/{slug}/invites": {"post": _operation("A one-time invite code for an operator and their agents", {
             "201": _ok("the code, shown once", _ref("Invite")),
-            "403": _error("not the project's steward or an admin (not_steward), or the token's scope"),
+            "403": _error("not the project's steward or an admin (not_authorised), or the token's scope"),
             "404": _error("no such project"), "409": _error("the operator is an agent"), **body_errors},
             auth=True, tag="act", parameters=[slug], body=body("InviteRequest"), operation_id="makeInvite")},
         "/join": {"post": _operation("Redeem an invite code (once): register the operator and their agents", {

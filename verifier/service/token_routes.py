@@ -19,15 +19,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from verifier.errors import FormatError
-from verifier.formats.project import parse_project
 from verifier.service.core import Service, clock, invalid_body
 from verifier.service.errors import ApiError
 from verifier.service.limits import read_json
 from verifier.service.routes import actor_of, path, reply, service
 from verifier.service.token_schemas import InviteRequest, JoinRequest, RevokeRequest, RotateRequest
-from verifier.state.layout import PROJECT_FILE
 from verifier.store.identities import Actor, may_manage
+from verifier.writes.authority import authority_of, enforce
 
 
 async def _body(request: Request, model: type[BaseModel]) -> Any:
@@ -49,24 +47,10 @@ def _owned(svc: Service, actor: Actor, handle: str) -> None:
                                               "manages their own and their agents' tokens, the admin any")
 
 
-def steward_of(svc: Service, slug: str) -> str | None:
-    repo = svc.project(slug)
-    tip = repo.tip()
-    data = repo.view(tip).read(PROJECT_FILE) if tip is not None else None
-    if data is None:
-        return None
-    try:
-        return parse_project(data, f"{slug}:{PROJECT_FILE}")[0].steward
-    except FormatError:
-        return None  # an unreadable PROJECT.md names no steward: only an admin invites then
-
-
 def _invite(svc: Service, actor: Actor, slug: str, body: InviteRequest) -> dict[str, Any]:
-    steward = steward_of(svc, slug)
-    if not actor.admin and (actor.type != "human" or steward != actor.handle):
-        raise ApiError(403, "not_steward", f"only the steward of {slug} ({steward or 'none named in PROJECT.md'}) "
-                                           "or an admin makes invites")
     now = clock()
+    svc.project(slug)  # 404 `no_project` first
+    enforce(svc.home, authority_of(svc.home, slug), actor, "invite", now=now, door="http", project=slug)
     expires = timedelta(seconds=body.expires_s) if body.expires_s else None
     invite_id, code = svc.home.identities.invite(slug, body.operator, body.agents, now, actor.handle, expires)
     return {"invite_id": invite_id, "code": code, "project": slug, "operator": body.operator,
