@@ -62,3 +62,11 @@ def test_check_loads_neither_detect_secrets_nor_http_once_the_scanner_cache_is_w
     assert not [name for name in loaded if name.startswith(("detect_secrets", "requests", "urllib3", "http.client"))]
     assert not [name for name in loaded if name.startswith("verifier.checks.") and name.rsplit(".", 1)[1] in
                 ("scout", "review", "links", "guide", "human")], "only the leaf kind's own check is loaded"
+
+
+def test_board_with_a_server_and_a_token_loads_no_format_models() -> None:
+    # The client config (pydantic) is read only when no server or token was given, and the agent's
+    # loop (the formats) only by the commands that claim or work: `rw board` stays a light client.
+    loaded = modules_after("board", "x", "--retry-for", "1s", env={"RW_TOKEN": "rwt_" + "x" * 43})
+    assert not {"pydantic", "verifier.client.config", "verifier.agentkit.loop"} & loaded, sorted(
+        {"pydantic", "verifier.client.config", "verifier.agentkit.loop"} & loaded)

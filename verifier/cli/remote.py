@@ -22,9 +22,7 @@ from urllib.parse import quote
 
 import click
 
-from verifier.agentkit import loop
 from verifier.cli.app import EXIT_AUTH, RwError, exit_code_of_reply, untrusted
-from verifier.client.config import default_server, stored_token
 from verifier.client.http import Client, Reply
 from verifier.constants import READ_RETRY_S
 from verifier.errors import FormatError, Unreachable, UntrustedReply, VerifierError
@@ -34,6 +32,8 @@ from verifier.formats.duration import parse_duration
 def _server_or_joined(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
     if value:
         return value
+    from verifier.client.config import default_server  # noqa: PLC0415 - read only when no server was named
+
     try:
         joined = default_server()
     except FormatError as exc:
@@ -49,6 +49,8 @@ def _server_unless_home(_ctx: click.Context, _param: click.Parameter, value: str
     has no home); else on the default home."""
     if value or os.environ.get("RW_HOME"):
         return value or None
+    from verifier.client.config import default_server  # noqa: PLC0415 - read only when no server was named
+
     try:
         return default_server()
     except FormatError as exc:
@@ -67,9 +69,12 @@ server_option = click.option("--server", envvar="RW_SERVER", show_envvar=True, m
 
 def token_for(server: str, *, person: bool = False) -> str:
     """RW_TOKEN, else the token the client config holds for `server` (RW_AGENT picks an agent's)."""
+    if os.environ.get("RW_TOKEN"):
+        return os.environ["RW_TOKEN"]
+    from verifier.client.config import stored_token  # noqa: PLC0415 - the config's model loads pydantic
+
     try:
-        return os.environ.get("RW_TOKEN", "") or stored_token(server, agent=os.environ.get("RW_AGENT") or None,
-                                                              person=person)
+        return stored_token(server, agent=os.environ.get("RW_AGENT") or None, person=person)
     except FormatError as exc:
         raise RwError(str(exc)) from exc
 
@@ -102,6 +107,7 @@ def loop_errors() -> Iterator[None]:
 def warn_if_server_newer(client: Client) -> None:
     """Say on stderr when the service's verifier is newer than this client's (GET /version); a
     service too old to answer, or not answering, is no reason to stop here."""
+    from verifier.agentkit import loop  # noqa: PLC0415 - the agent's loop loads the formats; `rw board` needs none
     from verifier.version import verifier_version  # noqa: PLC0415 - it reads the package's files
 
     warning = loop.served_version_warning(client, verifier_version())
@@ -157,6 +163,8 @@ def remote_source_text(server: str, slug: str, source_id: str) -> str:
 def claim_leaf(client: Client, slug: str, leaf_id: str | None, ttl: str) -> tuple[str, Reply]:
     """Claim LEAF_ID, or with None a warm extract leaf from the board (`verifier.cli.warm`)."""
     with loop_errors():
+        from verifier.agentkit import loop  # noqa: PLC0415 - loaded by the commands that claim, not by every client
+
         return loop.claim_leaf(client, slug, leaf_id, int(parse_duration(ttl, "--ttl").total_seconds()))
 
 
