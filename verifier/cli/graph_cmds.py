@@ -22,10 +22,8 @@ from verifier.cli.app import (
 from verifier.cli.remote import project_url, remote_get, remote_option, remote_post
 from verifier.errors import AuthError, ConflictError, FormatError, NotFound
 from verifier.pipeline.digest import digest
-from verifier.state.layout import USE_SCORES
-from verifier.state.project import ProjectView
+from verifier.service import people
 from verifier.store.identities import Actor
-from verifier.ui.leaf_fate import LandedObjects, reverted_by_operator
 from verifier.writes.followups import seal_after_landing
 from verifier.writes.holds import decide
 from verifier.writes.revert import revert
@@ -51,11 +49,9 @@ def hold_list(slug: str, as_json: bool, server: str | None) -> None:
     else:
         home = home_from_env()
         try:
-            repo = home.project(slug)
+            items = people.held(home, slug)  # the same answer GET /projects/{slug}/holds gives
         except NotFound as exc:
             fail(exc)
-        items = [{"hold": h.hold, "object_id": h.object_id, "type": h.type, "paths": list(h.paths),
-                  "leaf_id": h.leaf_id} for h in ProjectView(repo.view(repo.tip())).held]
     emit(items, as_json, "\n".join(f"{i['hold']}\t{i['object_id']}\t{i['type']}\t{i['leaf_id'] or '-'}"
                                    for i in items) or "nothing is held")
 
@@ -175,18 +171,9 @@ def scores_cmd(slug: str, as_json: bool, server: str | None) -> None:
     else:
         home = home_from_env()
         try:
-            repo = home.project(slug)
+            summary = people.scores(home, slug)  # reverted leaves counted apart, as GET .../scores
         except NotFound as exc:
             fail(exc)
-        view = repo.view(repo.tip())
-        summary = json.loads(view.read(USE_SCORES) or b"{}")
-        # A reverted leaf was accepted once (the ledger keeps that) but is not accepted now: it is
-        # counted as reverted, never as accepted.
-        reverted = reverted_by_operator(view, LandedObjects())
-        for name, row in summary.get("operators", {}).items():
-            gone = reverted.get(name, [])
-            row["accepted_leaves"] = max(0, int(row.get("accepted_leaves", 0)) - len(gone))
-            row["reverted_leaves"] = len(gone)
     lines = ["operator\taccepted_leaves\treverted_leaves\tuse_score\tusd_per_accepted_object\t"
              "cost_undisclosed_leaves"]
     for name, row in sorted(summary.get("operators", {}).items()):
@@ -210,11 +197,9 @@ def audit_cmd(slug: str, as_json: bool, server: str | None) -> None:
     if server is not None:
         denials = remote_get(server, project_url(slug, "audit"), auth=True)["denials"]
     else:
-        from verifier.service.people import audit  # noqa: PLC0415 - the writes load only for this command
-
         home = home_from_env()
         try:
-            denials = audit(home, person_or_owner(home), slug, now=now_from_env())["denials"]
+            denials = people.audit(home, person_or_owner(home), slug, now=now_from_env())["denials"]
         except NotFound as exc:
             fail(exc)
     rows = list(denials) if isinstance(denials, list) else []

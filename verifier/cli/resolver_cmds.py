@@ -23,12 +23,11 @@ from verifier.cli.app import (
 from verifier.cli.remote import project_url, remote_get, remote_option, remote_post
 from verifier.errors import AuthError, ConflictError, FormatError, NotAuthorised, NotFound, VerifierError
 from verifier.pipeline.ledger import read_chain
-from verifier.roles.records import read_record
 from verifier.roles.resolver import ResolverError, approve, resolve_project, set_verdict
 from verifier.seal.keys import PRIVATE_PEM, KeyFileError, read_private_key, resolver_dir, write_keypair
 from verifier.seal.sealing import SealError, key_id
 from verifier.seal.status import hypothesis_ids, unsealed
-from verifier.state.layout import PROPOSALS_DIR
+from verifier.service import people
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.writes.baseline import BaselineError, SealFailedError, model_backend, reseal, seal_missing
@@ -165,16 +164,9 @@ def verdict_list(slug: str, as_json: bool, server: str | None) -> None:
     else:
         home = home_from_env()
         try:
-            repo = home.project(slug)
-            view = repo.view(repo.tip())
-            proposals = [read_record(view, f"{PROPOSALS_DIR}/{name}") for name in view.list_dir(PROPOSALS_DIR)
-                         if name.endswith(".json")]
+            items = people.verdict_proposals(home, slug)  # the same answer GET .../verdicts gives
         except (NotFound, FormatError) as exc:
             fail(exc)
-        items = [{"hypothesis_id": p.hypothesis_id, "verdict": p.proposal.verdict,
-                  "confidence": p.proposal.confidence, "rationale": p.proposal.rationale,
-                  "corpus_verdict": p.corpus_verdict}
-                 for p in proposals if p is not None and p.proposal is not None]
     emit(items, as_json, "\n".join(f"{i['hypothesis_id']}\t{i['verdict']}\t{i['confidence']:.2f}\t{i['rationale']}"
                                    for i in items) or "no verdict waits for a person")
 
