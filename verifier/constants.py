@@ -172,6 +172,10 @@ KILL_MIN_RESOLVED: Final = 20
 # 120 s read timeout, so the busy answer reaches an agent before its request gives up. A dead
 # holder never counts: the kernel drops its lock at once. config.json `lock_wait_s` overrides it.
 LOCK_WAIT_S: Final = 60.0
+# Group commit (verifier.pipeline.group): at most this many attempts of one process land as one
+# group. A group holds the project's lock for its members' judging and one publish (~20 ms a
+# member), so 32 keep a hold near a second, far inside every other writer's LOCK_WAIT_S.
+GROUP_MAX: Final = 32
 # How long a new `rw serve` waits for the home's service lock: a killed server's workers notice
 # within a second that their parent is gone and let it go.
 SERVICE_LOCK_WAIT_S: Final = 15.0

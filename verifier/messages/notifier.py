@@ -93,7 +93,6 @@ _REVERT_ROW = re.compile(r"^reverted ([0-9a-f]{40}): (.*?)(?:; withdrew \d+ depe
 _LEAF_TRAILER = re.compile(r"^Leaf: (\S+)$", re.MULTILINE)
 _CONTRACT = re.compile(rf"^{LEAVES_DIR}/([^/]+)\.yaml$")
 MAX_ROWS_PER_PASS = 2000
-LEAF_CACHE_LIMIT = 50_000  # a long backlog is caught up in several passes, each one transaction
 AUTHORED_ACTIONS = ("submit", "human")
 
 
@@ -163,7 +162,6 @@ class Notifier:
         self.db = db
         self._digest = digest
         self._digests: dict[str, tuple[str | None, Digest]] = {}
-        self._leaves: dict[str, LeafContract] = {}
         self._lock = threading.Lock()
         self._running: set[str] = set()
         self._dirty: set[str] = set()
@@ -206,20 +204,8 @@ class Notifier:
         return value
 
     def leaf(self, repo: ProjectRepo, commit: str, leaf_id: str) -> LeafContract | None:
-        """A leaf contract as of `commit`, parsed once per blob."""
-        blob = repo.view(commit).blob_id(leaf_path(leaf_id))
-        if blob is None:
-            return None
-        with self._lock:
-            cached = self._leaves.get(blob)
-        if cached is None:
-            cached = _leaf(repo, commit, leaf_id)
-            if cached is not None:
-                with self._lock:
-                    if len(self._leaves) > LEAF_CACHE_LIMIT:
-                        self._leaves.clear()
-                    self._leaves[blob] = cached
-        return cached
+        """A leaf contract as of `commit` (parsed once per blob: state.contracts)."""
+        return _leaf(repo, commit, leaf_id)
 
     def catch_up(self, slug: str, *, now: datetime) -> int:
         """Post the messages for every row landed since the last pass; returns how many were new."""

@@ -48,8 +48,8 @@ crash when something unexpected broke (and then nothing else of the attempt is k
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from typing import Protocol
@@ -77,6 +77,7 @@ from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.trace import TraceRecord
 from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.failed_sources import failed_source_contribution
+from verifier.pipeline.group import GroupCommit
 from verifier.pipeline.inputs import TextOf, fetch_new_sources, source_texts
 from verifier.pipeline.landing import Contribution, Landed
 from verifier.pipeline.patching import apply_to, changed_since, check_write_set
@@ -88,6 +89,7 @@ from verifier.pipeline.verdict import Outcome, Submission, Verdict
 from verifier.pipeline.writer import ProjectWriter
 from verifier.roles.authority import Authority, edit_actions, first_refusal
 from verifier.scoring.use import ScoreBook
+from verifier.state.contracts import contract_in
 from verifier.state.layout import PROJECT_FILE, QUEUE_DIR, leaf_path, leaf_result_path, plan_path, queue_path
 from verifier.state.view import Overlay, TreeView
 from verifier.store.audit import record_denial
@@ -96,7 +98,8 @@ from verifier.store.gitrepo import Person, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor, require
 
-__all__ = ["HUMAN_EDIT", "Outcome", "Submission", "Verdict", "judge", "submit"]  # the pipeline's public face
+# the pipeline's public face
+__all__ = ["HUMAN_EDIT", "Landings", "Outcome", "Submission", "Verdict", "judge", "submit"]
 
 HUMAN_EDIT = "human-edit"  # the leaf_id a person's optional trace names for an edit outside leaves
 HUMAN_RULES = [WriteRule(op="write", path="**")]  # people may write anything but verifier-only paths
@@ -193,10 +196,10 @@ def _reject(code: str, message: str, where: str | None = None) -> Rejected:
 
 
 def _load_leaf(view: TreeView, leaf_id: str) -> LeafContract:
-    data = view.read(leaf_path(leaf_id))
-    if data is None:
+    contract = contract_in(view, leaf_id)  # parsed once per blob (the board and the digest read it too)
+    if contract is None:
         raise _reject("unknown_leaf", f"there is no leaf {leaf_id} in this project", leaf_path(leaf_id))
-    return parse_leaf(data, leaf_path(leaf_id))
+    return contract
 
 
 def _check_assertions(actor: Actor, trace: TraceRecord, leaf_id: str | None) -> None:
@@ -439,8 +442,22 @@ def accept(home: Home, writer: ProjectWriter, attempt: Attempt, patch: ParsedPat
     return land_accepted(writer, attempt, judged, now)  # 9
 
 
-def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Verdict:
-    """Run one submission through the pipeline and return its verdict (see module docstring)."""
+@dataclass(frozen=True)
+class Ready:
+    """An attempt through steps 1-3, waiting for the project's writer: what it brought, and the
+    rejection (or crash) that already ends it, if any (it still lands its one ledger row)."""
+
+    attempt: Attempt
+    now: datetime
+    patch: ParsedPatch | None = None
+    fetches: Mapping[str, FetchOutcome] = field(default_factory=dict)
+    stored: bool = False  # this attempt stored its trace bundle (a refusal quarantines it)
+    early: Exception | None = None
+
+
+def prepare(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher) -> Ready:
+    """Steps 1-3, before any lock: authenticate (AuthError writes nothing), then the trace, the
+    patch and its secret gate, the stored bundle and the URL check of new sources."""
     who = "unknown"
     try:
         actor = home.identities.authenticate(submission.token)  # 1; AuthError propagates, nothing is written
@@ -455,9 +472,7 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
         raise
     ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)
-    early: Exception | None = None
     patch: ParsedPatch | None = None
-    fetches: dict[str, FetchOutcome] = {}
     stored = False
     try:
         attempt = ingest_trace(home, attempt, now)  # 2
@@ -466,27 +481,90 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
         gate_patch(home.identities, submission.patch, patch, now)  # what lands is scanned before anything is kept
         stored = store_trace(home, attempt)
         fetches = fetches_for(home, attempt, patch, fetcher)
-    except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row below
-        early = exc
-    with ProjectWriter.open(home, submission.slug) as writer:  # the project's lock, to the end
+    except Exception as exc:  # a rejection, or a crash: either way it ends as one ledger row under the writer
+        return Ready(attempt, now, patch, {}, stored, exc)
+    return Ready(attempt, now, patch, fetches, stored)
+
+
+def settle(writer: ProjectWriter, ready: Ready) -> Verdict:
+    """Steps 4-9 of a prepared attempt under the project's writer: its one ledger row, whatever
+    the outcome. Raises NotAuthorised (no row: the audit log keeps it), and HistoryBrokenError or
+    RetryableError when no row can be written."""
+    home, attempt, now, patch = writer.home, ready.attempt, ready.now, ready.patch
+    try:
+        if ready.early is not None:
+            raise ready.early
+        assert patch is not None
+        return accept(home, writer, attempt, patch, ready.fetches, now)  # 4-9
+    except Rejected as exc:
+        return land_refusal(writer, attempt, exc, now, patch, ready.fetches, trace_stored=ready.stored)
+    except NotAuthorised as exc:  # a stranger cannot fill the ledger
+        record_denial(home, kind="authority", who=exc.who, action=exc.action, project=writer.slug,
+                      why=str(exc), at=now, door="cli")
+        raise
+    except (HistoryBrokenError, RetryableError):
+        raise  # the project refuses writes, or the machine failed: no row can be written
+    except Exception as exc:
+        return land_crash(writer, attempt, now, exc)
+
+
+def land_crash(writer: ProjectWriter, attempt: Attempt, now: datetime, exc: Exception) -> Verdict:
+    """The one ledger row of an attempt something unexpected broke (nothing else of it is kept)."""
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    landed = writer.land(attempt.entry(now, "crash", leaf=None, base=None, description=f"verifier crash: {detail}"))
+    return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
+
+
+def land_group(home: Home, slug: str, group: Sequence[Ready]) -> list[Verdict | BaseException]:
+    """Settle prepared attempts of one project together: one writer opening and history check,
+    each attempt judged against the tip the ones before it left and landed as its own
+    contribution and ledger row, in order, then one publish (one branch move, one anchor) for all.
+
+    An attempt's own refusal (NotAuthorised) is its answer and does not hold back the others; a
+    failure no row can record (the history broken, the lock busy, a full disk) raises, and then
+    nothing of the group was published. Anything else that breaks the group's publish ends each
+    attempt that had a row as a crash row instead, landed as a group of their own."""
+    answers: list[Verdict | BaseException] = []
+    with ProjectWriter.open(home, slug) as writer:
         try:
-            if early is not None:
-                raise early
-            assert patch is not None
-            return accept(home, writer, attempt, patch, fetches, now)  # 4-9
-        except Rejected as exc:
-            return land_refusal(writer, attempt, exc, now, patch, fetches, trace_stored=stored)
-        except NotAuthorised as exc:  # no row: the audit log keeps it (a stranger cannot fill the ledger)
-            record_denial(home, kind="authority", who=exc.who, action=exc.action, project=submission.slug,
-                          why=str(exc), at=now, door="cli")
-            raise
+            with writer.batch():
+                for ready in group:
+                    try:
+                        answers.append(settle(writer, ready))
+                    except NotAuthorised as exc:
+                        answers.append(exc)
         except (HistoryBrokenError, RetryableError):
-            raise  # the project refuses writes, or the machine failed: no row can be written
-        except Exception as exc:
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            landed = writer.land(attempt.entry(now, "crash", leaf=None, base=None,
-                                               description=f"verifier crash: {detail}"))
-            return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
+            raise
+        except Exception as exc:  # the publish broke after every attempt was judged: nothing of it is kept
+            kept = answers + [None] * (len(group) - len(answers))  # an attempt's own refusal stays its answer
+            with writer.batch():
+                answers = [answer if isinstance(answer, BaseException) else land_crash(writer, ready.attempt,
+                                                                                       ready.now, exc)
+                           for ready, answer in zip(group, kept, strict=True)]
+    return answers
+
+
+Landings = GroupCommit[Ready, Verdict]
+
+
+def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetcher,
+           landings: Landings | None = None) -> Verdict:
+    """Run one submission through the pipeline and return its verdict (see module docstring).
+
+    With `landings` (the service's: one per process), the attempt lands in a group with whatever
+    else reached the project meanwhile (pipeline.group); without, in a group of its own."""
+    ready = prepare(home, submission, now=now, fetcher=fetcher)  # 1-3
+    slug = submission.slug
+
+    def together(group: Sequence[Ready]) -> list[Verdict | BaseException]:
+        return land_group(home, slug, group)
+
+    if landings is not None:
+        return landings.land(str(home.repo_path(slug)), ready, together)
+    (answer,) = together([ready])
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
 
 
 def land_refusal(writer: ProjectWriter, attempt: Attempt, exc: Rejected, now: datetime,

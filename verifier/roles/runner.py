@@ -57,7 +57,7 @@ from verifier.roles.proposer import run_proposer
 from verifier.state.project import ProjectView, rows_from
 from verifier.store.home import Home
 from verifier.store.identities import Actor
-from verifier.ui.board import ContractCache, board
+from verifier.ui.board import board
 from verifier.writes.crash import record_agent_crash
 
 EXPANDED = ("RW_PROJECT", "RW_LEAF", "RW_SERVER", "RW_HOME")
@@ -139,13 +139,12 @@ def budget_spent(home: Home, slug: str, now: datetime) -> str | None:
 def pick_leaves(home: Home, slugs: list[str], commons: Commons, now: datetime, count: int) -> list[tuple[str, str]]:
     """Open, unclaimed leaves for the workers: warm ones first, then by expiry."""
     found: list[tuple[bool, datetime, str, str]] = []
-    cache = ContractCache()
     for slug in slugs:
         repo = home.project(slug)
         tip = repo.tip()
         if tip is None:
             continue
-        for leaf in board(repo.view(tip), cache, commons.claims(slug, now=now), now):
+        for leaf in board(repo.view(tip), commons.claims(slug, now=now), now):
             if leaf.state == "open":
                 found.append((not leaf.contract.warm, leaf.contract.expires_at, slug, leaf.contract.leaf_id))
     return [(slug, leaf_id) for _warm, _expiry, slug, leaf_id in sorted(found)[:count]]

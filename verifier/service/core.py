@@ -21,7 +21,7 @@ from verifier.checks.review import author_of
 from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.constants import RETRY_SOON_S
+from verifier.constants import GROUP_MAX, RETRY_SOON_S
 from verifier.deploy.instances import fresh_for_reading
 from verifier.errors import (
     AuthError,
@@ -40,7 +40,8 @@ from verifier.formats.strictjson import loads as strict_loads
 from verifier.formats.trace import bundle_digest
 from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import Digest, digest
-from verifier.pipeline.submit import Submission, submit
+from verifier.pipeline.group import GroupCommit
+from verifier.pipeline.submit import Landings, Submission, submit
 from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
@@ -52,7 +53,7 @@ from verifier.state.project import rows_from
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
 from verifier.store.identities import Actor
-from verifier.ui.board import BoardLeaf, ContractCache, board, leaf_state
+from verifier.ui.board import BoardLeaf, board, leaf_state, readable_contract
 
 log = logging.getLogger("rw.service")
 LEAF_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,63}$")
@@ -109,7 +110,8 @@ class Service:
         self.journal = Journal(self.db, self.home.settings.backends.instance,
                                live_s=self.home.settings.backends.lease_s)
         self.notifier = Notifier(self.home, self.commons, self.db, digest)
-        self.contracts = ContractCache()
+        # This process's landing queues: submissions to a project that is landing wait and land together.
+        self.landings: Landings = GroupCommit(max_group=GROUP_MAX)
 
     # who and what ---------------------------------------------------------------------------------
 
@@ -151,7 +153,7 @@ class Service:
         view = self._tip_view(repo)
         now = clock()
         counts: dict[str, int] = {}
-        for leaf in board(view, self.contracts, self.commons.claims(slug, now=now), now):
+        for leaf in board(view, self.commons.claims(slug, now=now), now):
             counts[leaf.state] = counts.get(leaf.state, 0) + 1
         anchor = self.home.read_anchor(slug)
         return {"project": slug, "tip": repo.tip(), "ledger_rows": anchor.seq + 1 if anchor else None,
@@ -163,7 +165,7 @@ class Service:
         repo = self.project(slug)
         view = self._tip_view(repo)
         now = clock()
-        items = board(view, self.contracts, self.commons.claims(slug, now=now), now)
+        items = board(view, self.commons.claims(slug, now=now), now)
         if viewer is not None and viewer.type != "human":
             items = [leaf for leaf in items if not own_review(view, leaf.contract, viewer.handle)]
         return {"project": slug, "tip": repo.tip(), "at": iso(now),
@@ -173,7 +175,7 @@ class Service:
         self.check_leaf_id(leaf_id)
         repo = self.project(slug)
         view = self._tip_view(repo)
-        contract = self.contracts.contract(view, leaf_id)
+        contract = readable_contract(view, leaf_id)
         if contract is None:
             raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
@@ -218,7 +220,7 @@ class Service:
         request = _asserted_body(ClaimRequest, body, actor)
         self.check_leaf_id(leaf_id)
         view = self._tip_view(self.project(slug))
-        contract = self.contracts.contract(view, leaf_id)
+        contract = readable_contract(view, leaf_id)
         if contract is None:
             raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
@@ -253,7 +255,7 @@ class Service:
         request = _asserted_body(ThreadPost, body, actor)
         self.check_leaf_id(leaf_id)
         view = self._tip_view(self.project(slug))
-        if self.contracts.contract(view, leaf_id) is None:
+        if readable_contract(view, leaf_id) is None:
             raise NotFound(f"there is no leaf {leaf_id} in {slug}", code="no_leaf")
         now = clock()
 
@@ -306,7 +308,7 @@ class Service:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
                                                    files.get("patch.diff", b""), files, token,
                                                    claimed_at=claim.claimed_at if claim is not None else None),
-                             now=now, fetcher=self.runtime.fetcher)
+                             now=now, fetcher=self.runtime.fetcher, landings=self.landings)
         except (AuthError, NotFound, HistoryBrokenError, RetryableError) as exc:
             # Retryable: nothing kept, the same Idempotency-Key runs again on the retry. The answer is
             # the error's own (verifier.service.errors); a project that vanished is `no_project`.
@@ -338,7 +340,7 @@ class Service:
         if not self.journal.abandoned(record.id, started_before=clock() - lease):
             return False
         # A RetryableError here: another live instance took the project first, so retry there (503).
-        settle(self.home, self.journal, record, self.contracts, clock())
+        settle(self.home, self.journal, record, clock())
         return True
 
     def _replay(self, record: Record, digest_hex: str) -> Answer:

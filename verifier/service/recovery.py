@@ -43,7 +43,7 @@ from verifier.state.project import rows_from
 from verifier.store.home import Home
 from verifier.store.hooks import ensure_hooks
 from verifier.store.prune import prune_unreachable
-from verifier.ui.board import ContractCache
+from verifier.ui.board import readable_contract
 
 _TRACE_ID = re.compile(r"^trc_[0-9a-f]{16}$")
 
@@ -120,7 +120,7 @@ def _verdict_from_row(record: Record, row: LedgerRow) -> dict[str, Any]:
     }
 
 
-def settle(home: Home, journal: Journal, record: Record, cache: ContractCache, now: datetime) -> dict[str, Any]:
+def settle(home: Home, journal: Journal, record: Record, now: datetime) -> dict[str, Any]:
     """Finish one attempt the service was running when it died; returns its verdict."""
     try:
         if record.project not in home.settings.backends.remotes:  # on a git host: the take-over clones it
@@ -133,7 +133,7 @@ def settle(home: Home, journal: Journal, record: Record, cache: ContractCache, n
         return gone
     try:
         with ProjectWriter.open(home, record.project) as writer:
-            return _settle_locked(home, journal, record, cache, now, writer)
+            return _settle_locked(home, journal, record, now, writer)
     except HistoryBrokenError as exc:
         broken: dict[str, Any] = {
             "outcome": "crash", "project": record.project, "leaf_id": record.leaf_id,
@@ -142,7 +142,7 @@ def settle(home: Home, journal: Journal, record: Record, cache: ContractCache, n
         return broken
 
 
-def _settle_locked(home: Home, journal: Journal, record: Record, cache: ContractCache, now: datetime,
+def _settle_locked(home: Home, journal: Journal, record: Record, now: datetime,
                    writer: ProjectWriter) -> dict[str, Any]:
     repo, tip = writer.repo, writer.tip
     rows = rows_from(repo.view(tip), record.ledger_from) if tip else []
@@ -154,7 +154,7 @@ def _settle_locked(home: Home, journal: Journal, record: Record, cache: Contract
         journal.finish(record.id, verdict, now=now, recovered=True)
         return verdict
     actor = home.identities.get(record.agent)
-    contract = cache.contract(repo.view(tip), record.leaf_id) if tip else None
+    contract = readable_contract(repo.view(tip), record.leaf_id) if tip else None
     description = ("the verifier was stopped (killed) during this attempt; nothing of it was kept but its "
                    "trace; submit again")
     stored = _TRACE_ID.match(record.trace_id) and home.traces.exists(record.trace_id)
@@ -199,11 +199,10 @@ def recover(home: Home, journal: Journal, commons: Commons, notifier: Notifier, 
     for slug in home.projects():
         _check_project(home, slug, report)
     ensure_hooks(home.root, [home.repo_path(slug) for slug in home.projects()])
-    cache = ContractCache()
     lease = timedelta(seconds=home.settings.backends.lease_s)
     for record in journal.orphaned(started_before=now - lease):
         try:
-            verdict = settle(home, journal, record, cache, now)
+            verdict = settle(home, journal, record, now)
         except RetryableError:
             continue  # its project is held by a live instance now; a later recovery settles it
         report.settled.append({"submission_id": record.id, "outcome": verdict["outcome"]})

@@ -36,7 +36,7 @@ log = logging.getLogger("rw.service")
 def warm_leaves(svc: Service, slug: str) -> list[BoardLeaf]:
     view = svc._tip_view(svc.project(slug))
     now = clock()
-    leaves = board(view, svc.contracts, svc.commons.claims(slug, now=now), now)
+    leaves = board(view, svc.commons.claims(slug, now=now), now)
     return sorted((leaf for leaf in leaves if leaf.contract.warm and leaf.state in ("open", "claimed")),
                   key=lambda leaf: (leaf.contract.expires_at, leaf.contract.leaf_id))
 

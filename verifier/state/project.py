@@ -24,13 +24,14 @@ from verifier.errors import FormatError
 from verifier.formats.document import Plan, Report, parse_plan, parse_report
 from verifier.formats.finding import Finding, parse_finding
 from verifier.formats.hypothesis import Hypothesis, parse_hypothesis
-from verifier.formats.leaf import LeafContract, LeafResult, parse_leaf, parse_leaf_result
+from verifier.formats.leaf import LeafContract, LeafResult, parse_leaf_result
 from verifier.formats.ledger import ROWS_PER_SEGMENT, LedgerRow, parse_row
 from verifier.formats.link import CounterEvidenceNote, Link, parse_link, parse_note
 from verifier.formats.project import ProjectFile, parse_project
 from verifier.formats.review import Review, parse_review
 from verifier.formats.source import SourceRecord, parse_source
 from verifier.formats.usescores import UseEntry, UseSummary, parse_shard
+from verifier.state.contracts import contract_in
 from verifier.state.layout import (
     FINDINGS_DIR,
     HYPOTHESES_DIR,
@@ -48,7 +49,6 @@ from verifier.state.layout import (
     finding_path,
     hypothesis_path,
     leaf_id_of,
-    leaf_path,
     leaf_result_path,
     link_path,
     plan_path,
@@ -166,9 +166,8 @@ class ProjectView:
     def contract(self, leaf_id: str) -> LeafContract | None:
         """The leaf's contract, or None when there is none; raises FormatError when it does not parse."""
         if leaf_id not in self._contracts:
-            data = self.tree.read(leaf_path(leaf_id))
             try:
-                self._contracts[leaf_id] = None if data is None else parse_leaf(data, leaf_path(leaf_id))
+                self._contracts[leaf_id] = contract_in(self.tree, leaf_id)  # parsed once per blob, process-wide
             except FormatError as exc:
                 self._contracts[leaf_id] = exc
         found = self._contracts[leaf_id]

@@ -1,15 +1,17 @@
 """Small disk primitives: atomic file replacement (with an exact mode when asked), a private
-folder, and an exclusive per-name lock, waited on for a bounded time."""
+folder, one flush of a whole file system, and an exclusive per-name lock, waited on for a bounded
+time."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import os
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from verifier.constants import LOCK_WAIT_S
@@ -51,6 +53,35 @@ def private_dir(path: Path) -> Path:
     if path.stat().st_mode & 0o077:
         path.chmod(0o700)
     return path
+
+
+def _syncfs() -> Callable[[int], int] | None:
+    try:
+        call: Callable[[int], int] = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):  # not Linux (or no glibc): os.sync below
+        return None
+    return call
+
+
+_SYNCFS = _syncfs()
+
+
+def sync_filesystem(path: Path) -> None:
+    """Make everything written so far on the file system holding `path` durable, in one call.
+
+    Many small files written unsynced and then one syncfs(2) cost one flush instead of one per
+    file (git's own batch mode does the same): the writer writes a group's objects this way and
+    syncs once before its branch moves (verifier.store.gitrepo). Without syncfs, sync(2)."""
+    if _SYNCFS is None:
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _SYNCFS(fd) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, f"syncfs of {path} failed: {os.strerror(code)}")
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(path: Path) -> None:

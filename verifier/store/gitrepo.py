@@ -12,6 +12,7 @@ from pathlib import Path
 import pygit2
 
 from verifier.errors import ConflictError, NotFound
+from verifier.store.files import sync_filesystem
 
 BRANCH = "refs/heads/main"
 # A project on a git host: landings waiting for the next push (verifier.deploy.publishing). Never
@@ -265,10 +266,14 @@ class ProjectRepo:
         current = self.tip() if ref == BRANCH else self.staged()
         if current != expected:
             raise ConflictError(f"{ref} moved from {expected} to {current} during the write")
+        if _durable:  # everything the new tip reaches is on disk before any ref names it
+            sync_filesystem(self.path)
         if expected is None:
             self.repo.references.create(ref, pygit2.Oid(hex=new))
         else:
             self.repo.references[ref].set_target(pygit2.Oid(hex=new), "researchwiki verifier")
+        if _durable:  # and the ref itself before the caller acknowledges it (or writes the anchor)
+            sync_filesystem(self.path)
 
     def changed_paths(self, old: str, new: str) -> list[str]:
         """Paths whose content differs between two commits (for replay and reverts)."""
@@ -289,7 +294,17 @@ def tune_object_cache() -> None:
 tune_object_cache()
 
 
+_durable = False  # process-wide, as libgit2's own settings are
+
+
 def set_durable(enabled: bool) -> None:
-    """fsync objects and refs (process-wide), so an acknowledged acceptance survives a machine
-    crash and not only a killed process."""
-    pygit2.settings.enable_fsync_gitdir(enabled)
+    """Make every ref move durable (process-wide), so an acknowledged acceptance survives a
+    machine crash and not only a killed process.
+
+    libgit2 could fsync each object it writes, but a landing writes a dozen (blobs, trees, two
+    commits) and a group of landings many dozens: instead objects are written unsynced and each
+    ref move first syncs the file system once (store.files.sync_filesystem), then the ref, so
+    nothing a ref names can be lost while the ref survives."""
+    global _durable  # noqa: PLW0603 - one switch for the process, set once by the wiring root
+    _durable = enabled
+    pygit2.settings.enable_fsync_gitdir(False)

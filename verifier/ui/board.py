@@ -3,12 +3,11 @@
 A leaf is `accepted` or `held` once its result file landed (then `rejected` when a person rejected
 what it held, `reverted` when its objects were reverted: service.leaf_fate), `expired` once its
 contract's expiry passed, `claimed` while an agent's claim is live, and `open` otherwise. Contracts are parsed once
-per blob and kept (a worker sees the same leaves over and over as the tip moves).
+per blob and kept (state.contracts: a worker sees the same leaves over and over as the tip moves).
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -16,14 +15,13 @@ from typing import Any, Literal
 from verifier.commons.adapter import Claim
 from verifier.errors import FormatError
 from verifier.formats.base import iso
-from verifier.formats.leaf import LeafContract, parse_leaf
-from verifier.state.layout import leaf_path
+from verifier.formats.leaf import LeafContract
+from verifier.state.contracts import contract_in
 from verifier.state.project import ProjectView
 from verifier.store.gitrepo import GitTree
 from verifier.ui.leaf_fate import LandedObjects, fate
 
 LeafState = Literal["open", "claimed", "expired", "accepted", "held", "rejected", "reverted"]
-_CACHE_LIMIT = 100_000
 
 
 @dataclass(frozen=True)
@@ -44,31 +42,13 @@ class BoardLeaf:
         }
 
 
-class ContractCache:
-    """Parsed leaf contracts by blob id, shared by a worker's threads."""
-
-    def __init__(self) -> None:
-        self._by_blob: dict[str, LeafContract] = {}
-        self._lock = threading.Lock()
-
-    def contract(self, view: GitTree, leaf_id: str) -> LeafContract | None:
-        path = leaf_path(leaf_id)
-        blob = view.blob_id(path)
-        if blob is None:
-            return None
-        with self._lock:
-            cached = self._by_blob.get(blob)
-        if cached is not None:
-            return cached
-        try:
-            contract = parse_leaf(view.read(path) or b"", path)
-        except FormatError:
-            return None
-        with self._lock:
-            if len(self._by_blob) >= _CACHE_LIMIT:
-                self._by_blob.clear()
-            self._by_blob[blob] = contract
-        return contract
+def readable_contract(view: GitTree, leaf_id: str) -> LeafContract | None:
+    """The leaf's contract, or None when it has none or it does not parse (no leaf to offer);
+    parsed once per blob for the whole process (state.contracts)."""
+    try:
+        return contract_in(view, leaf_id)
+    except FormatError:
+        return None
 
 
 LANDED = LandedObjects()  # what each contribution commit added; commits never change
@@ -83,10 +63,10 @@ def leaf_state(view: GitTree, contract: LeafContract, claim: Claim | None, now: 
     return "claimed" if claim is not None else "open"
 
 
-def board(view: GitTree, cache: ContractCache, claims: dict[str, Claim], now: datetime) -> list[BoardLeaf]:
+def board(view: GitTree, claims: dict[str, Claim], now: datetime) -> list[BoardLeaf]:
     leaves = []
     for leaf_id in ProjectView(view).leaf_ids:
-        contract = cache.contract(view, leaf_id)
+        contract = readable_contract(view, leaf_id)
         if contract is None:
             continue
         claim = claims.get(contract.leaf_id)
