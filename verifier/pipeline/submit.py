@@ -14,7 +14,8 @@ edit outside any leaf has no leaf id, an optional trace and a base revision. It 
                    and people alike; then the bundle is stored under trc_<sha256[:16]> (a refused
                    attempt's bundle later moves to a bounded per-agent quarantine), and the URL
                    check of new sources, for a scout leaf or a person's edit only.
-    [the project's writer is opened here (lock, history check) and held to the end]
+    [the attempt joins the project's group (pipeline.group: what reached the project while it was
+     landing); the group's writer is opened here once (lock, history check) and held to its end]
  4. leaf & base    the leaf exists, is open, unexpired, its plan not held; the submission's base
                    is the leaf's base_revision or a later commit on the branch (a person's edit:
                    any commit on the branch); if the branch has moved since, the patch lands on
@@ -39,7 +40,9 @@ Steps 4 to 8 are one pure function, `judge`: it takes the tip as read once under
 tree, its history's ancestry, PROJECT.md parsed once), the frozen attempt, the parsed patch, the
 fetches, the derived-text oracle and `now`, and returns the `Judgement` to land or raises
 `Refused` (a rejection carrying what was known of the attempt when it arose, for the refusal's
-ledger row). The shell around it, `accept` and `submit`, reads, judges and lands.
+ledger row). The shell around it reads, judges and lands: `prepare` runs steps 1-3 before any lock, `settle`
+steps 4-9 of one attempt under the writer, `land_group` settles a group with one publish (ADR
+0014), and `submit` is all of it for one submission.
 
 Every attempt that passes step 1 ends as exactly one ledger row: accepted, held, rejected, or
 crash when something unexpected broke (and then nothing else of the attempt is kept).
