@@ -22,7 +22,7 @@ from verifier.constants import MAX_BUNDLE_BYTES, QUARANTINE_PER_AGENT
 from verifier.errors import ConflictError, Rejected, Rejection
 from verifier.formats.ids import TRACE_ID_RE
 from verifier.formats.trace import BUNDLE_ORDER, TraceRecord
-from verifier.store.files import fsync_dir, private_dir, write_atomic
+from verifier.store.files import fsync_dir, private_dir, sync_filesystem, write_atomic
 
 # Refused attempts' bundles kept per agent (traces/.quarantine/<agent>/), newest first.
 QUARANTINE_DIR = ".quarantine"
@@ -59,9 +59,11 @@ class TraceStore:
         private_dir(self.root)
         # A private staging folder per call: two submissions of one bundle may race here.
         staging = Path(tempfile.mkdtemp(prefix=f".incoming-{record.trace_id}-", dir=self.root))
-        for name, data in files.items():
-            write_atomic(staging / name, data, durable=self.durable)
-        write_atomic(staging / "DIGEST", record.digest.encode() + b"\n", durable=self.durable)
+        for name, data in files.items():  # unsynced one by one: the folder is synced whole below
+            write_atomic(staging / name, data, durable=False)
+        write_atomic(staging / "DIGEST", record.digest.encode() + b"\n", durable=False)
+        if self.durable:  # every file of the bundle on disk in one flush, before its name appears
+            sync_filesystem(staging)
         try:
             staging.rename(target)
         except OSError:
