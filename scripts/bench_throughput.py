@@ -186,6 +186,20 @@ def peak_rss_mb(pgid: int) -> tuple[float, dict[int, float]]:
     return sum(each.values()), each
 
 
+def group_cpu_s(pgid: int) -> float:
+    """User + system CPU seconds so far of the live processes of a process group (and their waited-for
+    children, such as git)."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:
+                ticks += sum(int(field) for field in fields[11:15])
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def serve_round(port: int, queues: dict[str, list[load.Work]], seconds: float) -> tuple[list[load.Result], float]:
     """Every agent submits from its queue as fast as it can until `seconds` pass."""
     results: list[load.Result] = []
@@ -368,7 +382,9 @@ def main() -> int:
                 warm += serve_round(port, {agent: [items.pop(0)]}, 600)[0]
             print(f"warm-up: {len(warm)} submissions one by one, "
                   f"{', '.join(f'{r.ms:.0f}' for r in warm)} ms, not timed", file=sys.stderr)
+            cpu_before = group_cpu_s(group)
             results, elapsed = serve_round(port, queues, args.seconds)
+            cpu_s = group_cpu_s(group) - cpu_before
             rss, each = peak_rss_mb(group)
         if not any(queues.values()):
             print("warning: the agents ran out of planned submissions; raise --planned", file=sys.stderr)
@@ -388,9 +404,12 @@ def main() -> int:
             "errors": checked["errors"] + checked["problems"], "landed": len(landed), "submissions": len(results),
             "findings": args.sources * per_source, "agents": args.agents, "workers": args.workers,
             "seconds": args.seconds, "fsync": not args.no_fsync,
+            "server_cpu_ms_per_landing": round(1000 * cpu_s / len(landed), 1) if landed else None,
         }
         print(f"service: {len(landed)} of {len(results)} submissions landed in {elapsed:.1f}s ({rate:.2f}/s), "
               f"p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms", file=sys.stderr)
+        print(f"server CPU {cpu_s:.1f} s in the timed round: {summary['server_cpu_ms_per_landing']} ms a landing",
+              file=sys.stderr)
         print(f"bare git: {git_done} patches in {git_s:.1f}s ({git_rate:.2f}/s); ratio {summary['ratio']} "
               f"(target >= 5)", file=sys.stderr)
         print(f"peak RSS {rss:.1f} MB over {len(each)} processes "
