@@ -11,8 +11,12 @@ Measurement:
   queue, one connection per submission as `rw submit --server` makes, as fast as it can for
   `--seconds`, after `--warmup` untimed submissions one by one that pay each worker's cold start (checked
   like the rest, not counted in the rate). `landings_per_s` = accepted verdicts / elapsed; p50/p99 of each submission's
-  round trip. The service's peak RSS is the sum of VmHWM (/proc/PID/status) over the server's
-  process group (the server and its workers), read just before it is stopped.
+  round trip. The service's peak memory (`peak_rss_mb`) is the largest sum of the proportional set
+  size (PSS, /proc/PID/smaps_rollup) over the server's process group (the server and its workers),
+  sampled every 0.25 s from start-up to the end of the timed round: the forked workers share pages
+  with the server, which PSS counts once. The sum of VmHWM, which counts those pages in every
+  process, is printed beside it (`vmhwm_sum_mb`). `server_cpu_ms_per_landing` is the group's user +
+  system CPU in the timed round over its landings.
 - bare git: on another copy of the same repository, the same patches the service landed, one after
   another, each `git apply --cached` (on one index read from the tip once), `git write-tree`,
   `git commit-tree -p <previous>`, `git update-ref`, for at most `--seconds`. `bare_git_per_s` =
@@ -184,6 +188,54 @@ def peak_rss_mb(pgid: int) -> tuple[float, dict[int, float]]:
             if line.startswith("VmHWM:"):
                 each[int(stat.parent.name)] = int(line.split()[1]) / 1024
     return sum(each.values()), each
+
+
+def _group_pids(pgid: int) -> list[Path]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) == pgid:
+                found.append(stat.parent)
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def group_pss_mb(pgid: int) -> float:
+    """The memory a process group uses now: the sum of each process's proportional set size (a page
+    shared by n processes counts 1/n in each, so the forked workers' shared pages count once)."""
+    total_kb = 0
+    for proc in _group_pids(pgid):
+        try:
+            for line in (proc / "smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total_kb += int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total_kb / 1024
+
+
+class PeakMemory:
+    """Samples a process group's PSS sum every `every_s` seconds in a thread; `peak` is the largest."""
+
+    def __init__(self, pgid: int, every_s: float = 0.25) -> None:
+        self.pgid, self.every_s, self.peak = pgid, every_s, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, group_pss_mb(self.pgid))
+            self._stop.wait(self.every_s)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, group_pss_mb(self.pgid))
 
 
 def group_cpu_s(pgid: int) -> float:
@@ -377,6 +429,7 @@ def main() -> int:
             # Untimed: a first submission per worker pays that process's cold start (caches built
             # from the corpus), which is not the steady rate this measures; checked like the rest.
             # One after another: at once, the cold starts queue on the project lock past its wait (503).
+            memory = PeakMemory(group).__enter__()  # from the start: a cold start may be the peak
             warm: list[load.Result] = []
             for agent, items in list(queues.items())[:args.warmup]:
                 warm += serve_round(port, {agent: [items.pop(0)]}, 600)[0]
@@ -384,6 +437,7 @@ def main() -> int:
                   f"{', '.join(f'{r.ms:.0f}' for r in warm)} ms, not timed", file=sys.stderr)
             cpu_before = group_cpu_s(group)
             results, elapsed = serve_round(port, queues, args.seconds)
+            memory.__exit__()
             cpu_s = group_cpu_s(group) - cpu_before
             rss, each = peak_rss_mb(group)
         if not any(queues.values()):
@@ -400,7 +454,8 @@ def main() -> int:
             "ratio": round(rate / git_rate, 3) if git_rate else None,
             "p50_ms": round(statistics.median(latencies), 1) if latencies else None,
             "p99_ms": round(load.percentile(latencies, 0.99), 1) if latencies else None,
-            "lost": checked["lost"], "duplicated": checked["duplicated"], "peak_rss_mb": round(rss, 1),
+            "lost": checked["lost"], "duplicated": checked["duplicated"], "peak_rss_mb": round(memory.peak, 1),
+            "vmhwm_sum_mb": round(rss, 1),
             "errors": checked["errors"] + checked["problems"], "landed": len(landed), "submissions": len(results),
             "findings": args.sources * per_source, "agents": args.agents, "workers": args.workers,
             "seconds": args.seconds, "fsync": not args.no_fsync,
@@ -412,8 +467,9 @@ def main() -> int:
               file=sys.stderr)
         print(f"bare git: {git_done} patches in {git_s:.1f}s ({git_rate:.2f}/s); ratio {summary['ratio']} "
               f"(target >= 5)", file=sys.stderr)
-        print(f"peak RSS {rss:.1f} MB over {len(each)} processes "
-              f"({', '.join(f'{mb:.0f}' for mb in sorted(each.values(), reverse=True))} MB; target <= 400)",
+        print(f"peak memory {memory.peak:.1f} MB (sum of PSS over the {len(each)} processes, sampled; target "
+              f"<= 400); the sum of their VmHWM, which counts the workers' shared pages in each, "
+              f"{rss:.1f} MB ({', '.join(f'{mb:.0f}' for mb in sorted(each.values(), reverse=True))})",
               file=sys.stderr)
         print(f"lost {summary['lost']}, duplicated {summary['duplicated']}, errors {summary['errors']}",
               file=sys.stderr)
