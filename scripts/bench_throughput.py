@@ -380,7 +380,14 @@ def profile(root: Path, work: list[load.Work], count: int) -> None:
     # message needs the project digest; reported apart from the steady landings.
     agents = len({item.agent for item in work})
     began = time.perf_counter()
-    for item in work[:agents]:
+    cold = cProfile.Profile()
+    cold.enable()
+    one(work[0])
+    cold.disable()
+    print(f"profile: the first submission of the process {(time.perf_counter() - began) * 1000:.1f} ms; where:",
+          file=sys.stderr)
+    pstats.Stats(cold, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
+    for item in work[1:agents]:
         one(item)
     print(f"profile: the first {agents} submissions (cold start, first acceptances) "
           f"{(time.perf_counter() - began) * 1000 / agents:.1f} ms each", file=sys.stderr)
@@ -396,6 +403,8 @@ def profile(root: Path, work: list[load.Work], count: int) -> None:
     for label, where, name in PHASES:
         ms = sum(row[3] for (file, _, func), row in table.items() if func == name and file.endswith(where))
         print(f"  {label:<44} {1000 * ms / count:8.1f} ms", file=sys.stderr)
+    print("profile: the warm submissions' costliest calls (cumulative):", file=sys.stderr)
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(60)
 
 
 def main() -> int:

@@ -2,11 +2,20 @@
 
 Every model that reads untrusted input forbids unknown fields and is frozen. A validation error
 becomes one FormatError naming the file, the line (when it can be found) and the field path.
+
+A file parsed once is not parsed again while the process remembers it: YAML is the costliest
+step of reading a project (a landing reads the same source record, PROJECT.md and the new
+findings in the judge, the digest and the notifier), and a model parsed from the same bytes at the
+same path is the same frozen value, so the last PARSED_KEPT parses are kept, by model, path and
+the bytes' digest. Refusals are not kept: bad input is parsed, and refused, each time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from datetime import UTC, date, datetime
 from typing import Annotated, TypeVar
 
@@ -121,13 +130,40 @@ def validate(model: type[M], value: object, where: str, raw: bytes | str | None 
         raise FormatError(message, location) from exc
 
 
+PARSED_KEPT = 4096  # parsed files remembered per process (a few KiB each)
+_parsed: OrderedDict[tuple[type[BaseModel], str, bool, bytes], tuple[BaseModel, str]] = OrderedDict()
+_parsed_lock = threading.Lock()
+
+
+def _remembered(model: type[M], data: bytes | str, where: str, front_matter: bool) -> tuple[M, str]:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    key = (model, where, front_matter, hashlib.blake2b(raw, digest_size=16).digest())
+    with _parsed_lock:
+        found = _parsed.get(key)
+        if found is not None:
+            _parsed.move_to_end(key)
+    if found is not None:
+        value, body = found
+        assert isinstance(value, model)
+        return value, body
+    if front_matter:
+        fields, body = load_front_matter(data, where)
+        parsed = validate(model, fields, where, data, front_matter=True)
+    else:
+        parsed, body = validate(model, load_yaml(data, where), where, data), ""
+    with _parsed_lock:
+        _parsed[key] = (parsed, body)
+        while len(_parsed) > PARSED_KEPT:
+            _parsed.popitem(last=False)
+    return parsed, body
+
+
 def parse_yaml_model(model: type[M], data: bytes | str, where: str) -> M:
-    return validate(model, load_yaml(data, where), where, data)
+    return _remembered(model, data, where, front_matter=False)[0]
 
 
 def parse_front_matter_model(model: type[M], data: bytes | str, where: str) -> tuple[M, str]:
-    value, body = load_front_matter(data, where)
-    return validate(model, value, where, data, front_matter=True), body
+    return _remembered(model, data, where, front_matter=True)
 
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
