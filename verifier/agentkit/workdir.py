@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,6 +167,8 @@ def remove_clone(dest: Path, made: bool) -> None:
     """Remove what was put in `dest` (the folder too when `made`); never follows a link."""
     for child in list(dest.iterdir()) if dest.is_dir() and not dest.is_symlink() else []:
         if child.is_dir() and not child.is_symlink():
+            import shutil  # noqa: PLC0415 - only a refused clone is removed; `rw check` never loads it
+
             shutil.rmtree(child)
         else:
             child.unlink()
@@ -186,13 +186,18 @@ def make_patch(work: Work) -> bytes:
     """
     real = Path(git(work.root, "rev-parse", "--git-path", "index").decode("utf-8").strip())
     real = real if real.is_absolute() else work.root / real
-    with tempfile.TemporaryDirectory(prefix="rw-index-", dir=work.meta) as scratch:
-        index = Path(scratch) / "index"
+    # The scratch index is this process's own file in .rw/ (which git ignores), removed however
+    # the diff ends; named by the process id, so two commands in one folder never share one.
+    index = work.meta / f"index-{os.getpid()}"
+    try:
         if real.exists():
-            shutil.copyfile(real, index)  # its stat cache keeps `add -A` from rehashing every file
+            index.write_bytes(real.read_bytes())  # its stat cache keeps `add -A` from rehashing every file
         git(work.root, "add", "-A", index=index)
         return git(work.root, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
                    work.state.base_revision, index=index)
+    finally:
+        index.unlink(missing_ok=True)
+        index.with_name(index.name + ".lock").unlink(missing_ok=True)
 
 
 def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:
