@@ -10,6 +10,7 @@ commands the modules really define.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import types
@@ -111,7 +112,21 @@ cli.configure({name: (_PACKAGE + module, text) for name, (module, text) in COMMA
               tuple(_PACKAGE + module for module in COMMAND_MODULES))
 
 
+def _start_up_done() -> None:
+    """The collector back on, with what start-up made (modules, classes, functions: kept to the
+    end) frozen out of its view, so its later passes do not walk them again."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def main() -> None:
+    # Importing a command's modules makes tens of thousands of objects that live until the
+    # process ends; the cyclic collector walked them some 60 times for nothing during `rw check`'s
+    # start-up (about 0.015 s of CPU, issue 26). It is off until the command is found, then on
+    # again (`_start_up_done`), so a long-running command (`rw serve`) collects as usual.
+    gc.disable()
+    cli.on_resolved = _start_up_done
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:
