@@ -176,6 +176,19 @@ def remove_clone(dest: Path, made: bool) -> None:
         dest.rmdir()
 
 
+_GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_WORK_TREE")
+
+
+def _index_file(root: Path) -> Path:
+    """The clone's index: .git/index in a folder `rw work` cloned (a plain .git directory, no git
+    variable moving it), which spares a git process per command; else what git itself says."""
+    if (root / ".git").is_dir() and not (root / ".git").is_symlink() and not any(
+            name in os.environ for name in _GIT_LOCATION_VARIABLES):
+        return root / ".git" / "index"
+    found = Path(git(root, "rev-parse", "--git-path", "index").decode("utf-8").strip())
+    return found if found.is_absolute() else root / found
+
+
 def make_patch(work: Work) -> bytes:
     """Everything changed against the base, new files included, as `git diff --binary` writes it.
 
@@ -184,8 +197,7 @@ def make_patch(work: Work) -> bytes:
     `rw check` and `rw submit` change nothing git shows the agent (`git status` is as it was, and
     `git checkout FILE` still undoes an edit). Nothing is committed.
     """
-    real = Path(git(work.root, "rev-parse", "--git-path", "index").decode("utf-8").strip())
-    real = real if real.is_absolute() else work.root / real
+    real = _index_file(work.root)
     # The scratch index is this process's own file in .rw/ (which git ignores), removed however
     # the diff ends; named by the process id, so two commands in one folder never share one.
     index = work.meta / f"index-{os.getpid()}"
