@@ -200,10 +200,12 @@ def make_patch(work: Work) -> bytes:
     real = _index_file(work.root)
     # The scratch index is this process's own file in .rw/ (which git ignores), removed however
     # the diff ends; named by the process id, so two commands in one folder never share one.
-    index = work.meta / f"index-{os.getpid()}"
+    scratch = f"{STATE_DIR}/index-{os.getpid()}"
+    index = work.root / scratch
     try:
         if real.exists():
-            index.write_bytes(real.read_bytes())  # its stat cache keeps `add -A` from rehashing every file
+            # Its stat cache keeps `add -A` from rehashing every file; written without following a link.
+            write_bytes(work.root, scratch, real.read_bytes())
         git(work.root, "add", "-A", index=index)
         return git(work.root, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
                    work.state.base_revision, index=index)
