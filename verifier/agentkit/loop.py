@@ -12,14 +12,13 @@ error answer the error its status maps to (`reply_error`). Nothing here prints.
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from verifier.agentkit import served
@@ -40,11 +39,15 @@ from verifier.agentkit.workdir import (
     remove_clone,
 )
 from verifier.checks.citation import ExcerptMissing, first_difference, locate_excerpt
-from verifier.client.http import TRANSIENT, Client, Reply
 from verifier.errors import AuthError, FormatError, Rejected, Rejection, UntrustedReply, VerifierError
 from verifier.formats.base import check_slug
 from verifier.formats.trace import bundle_digest
 from verifier.state.layout import FIELD_GUIDE
+
+if TYPE_CHECKING:
+    # The HTTP client (http.client, ssl, email) is loaded by the functions that talk to the
+    # service: `rw new` and `rw trace` write the folder and never do (issue 26).
+    from verifier.client.http import Client, Reply
 
 STANCES = ("supports", "contradicts", "context")
 DECISIONS = ("accept", "reject", "amend")
@@ -113,6 +116,10 @@ def version_warning(answer: Mapping[str, object], mine: str) -> str | None:
 def served_version_warning(client: Client, mine: str) -> str | None:
     """`version_warning` of the service's GET /version; a service too old to answer it, or not
     answering, is no reason to stop (the next request says what is wrong)."""
+    import http.client  # noqa: PLC0415 - see the imports
+
+    from verifier.client.http import TRANSIENT  # noqa: PLC0415
+
     try:
         reply = client.once("GET", "/version", auth=False)
     except (*TRANSIENT, OSError, http.client.HTTPException):

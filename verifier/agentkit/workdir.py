@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,11 +167,26 @@ def remove_clone(dest: Path, made: bool) -> None:
     """Remove what was put in `dest` (the folder too when `made`); never follows a link."""
     for child in list(dest.iterdir()) if dest.is_dir() and not dest.is_symlink() else []:
         if child.is_dir() and not child.is_symlink():
+            import shutil  # noqa: PLC0415 - only a refused clone is removed; `rw check` never loads it
+
             shutil.rmtree(child)
         else:
             child.unlink()
     if made and dest.is_dir():
         dest.rmdir()
+
+
+_GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_WORK_TREE")
+
+
+def _index_file(root: Path) -> Path:
+    """The clone's index: .git/index in a folder `rw work` cloned (a plain .git directory, no git
+    variable moving it), which spares a git process per command; else what git itself says."""
+    if (root / ".git").is_dir() and not (root / ".git").is_symlink() and not any(
+            name in os.environ for name in _GIT_LOCATION_VARIABLES):
+        return root / ".git" / "index"
+    found = Path(git(root, "rev-parse", "--git-path", "index").decode("utf-8").strip())
+    return found if found.is_absolute() else root / found
 
 
 def make_patch(work: Work) -> bytes:
@@ -184,15 +197,21 @@ def make_patch(work: Work) -> bytes:
     `rw check` and `rw submit` change nothing git shows the agent (`git status` is as it was, and
     `git checkout FILE` still undoes an edit). Nothing is committed.
     """
-    real = Path(git(work.root, "rev-parse", "--git-path", "index").decode("utf-8").strip())
-    real = real if real.is_absolute() else work.root / real
-    with tempfile.TemporaryDirectory(prefix="rw-index-", dir=work.meta) as scratch:
-        index = Path(scratch) / "index"
+    real = _index_file(work.root)
+    # The scratch index is this process's own file in .rw/ (which git ignores), removed however
+    # the diff ends; named by the process id, so two commands in one folder never share one.
+    scratch = f"{STATE_DIR}/index-{os.getpid()}"
+    index = work.root / scratch
+    try:
         if real.exists():
-            shutil.copyfile(real, index)  # its stat cache keeps `add -A` from rehashing every file
+            # Its stat cache keeps `add -A` from rehashing every file; written without following a link.
+            write_bytes(work.root, scratch, real.read_bytes())
         git(work.root, "add", "-A", index=index)
         return git(work.root, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
                    work.state.base_revision, index=index)
+    finally:
+        index.unlink(missing_ok=True)
+        index.with_name(index.name + ".lock").unlink(missing_ok=True)
 
 
 def manifest_for(work: Work, skill_version: str, summary: str | None = None) -> dict[str, object]:

@@ -12,10 +12,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Final
 
-from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Indel
-
 from verifier.text.normalize import normalize
+
+# rapidfuzz is imported by the functions that use it: only a missing excerpt needs the fuzzy
+# search, and `rw check` of a correct folder should not pay its import (issue 26).
 
 # Up to this many code points rapidfuzz's partial_ratio uses a bit-parallel scan that covers a
 # whole 1 MB text in 10-20 ms, so short excerpts need no candidate narrowing.
@@ -111,6 +111,8 @@ def _closest(text: str, needle: str) -> ExcerptMissing:
         # Only the probe was aligned; report the full-length passage from that offset.
         end = offset + len(needle)
     closest = text[offset:end]
+    from rapidfuzz import fuzz  # noqa: PLC0415 - see the imports
+
     return ExcerptMissing(offset, float(fuzz.ratio(needle, closest)), closest)
 
 
@@ -165,6 +167,8 @@ def _look_alike(needle: str, index: int, mine: str, theirs: str) -> str:
 
 def _align(probe: str, text: str, lo: int, hi: int) -> tuple[float, int, int]:
     """Best partial alignment of probe inside text[lo:hi], as (score, start, end) into text."""
+    from rapidfuzz import fuzz  # noqa: PLC0415 - see the imports
+
     hit = fuzz.partial_ratio_alignment(probe, text[lo:hi])
     if hit is None:  # only returned when a score_cutoff is not met; none is passed
         return 0.0, lo, lo
@@ -179,6 +183,8 @@ def _tighten(probe: str, text: str, start: int, end: int) -> tuple[int, int]:
     or two before it (". The ..." instead of "The ..."). Dropping unmatched characters at both
     ends makes the offset point at where the passage begins.
     """
+    from rapidfuzz.distance import Indel  # noqa: PLC0415 - see the imports
+
     matched = [op for op in Indel.opcodes(probe, text[start:end]) if op.tag == "equal"]
     if not matched:
         return start, end
@@ -226,6 +232,8 @@ def _window_candidates(text: str, probe: str) -> list[int]:
     last = max(0, len(text) - width)
     starts = [*range(0, last, step), last]
     windows = [text[start : start + width] for start in starts]
+    from rapidfuzz import fuzz, process  # noqa: PLC0415 - see the imports
+
     best = process.extract(head, windows, scorer=fuzz.ratio, limit=_CANDIDATES_PER_METHOD)
     ranked = sorted(best, key=lambda item: (-item[1], item[2]))
     return [starts[index] for _, _, index in ranked]

@@ -7,13 +7,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from verifier.errors import Rejection
 from verifier.formats.fetch import FetchOutcome
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile
-from verifier.state.project import ProjectView
 from verifier.state.view import TreeView
+
+if TYPE_CHECKING:
+    # Loaded when a check first reads `state`: the read model parses every format, and the
+    # extract check (`rw check`'s commonest kind) never reads it (issue 26).
+    from verifier.state.project import ProjectView
 
 
 @dataclass(frozen=True)
@@ -37,11 +42,15 @@ class CheckContext:
     @cached_property
     def state(self) -> ProjectView:
         """The project as it would be after landing, read through the one read model."""
+        from verifier.state.project import ProjectView  # noqa: PLC0415 - see the import above
+
         return ProjectView(self.tree)
 
     @cached_property
     def base_state(self) -> ProjectView | None:
         """The project before the writes (None when the check is handed no base)."""
+        from verifier.state.project import ProjectView  # noqa: PLC0415 - see the import above
+
         return None if self.base_tree is None else ProjectView(self.base_tree)
 
 

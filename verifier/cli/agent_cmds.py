@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -26,13 +26,15 @@ from verifier.agentkit.workdir import Work, find_work
 from verifier.cli.app import RwError, cli, untrusted
 from verifier.cli.remote import client_for, loop_errors, server_option, warn_if_server_newer
 from verifier.cli.verdicts import show_verdict
-from verifier.client.http import Client
 from verifier.constants import CLAIM_TTL_S
 from verifier.errors import FormatError
 from verifier.formats.duration import parse_duration
 from verifier.formats.source import EXTENSION_BY_MEDIA_TYPE
 from verifier.formats.trace import BUNDLE_ORDER
 from verifier.state.layout import FIELD_GUIDE
+
+if TYPE_CHECKING:
+    from verifier.client.http import Client  # a type here: `rw new` and `rw trace` never load HTTP
 
 
 def current_work() -> Work:

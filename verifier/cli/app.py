@@ -15,7 +15,7 @@ import errno
 import importlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -211,6 +211,9 @@ class LazyGroup(click.Group):
 
     lazy: Mapping[str, tuple[str, str]] = {}
     modules: tuple[str, ...] = ()
+    # Called once the command to run is found (its module imported): `rw` (cli.main) ends its
+    # start-up there (see main()).
+    on_resolved: Callable[[], None] | None = None
 
     def configure(self, lazy: Mapping[str, tuple[str, str]], modules: tuple[str, ...]) -> None:
         self.lazy, self.modules = lazy, modules
@@ -232,6 +235,13 @@ class LazyGroup(click.Group):
             else:
                 self._load_unnamed()
         return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        found = super().resolve_command(ctx, args)
+        if self.on_resolved is not None:
+            self.on_resolved()
+        return found
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         names = self.list_commands(ctx)

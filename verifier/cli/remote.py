@@ -17,16 +17,20 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import quote
 
 import click
 
 from verifier.cli.app import EXIT_AUTH, RwError, exit_code_of_reply, untrusted
-from verifier.client.http import Client, Reply
 from verifier.constants import READ_RETRY_S
 from verifier.errors import FormatError, Unreachable, UntrustedReply, VerifierError
 from verifier.formats.duration import parse_duration
+
+if TYPE_CHECKING:
+    # Loaded by `client_for`, when a command first talks to a service: the agent's commands that
+    # only write the folder (`rw new`, `rw trace`) import this module and never do (issue 26).
+    from verifier.client.http import Client, Reply
 
 
 def _server_or_joined(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
@@ -81,6 +85,8 @@ def token_for(server: str, *, person: bool = False) -> str:
 
 def client_for(server: str, retry_for: str = f"{READ_RETRY_S}s", *, token_required: bool = True,
                person: bool = False) -> Client:
+    from verifier.client.http import Client  # noqa: PLC0415 - see the imports
+
     token = token_for(server, person=person)
     if token_required and not token:
         raise RwError("no token: set RW_TOKEN (or `rw join SERVER CODE` to store one)", EXIT_AUTH)

@@ -17,7 +17,7 @@ from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from verifier.errors import FormatError
 from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, iso, parse_yaml_model
-from verifier.formats.ledger import Outcome
+from verifier.formats.outcome import Outcome
 from verifier.formats.project import HypothesisId
 from verifier.formats.source import SourceId
 

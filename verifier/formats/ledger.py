@@ -18,8 +18,8 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from verifier.errors import FormatError
 from verifier.formats.base import CommitId, Sha256Hex, Strict, Timestamp, iso
+from verifier.formats.outcome import Outcome as Outcome  # noqa: PLC0414 - re-exported: its home is here too
 
-Outcome = Literal["accepted", "held", "rejected", "crash"]
 Action = Literal["init", "leaf", "submit", "human", "hold", "revert", "resolve", "repair", "plan"]
 ActorType = Literal["agent", "human", "verifier", "resolver", "planner"]
 ROWS_PER_SEGMENT = 256

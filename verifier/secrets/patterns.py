@@ -17,7 +17,8 @@ Start-up cost (issue 26): importing detect-secrets costs about 0.1 s of CPU (it 
 for its verify step), which `rw check` pays on a folder of a few kilobytes. So what this module
 reads from the library (each detector's secret type, its pattern sources and flags, whether it
 post-filters) is kept in a small cache file (`stock_detectors`), keyed by the installed plugin
-files' names, sizes and modification times: a change of the library rebuilds it, and a cache that
+files' names, sizes and modification times (and named by that key, so environments that each
+have their own library keep their own file): a change of the library rebuilds it, and a cache that
 does not parse as exactly that shape is ignored and rebuilt. The rules are still the library's:
 the cache holds what it read, never a copy written here. Each detector's patterns are compiled
 the first time a trigger hands it a window (`Detector.patterns`), so a scan pays for the
@@ -203,7 +204,7 @@ class Detector:
 class Trigger:
     """One trigger and the detectors to run in the window around each of its occurrences."""
 
-    regex: re.Pattern[bytes]  # the head and tail, to tell which trigger of a pass matched
+    source: bytes  # the head and tail, to tell which trigger of a pass matched (see `regex`)
     back: int
     ahead: int
     search: bool
@@ -211,6 +212,12 @@ class Trigger:
     detectors: tuple[Detector, ...]
     lead: bytes  # TriggerSpec.lead
     prefilter: bytes  # TriggerSpec.prefilter
+
+    @cached_property
+    def regex(self) -> re.Pattern[bytes]:
+        """`source` compiled when a candidate first calls on it: a scan of honest bytes meets few
+        triggers, and compiling every one at import was most of the scanner's start-up."""
+        return re.compile(self.source)
 
 
 @dataclass(frozen=True)
@@ -222,13 +229,18 @@ class TriggerPass:
     as a finditer of it would hit. After a hit, each trigger's own regex says which matched.
     """
 
-    regex: re.Pattern[bytes]
+    source: bytes  # the alternation of the pass's heads and tails (compiled on use: `regex`)
     first: int  # the byte every trigger of the pass starts with (lower case when fold_case)
     fold_case: bool
     triggers: tuple[Trigger, ...]
     # The triggers that can match given the byte after the first (heads of one byte match any).
     by_next: dict[int, tuple[Trigger, ...]]
     any_next: tuple[Trigger, ...]
+
+    @cached_property
+    def regex(self) -> re.Pattern[bytes]:
+        """`source` compiled the first time the prefilter stops at this pass's first byte."""
+        return re.compile(self.source)
 
 
 def _consuming(tail: bytes) -> bytes:
@@ -267,7 +279,7 @@ def prefilter_source(passes: tuple[TriggerPass, ...]) -> bytes:
     parts = []
     for trigger_pass in passes:
         for trigger in trigger_pass.triggers:
-            part = trigger.prefilter or trigger.lead + _consuming(trigger.regex.pattern)
+            part = trigger.prefilter or trigger.lead + _consuming(trigger.source)
             parts.append(b"(?i:" + part + b")" if trigger_pass.fold_case else part)
     return b"|".join(parts)
 
@@ -384,10 +396,12 @@ def library_key() -> str | None:
     return digest.hexdigest()
 
 
-def default_cache_file() -> Path:
-    """Where the cache lives: $XDG_CACHE_HOME (or ~/.cache)/researchwiki/stock-detectors.json."""
+def default_cache_file(key: str | None = None) -> Path:
+    """Where the cache lives: $XDG_CACHE_HOME (or ~/.cache)/researchwiki/stock-detectors-KEY.json,
+    one file per installed library: two virtual environments on one machine (each its own
+    detect-secrets) would otherwise rewrite one file in turn and each start would miss it."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "researchwiki" / "stock-detectors.json"
+    return Path(base) / "researchwiki" / f"stock-detectors-{(key or 'unknown')[:16]}.json"
 
 
 def _parse_cache(data: bytes, key: str) -> tuple[StockDetector, ...] | None:
@@ -416,8 +430,8 @@ def stock_detectors(cache: Path | None = None) -> tuple[StockDetector, ...]:
     """The installed library's detectors: from the cache file when it was written for the
     library as installed now, else read from the library (and the cache rewritten, best effort:
     a read-only home only costs the next start the same read)."""
-    path = default_cache_file() if cache is None else cache
     key = library_key()
+    path = default_cache_file(key) if cache is None else cache
     if key is not None:
         try:
             cached = _parse_cache(path.read_bytes(), key)
@@ -474,7 +488,7 @@ def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tupl
         # over another trigger that starts inside this one's tail.
         rest = re.escape(head[1:]) + (b"(?=" + tail + b")" if tail else b"")
         trigger = Trigger(
-            regex=re.compile(re.escape(head[:1]) + rest),
+            source=re.escape(head[:1]) + rest,
             back=max(spec.back for spec, _ in members),
             ahead=max(spec.ahead for spec, _ in members),
             search=any(spec.search for spec, _ in members),
@@ -492,8 +506,7 @@ def _build(stock: tuple[StockDetector, ...]) -> tuple[tuple[Detector, ...], tupl
             if len(head) > 1:
                 by_next[head[1]] = (*by_next.get(head[1], ()), trigger)
         passes.append(TriggerPass(
-            regex=re.compile(re.escape(bytes([first])) + b"(?:" + b"|".join(
-                rest for _, rest, _ in group) + b")"),
+            source=re.escape(bytes([first])) + b"(?:" + b"|".join(rest for _, rest, _ in group) + b")",
             first=first,
             fold_case=fold_case,
             triggers=tuple(trigger for _, _, trigger in group),

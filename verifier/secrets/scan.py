@@ -128,15 +128,27 @@ _OPTIONS = re2.Options()
 _OPTIONS.encoding = re2.Options.Encoding.LATIN1
 PREFILTER = re2.compile(prefilter_source(TRIGGERS) + b"|" + KEYWORD_PREFILTER, _OPTIONS)
 _UNANCHORED = re2._Anchor.UNANCHORED
-# The passes (with their index) whose trigger can start with each byte value.
-# A candidate at a trigger's lead byte (TriggerSpec.lead) tries that pass one byte further on.
-_PASSES_BY_FIRST: tuple[tuple[tuple[int, int, TriggerPass], ...], ...] = tuple(
-    tuple((0, index, trigger_pass) for index, trigger_pass in enumerate(TRIGGERS)
-          if trigger_pass.first == (bytes([byte]).lower()[0] if trigger_pass.fold_case else byte))
-    + tuple((1, index, trigger_pass) for index, trigger_pass in enumerate(TRIGGERS)
-            if any(trigger.lead and re.fullmatch(trigger.lead, bytes([byte]))
-                   for trigger in trigger_pass.triggers))
-    for byte in range(256))
+
+
+def _passes_by_first(passes: tuple[TriggerPass, ...]) -> tuple[tuple[tuple[int, int, TriggerPass], ...], ...]:
+    """The passes (with their index) whose trigger can start with each byte value, in pass
+    order; then, one byte further on, those with a trigger whose lead (TriggerSpec.lead) is that
+    byte. Built pass by pass, since it is built at every start (issue 26)."""
+    lowered = bytes(range(256)).lower()
+    heads: list[list[tuple[int, int, TriggerPass]]] = [[] for _ in range(256)]
+    leads: list[list[tuple[int, int, TriggerPass]]] = [[] for _ in range(256)]
+    for index, trigger_pass in enumerate(passes):
+        for byte in range(256):
+            if trigger_pass.first == (lowered[byte] if trigger_pass.fold_case else byte):
+                heads[byte].append((0, index, trigger_pass))
+        patterns = [re.compile(trigger.lead) for trigger in trigger_pass.triggers if trigger.lead]
+        for byte in range(256) if patterns else ():
+            if any(pattern.fullmatch(bytes([byte])) for pattern in patterns):
+                leads[byte].append((1, index, trigger_pass))
+    return tuple(tuple(heads[byte] + leads[byte]) for byte in range(256))
+
+
+_PASSES_BY_FIRST = _passes_by_first(TRIGGERS)
 
 # Work, in bytes a stock pattern may walk, allowed per byte scanned. Each trigger occurrence
 # costs the span its patterns may walk (a search window counts as quadratic in its length,

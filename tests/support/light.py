@@ -1,0 +1,77 @@
+"""What an agent's local command loads: run `rw ...` in a fresh interpreter, in a folder, and read
+back the modules it imported and the collector's state when it ended (tests/cli/test_light_commands.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.world import NOTE_ID
+from verifier.agentkit.objects import finding_file
+from verifier.agentkit.workdir import Work
+
+# Printed after the command, on stdout's last line, whatever the command's own exit.
+_RUN = """
+import gc, json, sys
+from verifier.cli.main import main
+sys.argv = ["rw", *json.loads(sys.argv[1])]
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code if isinstance(exc.code, int) else 1
+print("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules), "gc": gc.isenabled(),
+                          "frozen": gc.get_freeze_count()}))
+"""
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    out: str
+    modules: frozenset[str]
+    gc_enabled: bool
+    frozen: int
+
+    def loaded(self, *prefixes: str) -> list[str]:
+        """The imported modules that are, or are inside, any of `prefixes`."""
+        return sorted(name for name in self.modules
+                      if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes))
+
+
+def run_rw(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Ran:
+    """`rw ARGV...` run in `cwd` in its own interpreter, with PATH for git and nothing of RW_HOME."""
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root"),
+            "RW_SERVER": "http://127.0.0.1:9"}
+    done = subprocess.run([sys.executable, "-c", _RUN, json.dumps(argv)], cwd=cwd, capture_output=True, text=True,
+                          check=False, timeout=120, env={**base, **(env or {})})
+    head, _, last = done.stdout.rstrip("\n").rpartition("\n")
+    try:
+        report = json.loads(last)
+    except ValueError as exc:
+        raise AssertionError(f"rw {argv} printed no report: {done.stdout}{done.stderr}") from exc
+    return Ran(report["code"], head + done.stderr, frozenset(report["modules"]), report["gc"], report["frozen"])
+
+
+def add_findings(work: Work, count: int = 3) -> None:
+    """`count` correct findings of the fixture note in the folder, as `rw new finding` writes them."""
+    text = work.source_text(NOTE_ID)
+    sentences = [part.strip() + "." for part in text.split(". ") if len(part.split()) >= 6][:count]
+    for number, sentence in enumerate(sentences):
+        path, data = finding_file(source_id=NOTE_ID, source_text=text, excerpt=sentence, statement=f"Claim {number}.",
+                                  limitation="One note.", leaf_id=work.state.leaf_id)
+        work.write(path, data)
+
+
+def misquote(finding: Path) -> None:
+    """Two words the source does not have put in front of a finding file's excerpt (quoted or not)."""
+    lines = finding.read_text().split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("excerpt: "))
+    value = lines[at][len("excerpt: "):]
+    quote = value[0] if value[0] in "'\"" else ""
+    lines[at] = f"excerpt: {quote}Zq Zq {value[len(quote):]}"
+    finding.write_text("\n".join(lines))
