@@ -126,7 +126,7 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     if ok:
         print(f"{len(verdicts)} commit(s) landed on main; `git pull --rebase` (or fetch and reset) to get them",
               file=out)
-        sealed, note = _seal(home, slug, now)
+        sealed, note = seal_landed(home, slug, now)
         if sealed:
             print(f"sealed baseline for {', '.join(sealed)}", file=out)
         if note:
@@ -134,7 +134,7 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     return 0 if ok else 1
 
 
-def _seal(home: Home, slug: str, now: datetime) -> tuple[list[str], str | None]:
+def seal_landed(home: Home, slug: str, now: datetime) -> tuple[list[str], str | None]:
     """Seal what the landing left waiting (writes.followups); nothing when the project has no
     hypothesis file at all, which is known from the tree's names without loading the sealing
     machinery (the Resolver's keys, the model adapters: a tenth of the hook's start-up)."""
