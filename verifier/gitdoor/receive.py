@@ -14,6 +14,10 @@ prefixes it `remote:`). Exit 0 lets git take the push (its update of refs/for/ma
 the proc-receive hook, which creates no ref); exit 1 refuses it, and git discards the quarantine.
 A push that made a hypothesis active then seals its baseline (writes.followups), or records and
 prints why it could not.
+
+git starts this module at every push, so it imports only what a landing needs: the sealing
+machinery is loaded only when the landed tree has a hypothesis file (`seal_landed`), and opening
+the home loads no text extractor.
 """
 
 from __future__ import annotations

@@ -23,7 +23,9 @@ so every blob, tree and commit a landing refers to is written to the main object
 branch moves, and a clone between the landing and git's own migration finds every object.
 
 The whole push is one batch of the writer: one lock, one branch move at the end, and if any commit
-is refused none lands (the refused one gets its ledger row).
+is refused none lands (the refused one gets its ledger row). Each commit is judged against the tip
+the commits before it left (pipeline.submit's judge and landing), with PROJECT.md parsed once per
+content for the whole push (`ProjectMemo`): a commit that changes it is held to its new text.
 """
 
 from __future__ import annotations
