@@ -50,3 +50,41 @@ def test_a_pushed_revert_is_a_maintainers_not_a_strangers(world: World, tmp_path
     assert read_denials(world.home, SLUG)[-1].action == "revert"
     result = push_for_review(work, people.token(MAINTAINER))
     assert result.returncode == 0, result.stderr
+
+
+def _hand_over_then_edit(work: Path, order: tuple[str, str]) -> None:
+    """Two PROJECT.md commits in `order`: "hand over" names mia the steward, "edit" empties holds."""
+    for step in order:
+        text = (work / "PROJECT.md").read_text()
+        if step == "hand over":
+            commit_file(work, "PROJECT.md", text.replace("steward: ericxtang\n", f"steward: {MAINTAINER}\n"),
+                        "PROJECT.md: mia is the steward now")
+        else:
+            commit_file(work, "PROJECT.md", text.replace("holds: [ sources, links ]", "holds: []"),
+                        "PROJECT.md: no holds")
+
+
+def test_a_pushed_commit_is_held_to_project_md_as_the_commits_before_it_left_it(world: World,
+                                                                                 tmp_path: Path) -> None:
+    # PROJECT.md is parsed once per content for a push, never once for the whole push: after the
+    # first commit hands the project over, the old steward's second edit of PROJECT.md is refused.
+    people = with_people(world)
+    work = clone(world.repo.path, tmp_path / "work")
+    _hand_over_then_edit(work, ("hand over", "edit"))
+    before = tip_and_rows(world)
+    result = push_for_review(work, people.token(STEWARD))
+    assert result.returncode != 0
+    assert "[not_authorised] ericxtang may not edit PROJECT.md or a hypothesis" in result.stderr
+    assert "(steward: mia; admin: ada)" in result.stderr
+    assert tip_and_rows(world) == before
+    assert b"steward: ericxtang\n" in (world.repo.view(world.tip()).read("PROJECT.md") or b"")
+
+
+def test_the_same_two_edits_land_when_the_hand_over_comes_last(world: World, tmp_path: Path) -> None:
+    people = with_people(world)
+    work = clone(world.repo.path, tmp_path / "work")
+    _hand_over_then_edit(work, ("edit", "hand over"))
+    result = push_for_review(work, people.token(STEWARD))
+    assert result.returncode == 0, result.stderr
+    landed = world.repo.view(world.tip()).read("PROJECT.md") or b""
+    assert b"steward: mia\n" in landed and b"holds: []" in landed

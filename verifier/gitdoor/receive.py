@@ -14,6 +14,10 @@ prefixes it `remote:`). Exit 0 lets git take the push (its update of refs/for/ma
 the proc-receive hook, which creates no ref); exit 1 refuses it, and git discards the quarantine.
 A push that made a hypothesis active then seals its baseline (writes.followups), or records and
 prints why it could not.
+
+git starts this module at every push, so it imports only what a landing needs: the sealing
+machinery is loaded only when the landed tree has a hypothesis file (`seal_landed`), and opening
+the home loads no text extractor.
 """
 
 from __future__ import annotations
@@ -27,11 +31,11 @@ from typing import TextIO
 
 from verifier.errors import AuthError, VerifierError
 from verifier.pipeline.writer import ProjectWriter
+from verifier.state.layout import HYPOTHESES_DIR
 from verifier.store.audit import record_denial
 from verifier.store.home import Home
 from verifier.store.identities import Actor, require
 from verifier.wiring import open_home
-from verifier.writes.followups import seal_after_landing
 from verifier.writes.push import PUSH_REF, PushedObjects, land_push
 
 ZERO = "0" * 40
@@ -126,15 +130,27 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     if ok:
         print(f"{len(verdicts)} commit(s) landed on main; `git pull --rebase` (or fetch and reset) to get them",
               file=out)
-        try:
-            sealed, note = seal_after_landing(home, slug, now=now)
-        except VerifierError as exc:  # the push has landed: a sealing failure never refuses it
-            sealed, note = [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
+        sealed, note = seal_landed(home, slug, now)
         if sealed:
             print(f"sealed baseline for {', '.join(sealed)}", file=out)
         if note:
             print(f"note: {note}", file=out)
     return 0 if ok else 1
+
+
+def seal_landed(home: Home, slug: str, now: datetime) -> tuple[list[str], str | None]:
+    """Seal what the landing left waiting (writes.followups); nothing when the project has no
+    hypothesis file at all, which is known from the tree's names without loading the sealing
+    machinery (the Resolver's keys, the model adapters: a tenth of the hook's start-up)."""
+    repo = home.project(slug)
+    if not any(name.endswith(".md") for name in repo.view(repo.tip()).list_dir(HYPOTHESES_DIR)):
+        return [], None  # what seal_after_landing answers for a project without hypotheses
+    from verifier.writes.followups import seal_after_landing  # noqa: PLC0415 - start-up cost, see above
+
+    try:
+        return seal_after_landing(home, slug, now=now)
+    except VerifierError as exc:  # the push has landed: a sealing failure never refuses it
+        return [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
 
 
 def main() -> int:

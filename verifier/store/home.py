@@ -55,7 +55,6 @@ from verifier.store.fetcher import DEFAULT_USER_AGENT
 from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo
 from verifier.store.identities import FileIdentities, Identities
-from verifier.text.extract import EXTRACTOR_VERSION, extract_text
 
 # What only this home's owner may read (relative to the home): 0600 files, 0700 folders.
 COMMONS_FILE = "commons.sqlite3"  # the embedded Commons database (SQLite), in the home's root
@@ -367,6 +366,10 @@ class Home:
 
     def source_text(self, blob_id: str, data: bytes, media_type: str) -> str:
         """The derived text of retained bytes, cached by blob id and extractor version."""
+        # Imported here: the extractors load pypdf and BeautifulSoup (about 0.25 s), which every
+        # process opening a home would pay (a push's hook among them) and few need.
+        from verifier.text.extract import EXTRACTOR_VERSION, extract_text  # noqa: PLC0415
+
         version = hashlib.sha256(EXTRACTOR_VERSION.encode()).hexdigest()[:12]
         path = self.layout.text_cache(f"{blob_id}-{version}.txt")
         if path.exists():

@@ -23,20 +23,24 @@ so every blob, tree and commit a landing refers to is written to the main object
 branch moves, and a clone between the landing and git's own migration finds every object.
 
 The whole push is one batch of the writer: one lock, one branch move at the end, and if any commit
-is refused none lands (the refused one gets its ledger row).
+is refused none lands (the refused one gets its ledger row). Each commit is judged against the tip
+the commits before it left (pipeline.submit's judge and landing), with PROJECT.md parsed once per
+content for the whole push (`ProjectMemo`): a commit that changes it is held to its new text.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 import pygit2
 
 from verifier.errors import ConflictError, FormatError, NotAuthorised, NotFound, Rejected, Rejection
+from verifier.formats.project import ProjectFile, parse_project
 from verifier.patch.parse import parse_patch
 from verifier.pipeline.secrets_gate import (
     Revoker,
@@ -46,10 +50,12 @@ from verifier.pipeline.secrets_gate import (
     revoke_found_tokens,
     scan_blobs,
 )
-from verifier.pipeline.submit import Attempt, Submission, accept, land_refusal
+from verifier.pipeline.submit import Attempt, Submission, Tip, judge, land_accepted, land_refusal, read_tip
 from verifier.pipeline.verdict import Verdict, verdict_line
 from verifier.pipeline.writer import ProjectWriter
 from verifier.secrets.tokens import KIND as TOKEN_KIND
+from verifier.state.layout import PROJECT_FILE
+from verifier.state.view import TreeView
 from verifier.store.gitrepo import GitTree
 from verifier.store.home import Home
 from verifier.store.identities import Actor
@@ -187,6 +193,36 @@ def gate_push(identities: Revoker, texts: dict[str, bytes], now: datetime) -> No
 # judging one commit --------------------------------------------------------------------------
 
 
+class ProjectMemo:
+    """PROJECT.md parsed once per content for a whole push: a hundred commits that leave it
+    alone are judged against one parse (its YAML is the costliest read of a person's edit),
+    and a commit that changes it is judged against its new text."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, ProjectFile] = {}
+
+    def project(self, view: TreeView) -> ProjectFile:
+        """PROJECT.md in `view`, as Tip.project reads it (raises FormatError the same way)."""
+        blob = view.blob_id(PROJECT_FILE)
+        if blob is not None and blob in self._parsed:
+            return self._parsed[blob]
+        project, _ = parse_project(view.read(PROJECT_FILE) or b"", PROJECT_FILE)
+        if blob is not None:
+            self._parsed[blob] = project
+        return project
+
+
+@dataclass(frozen=True)
+class PushTip(Tip):
+    """The writer's tip for one pushed commit, its PROJECT.md read through the push's memo."""
+
+    memo: ProjectMemo = field(default_factory=ProjectMemo)
+
+    @cached_property
+    def project(self) -> ProjectFile:
+        return self.memo.project(self.view)
+
+
 def _message_parts(message: str) -> tuple[str, str]:
     lines = message.strip().splitlines() or ["(no subject)"]
     return lines[0][:200], "\n".join(lines[1:]).strip()
@@ -247,7 +283,7 @@ def _exact(writer: ProjectWriter, pushed: PushedObjects, commit: pygit2.Commit, 
 
 
 def _judge(home: Home, writer: ProjectWriter, pushed: PushedObjects, attempt: Attempt, commit: pygit2.Commit,
-           first: bool, now: datetime) -> Verdict:
+           first: bool, memo: ProjectMemo, now: datetime) -> Verdict:
     """Judge and stage one pushed commit; raises Rejected when it is refused."""
     _shape(writer, commit, first)
     reverted = _REVERTS.search(commit.message)
@@ -258,7 +294,10 @@ def _judge(home: Home, writer: ProjectWriter, pushed: PushedObjects, attempt: At
     attempt = replace(attempt, submission=Submission(writer.slug, None, pushed.patch(commit), {}, token, base))
     patch = parse_patch(attempt.submission.patch)
     gate_patch(home.identities, attempt.submission.patch, patch, now)  # a pushed secret never lands
-    verdict = accept(home, writer, attempt, patch, {}, now)
+    tip = read_tip(writer)
+    judged = judge(PushTip(tip.commit, tip.view, tip.history, tip.admins, memo), attempt, patch, {}, home.source_text,
+                   now)
+    verdict = land_accepted(writer, attempt, judged, now)
     _exact(writer, pushed, commit, verdict.commit)
     return verdict
 
@@ -279,11 +318,12 @@ def land_push(home: Home, writer: ProjectWriter, pushed: PushedObjects, actor: A
             attempt = replace(_attempt(writer, actor, token, commits[culprit]),
                               subject="(subject not shown: the push carries a secret)", body="")
             raise
+        memo = ProjectMemo()
         with writer.batch():
             for number, commit in enumerate(commits):
                 culprit = number
                 attempt = _attempt(writer, actor, token, commit)
-                verdict = _judge(home, writer, pushed, attempt, commit, number == 0, now)
+                verdict = _judge(home, writer, pushed, attempt, commit, number == 0, memo, now)
                 verdicts.append(PushVerdict(str(commit.id), "ACCEPTED", f"as {verdict.commit} ({verdict.summary})"))
     except Rejected as exc:
         land_refusal(writer, attempt, exc, now)
