@@ -29,7 +29,7 @@ from verifier.messages.outbox import deliver
 from verifier.service.journal import Journal
 from verifier.store.identities import Actor, FileIdentities
 
-pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # a throwaway PostgreSQL cluster
 
 T = TypeVar("T")
 INSTANCES = 6
