@@ -7,11 +7,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check verifier tests scripts
 .venv/bin/mypy
-# Bytecode is kept, outside the tree (.venv/pycache), even where the environment says not to write
-# it: otherwise every xdist worker and every `rw` process a test starts compiles the package (and
-# pytest rewrites each test module) again.
+# Bytecode is kept even where the environment says not to write it (as tests/support/bytecode.py
+# does inside pytest): otherwise every `rw` process a test starts compiles the package again.
 unset PYTHONDONTWRITEBYTECODE
-export PYTHONPYCACHEPREFIX="$PWD/.venv/pycache"
 # The tests' homes and repositories live in a tmpfs where there is one: the suite writes, fsyncs and
 # removes many thousands of small files, which on a shared disk cost more than the tests' own work.
 if [ -z "${RW_TEST_ON_DISK:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
