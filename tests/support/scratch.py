@@ -30,7 +30,11 @@ def pytest_configure(config: pytest.Config) -> None:
             or not (TMPFS.is_dir() and os.access(TMPFS, os.W_OK))):
         return
     root = Path(tempfile.mkdtemp(prefix="rw-tests-", dir=TMPFS))
+    # TMPDIR is what /tmp is to the processes the tests start, some as another user (the throwaway
+    # PostgreSQL cluster runs as postgres): passable, and writable by all with the sticky bit.
+    root.chmod(0o711)
     (root / "tmp").mkdir()
+    (root / "tmp").chmod(0o1777)
     config.option.basetemp = str(root / "basetemp")
     os.environ["TMPDIR"] = str(root / "tmp")
     tempfile.tempdir = str(root / "tmp")
