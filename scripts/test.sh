@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Set up, then lint, type-check and run the whole test suite on every core (pytest-xdist; pass
-# `-n 0` to run in one process). Exits non-zero on any failure,
-# including a run that collects no tests.
+# `-n 0` to run in one process), its temporary files in a tmpfs when /dev/shm is there
+# (tests/support/scratch.py; RW_TEST_ON_DISK=1: on disk). Exits non-zero on any failure, including a
+# run that collects no tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check verifier tests scripts
 .venv/bin/mypy
+# Bytecode is kept even where the environment says not to write it (as tests/support/bytecode.py
+# does inside pytest): otherwise every `rw` process a test starts compiles the package again.
+unset PYTHONDONTWRITEBYTECODE
 set +e
 .venv/bin/pytest -q -p no:cacheprovider -n auto --dist worksteal "$@"
 code=$?

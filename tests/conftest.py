@@ -1,6 +1,7 @@
 """Shared fixtures only (helpers live in tests/support/): a throwaway verifier home with the fixture
-project and an agent, a second agent, the resolution fixture built once per session (each test
-gets a copy), and the servers of a two-instance deployment."""
+project and an agent (built once per worker, copied for each test), a second agent, the resolution
+fixture built once per session (each test gets a copy), and the servers of a two-instance
+deployment."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from pathlib import Path
 import pytest
 
 from tests.support.resolution import BuiltScenarios
-from tests.support.world import NOW, World, make_world
+from tests.support.templates import built
+from tests.support.world import NOW, World, copied_world, make_world
 from verifier.agentkit.scripted import ScriptedAgent
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
+    """A home of its own under tmp_path/home: a copy of the one make_world built for this worker."""
+    return copied_world(built("world", make_world), tmp_path)
 
 
 @pytest.fixture(scope="session")

@@ -6,12 +6,11 @@ look-alike: a curly vs a straight quote, a decimal comma vs point (issue 23 poin
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.agent import RW
+from tests.support.cli import Ran, rw_here
 from tests.support.workdir import working_folder
 from tests.support.world import NOTE_ID, SLUG, World
 from verifier.agentkit.objects import finding_file
@@ -26,10 +25,12 @@ CASES = [
 ]
 
 
-def rw_new_finding(folder: Path, excerpt: str) -> subprocess.CompletedProcess[str]:
+def rw_new_finding(folder: Path, excerpt: str) -> Ran:
+    """`rw new finding` in the working folder, run in this process (what it answers is under test,
+    not the process)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("RW_")}
-    return subprocess.run([RW, "new", "finding", "--excerpt", excerpt, "--statement", "s", "--limitation", "l"],
-                          cwd=folder, env=env, capture_output=True, text=True, check=False, timeout=120)
+    return rw_here("new", "finding", "--excerpt", excerpt, "--statement", "s", "--limitation", "l",
+                   env=env, exact_env=True, cwd=folder)
 
 
 @pytest.mark.parametrize(("excerpt", "family", "marked"), CASES)

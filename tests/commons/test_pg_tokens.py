@@ -15,7 +15,7 @@ from verifier.commons.pgidentities import PgIdentities
 from verifier.errors import AuthError, ConflictError
 from verifier.store.identities import FileIdentities, Grant, token_valid
 
-pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # a throwaway PostgreSQL cluster
 
 
 @pytest.fixture(scope="module")

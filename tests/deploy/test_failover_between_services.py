@@ -24,7 +24,7 @@ from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.verdict import Submission
 from verifier.store.gitrepo import ProjectRepo
 
-pytestmark = pytest.mark.slow  # two real `rw serve`, PostgreSQL, S3 and git daemon
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # two real `rw serve`, PostgreSQL, S3 and git daemon
 
 LEASE_S = 2.0
 LEAVES = 6

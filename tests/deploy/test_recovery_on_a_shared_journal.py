@@ -15,7 +15,7 @@ from verifier.commons import leases
 from verifier.commons.pgdb import PgDatabase
 from verifier.service.journal import Journal
 
-pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # a throwaway PostgreSQL cluster
 
 LEASE = timedelta(seconds=8)
 

@@ -23,7 +23,7 @@ from verifier.errors import RetryableError
 from verifier.store.home import Home
 from verifier.wiring import open_home
 
-pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # a throwaway PostgreSQL cluster
 
 
 @pytest.fixture(scope="module")

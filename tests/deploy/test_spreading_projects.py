@@ -31,7 +31,7 @@ from verifier.store.home import Home
 from verifier.wiring import open_home
 from verifier.writes.project import init_project
 
-pytestmark = pytest.mark.slow  # a throwaway PostgreSQL cluster
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # a throwaway PostgreSQL cluster
 
 assert COMMAND_MODULES  # every command registered on `cli`
 SECOND = "grid-storage"  # fixtures/seed-grid-storage

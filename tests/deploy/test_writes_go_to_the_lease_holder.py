@@ -26,7 +26,7 @@ from verifier.deploy.spreading import LOAD_FRESH_S
 from verifier.pipeline.ledger import read_chain
 from verifier.store.gitrepo import ProjectRepo
 
-pytestmark = pytest.mark.slow  # two real `rw serve`, PostgreSQL, S3 and git daemon
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # two real `rw serve`, PostgreSQL, S3 and git daemon
 
 LEASE_S = 2.0
 

@@ -8,11 +8,14 @@ import json
 import pygit2
 
 from tests.support.simulator import ProjectSimulator
-from tests.support.world import SLUG, World
+from tests.support.world import NOW, SLUG, World
 from verifier.audits.audit import verify_ledger
+from verifier.formats.entries import LeafEntry
 from verifier.formats.ledger import ROWS_PER_SEGMENT, row_hash
+from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.ledger import read_chain
-from verifier.state.layout import segment_path
+from verifier.pipeline.writer import ProjectWriter
+from verifier.state.layout import leaf_path, segment_path
 from verifier.store.gitrepo import VERIFIER
 
 
@@ -66,8 +69,17 @@ def test_branch_reset_is_reported(world: World) -> None:
 
 def test_segments_roll_over(world: World) -> None:
     """Rows past a segment's capacity go to the next segment, and the chain spans both."""
-    for index in range(ROWS_PER_SEGMENT + 2):
-        world.leaf(f"leaf-{index:04d}")
+    first = world.leaf("leaf-0000")
+    # The other rows land through one writer, as add_leaf lands its row (its checks of the leaf,
+    # and the YAML dump of each copy, are not what is tested here and cost several landings each).
+    body = dump_yaml(first.model_dump(mode="json", exclude_none=True))
+    assert body.count(b"leaf_id: leaf-0000\n") == 1
+    with ProjectWriter.open(world.home, SLUG) as writer:
+        for index in range(1, ROWS_PER_SEGMENT + 2):
+            leaf_id = f"leaf-{index:04d}"
+            writer.land(LeafEntry(at=NOW, leaf_id=leaf_id, kind=first.kind, actor="planner", actor_type="planner",
+                                  description=f"leaf {leaf_id} written"),
+                        bookkeeping={leaf_path(leaf_id): body.replace(b"leaf-0000", leaf_id.encode())})
     view = world.repo.view(world.tip())
     assert view.read(segment_path(ROWS_PER_SEGMENT)) is not None
     lines = [line for line, _ in read_chain(view)]

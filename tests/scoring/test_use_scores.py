@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from random import Random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.world import FIXTURES, NOW, SLUG, World, make_home
+from tests.support.templates import built
+from tests.support.world import FIXTURES, NOW, SLUG, World, copied_world, make_home
 from verifier.agentkit.objects import link_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.audits.replay import replay
@@ -208,8 +209,8 @@ def histories(draw: st.DrawFn) -> list[Step]:
 Agents = dict[str, ScriptedAgent]
 
 
-def fresh_world(root: Path) -> tuple[World, Agents]:
-    home = make_home(root)
+def _extracted_world(root: Path) -> tuple[World, Agents]:
+    home = make_home(root / "home")
     init_project(home, SLUG, now=NOW, template=FIXTURES / "demo-project")
     agents = {handle: ScriptedAgent(home, handle, op, home.identities.add(handle, op, "agent", NOW))
               for handle, op in (("agent-a", "op-a"), ("agent-b", "op-b"))}
@@ -217,6 +218,14 @@ def fresh_world(root: Path) -> tuple[World, Agents]:
     world.leaf("extract-1")
     assert world.submit(world.extract("extract-1")).outcome == "accepted"
     return world, agents
+
+
+def fresh_world(root: Path) -> tuple[World, Agents]:
+    """The project after its first extract, agents a and b registered: built once per worker,
+    copied under `root` for each drawn history."""
+    template, agents = built("use-scores-extracted", _extracted_world)
+    world = copied_world(template, root)
+    return world, {handle: replace(agent, home=world.home) for handle, agent in agents.items()}
 
 
 def play(world: World, agents: Agents, steps: list[Step]) -> dict[int, str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.service_harness import RW, Server, distinct_findings, live_leaf, raw_request, start
+from tests.support.waiting import until
 from tests.support.world import FIXTURES, NOW, ROOT, SLUG, ScriptedAgent, World, make_home
 from verifier.audits.audit import verify_ledger
 from verifier.client.http import Client, Reply, encode_form
@@ -127,7 +128,7 @@ def test_token_in_the_url_is_refused_and_never_logged(site: Site) -> None:
         assert (reply.status, reply.error_code) == (400, "token_in_url"), path
         assert token not in json.dumps(reply.body)
     assert site.a.get("/messages").status == 200  # the same token in its header is fine
-    time.sleep(0.2)
+    until(lambda: "GET /messages 200" in site.server.output(), "the access log line of GET /messages")
     log = site.server.output()
     assert "GET /messages 200" in log and "[refused URL]" in log
     assert token not in log and site.other.token not in log
@@ -214,8 +215,9 @@ def test_claims_exclude_others_and_expire(site: Site) -> None:
     assert [leaf["claimed_by"] for leaf in board if leaf["leaf_id"] == "claim-1"] == ["agent-a"]
     blocked = submit(site.b, creation(site, "claim-1", 3, site.other))
     assert (blocked.status, blocked.error_code) == (409, "leaf_claimed")
-    time.sleep(4.3)  # the claim expires: the leaf is back in the pool
-    assert site.client().get(f"{LEAF}/claim-1", auth=False).body["state"] == "open"
+    # The claim expires: the leaf is back in the pool (awaited: 4 s on an idle machine).
+    until(lambda: site.client().get(f"{LEAF}/claim-1", auth=False).body["state"] == "open",
+          "the claimed leaf open again once its 4 s claim ran out", poll_s=0.2)
     assert site.b.post_json(f"{LEAF}/claim-1/claim", {"ttl_s": 600}).status == 200
     assert site.a.request("DELETE", f"{LEAF}/claim-1/claim").error_code == "no_claim"
     assert site.b.request("DELETE", f"{LEAF}/claim-1/claim").body["released"] is True
@@ -227,7 +229,8 @@ def test_claims_exclude_others_and_expire(site: Site) -> None:
 def test_leaf_expiry(site: Site) -> None:
     live_leaf(site.world.home, "expiring-1", expires_in=timedelta(seconds=2))
     submission = creation(site, "expiring-1", 6)
-    time.sleep(2.2)
+    until(lambda: site.client().get(f"{LEAF}/expiring-1", auth=False).body["state"] == "expired",
+          "the leaf expired 2 s after it was written", poll_s=0.2)
     claim = site.a.post_json(f"{LEAF}/expiring-1/claim", {})
     assert (claim.status, claim.error_code) == (409, "leaf_expired")
     assert site.client().get(f"{LEAF}/expiring-1", auth=False).body["state"] == "expired"

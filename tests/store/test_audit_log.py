@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from tests.support.world import NOW, make_home
-from verifier.constants import AUDIT_MAX_BYTES
+from verifier.constants import AUDIT_FIELD_CHARS, AUDIT_MAX_BYTES
 from verifier.store.audit import read_denials, record_denial
 
 
@@ -25,9 +25,13 @@ def test_a_denial_keeps_neither_the_token_nor_the_invite_code_it_quoted(tmp_path
 
 def test_the_log_rolls_over_once_so_a_flood_of_bad_tokens_stays_bounded(tmp_path: Path) -> None:
     home = make_home(tmp_path / "home")
-    for number in range(AUDIT_MAX_BYTES // 200 * 3):
+    # Each line keeps a reason of the longest kept length, so it is longer than AUDIT_FIELD_CHARS
+    # and these lines add up to more than three times the bound.
+    lines = AUDIT_MAX_BYTES // AUDIT_FIELD_CHARS * 3
+    for number in range(lines):
         record_denial(home, kind="authentication", who="unknown", action=f"GET /whoami {number}", project="p",
-                      why="[bad_token] unknown token " + "w" * 100, at=NOW, door="http")
+                      why="[bad_token] unknown token " + "w" * AUDIT_FIELD_CHARS, at=NOW, door="http")
+    assert len(home.layout.audit_log.read_bytes().splitlines()[0]) > AUDIT_FIELD_CHARS
     kept = home.layout.audit_log.stat().st_size + home.layout.audit_log_previous.stat().st_size
     assert kept <= 2 * AUDIT_MAX_BYTES
-    assert read_denials(home, "p")[-1].action == f"GET /whoami {AUDIT_MAX_BYTES // 200 * 3 - 1}"
+    assert read_denials(home, "p")[-1].action == f"GET /whoami {lines - 1}"

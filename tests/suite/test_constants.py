@@ -6,6 +6,7 @@ import ast
 import re
 from pathlib import Path
 
+from tests.support.sources import python_files, source_text, syntax_tree
 from verifier import constants
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,8 +20,7 @@ LITERALS = (
 
 
 def sources() -> dict[Path, str]:
-    return {path: path.read_text(encoding="utf-8") for path in sorted((ROOT / "verifier").rglob("*.py"))
-            if path != CONSTANTS}
+    return {path: source_text(path) for path in python_files(ROOT / "verifier") if path != CONSTANTS}
 
 
 def test_no_module_writes_a_policy_number_of_its_own() -> None:
@@ -32,8 +32,8 @@ def test_no_module_writes_a_policy_number_of_its_own() -> None:
 def test_no_module_defines_a_constant_the_module_of_constants_holds() -> None:
     names = {name for name in vars(constants) if name.isupper()}
     copies = []
-    for path, text in sources().items():
-        for node in ast.parse(text).body:
+    for path in sources():
+        for node in syntax_tree(path).body:
             if isinstance(node, ast.Assign):
                 targets = node.targets
             elif isinstance(node, ast.AnnAssign):

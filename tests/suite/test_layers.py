@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.sources import nodes, python_files
+
 VERIFIER = Path(__file__).resolve().parents[2] / "verifier"
 
 _SHELLS = ("runner", "planner", "resolver", "maintainer", "proposer", "validation", "skillgate", "liveskill",
@@ -53,7 +55,7 @@ _EXACT_FIRST = ("verifier.pipeline.writer", "verifier.pipeline.ledger", "verifie
 
 def _modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
-    for path in VERIFIER.rglob("*.py"):
+    for path in python_files(VERIFIER):
         parts = list(path.relative_to(VERIFIER.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -78,7 +80,7 @@ def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
     """The verifier modules `module` imports anywhere in its file (lazy imports included)."""
     found: set[str] = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]

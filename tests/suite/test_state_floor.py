@@ -6,13 +6,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.sources import nodes, python_files
+
 PACKAGE = Path(__file__).resolve().parents[2] / "verifier"
 STATE_MAY_IMPORT = ("verifier.state", "verifier.formats", "verifier.patch", "verifier.text", "verifier.errors")
 
 
 def _imports(path: Path) -> set[str]:
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
         elif isinstance(node, ast.Import):
@@ -21,7 +23,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def _room_imports(room: str) -> dict[str, set[str]]:
-    return {str(path.relative_to(PACKAGE.parent)): _imports(path) for path in sorted((PACKAGE / room).rglob("*.py"))}
+    return {str(path.relative_to(PACKAGE.parent)): _imports(path) for path in python_files(PACKAGE / room)}
 
 
 def test_state_imports_only_the_floors_below_it() -> None:

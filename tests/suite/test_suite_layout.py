@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.sources import nodes, python_files
+
 TESTS = Path(__file__).resolve().parents[1]
 VERIFIER = TESTS.parent / "verifier"
 ROOMS = {path.name for path in VERIFIER.iterdir() if (path / "__init__.py").exists()}
@@ -15,7 +17,7 @@ EXTRA_ROOMS = {"docs", "deploy", "suite"}  # the docs agree with the code; deplo
 
 def imported(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in nodes(path):
         if isinstance(node, ast.ImportFrom):
             names.add("." * node.level + (node.module or ""))
         elif isinstance(node, ast.Import):
@@ -31,7 +33,7 @@ def test_every_test_module_sits_in_a_room() -> None:
 
 def test_helpers_come_from_tests_support_only() -> None:
     bad = {}
-    for path in TESTS.rglob("*.py"):
+    for path in python_files(TESTS):
         wrong = sorted(name for name in imported(path)
                        if name.startswith(".") or "conftest" in name
                        or any(part.startswith("test_") for part in name.split(".")))
@@ -41,6 +43,6 @@ def test_helpers_come_from_tests_support_only() -> None:
 
 
 def test_the_product_never_imports_the_tests() -> None:
-    bad = [str(path.relative_to(VERIFIER)) for path in VERIFIER.rglob("*.py")
+    bad = [str(path.relative_to(VERIFIER)) for path in python_files(VERIFIER)
            if any(name == "tests" or name.startswith("tests.") for name in imported(path))]
     assert not bad, f"verifier modules importing tests: {bad}"

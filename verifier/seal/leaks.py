@@ -24,15 +24,22 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
+
+import re2  # type: ignore[import-untyped]
 
 from verifier.seal.decoded import payload_views
 from verifier.seal.sealing import Baseline, SealedBaseline
 
 Secret = Literal["plaintext", "canary", "ciphertext", "answer_sha256"]
+# Needles are bytes, matched byte for byte (LATIN1: no UTF-8 decoding of the payload); the
+# memory cap fits every needle of two baselines' seals.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.encoding = re2.Options.Encoding.LATIN1
+_RE2_OPTIONS.max_mem = 64 << 20
 
 
 @dataclass(frozen=True, order=True)
@@ -118,20 +125,45 @@ def leak_needles(sealed: SealedBaseline, baseline: Baseline) -> list[bytes]:
     return sorted({needle.value for needle in labelled_needles(sealed, baseline)})
 
 
+def _may_hold(needles: list[tuple[Needle, bytes]]) -> Callable[[bytes, bytes], bool]:
+    """Whether any of `needles` (each with the value it is searched by) occurs in a view or, for
+    the case-folding ones, in its folded copy: one RE2 automaton for each kind, one pass each.
+    Needles too many to compile make every view a candidate (then each is searched one by one)."""
+    try:
+        exact, folding = (re2.compile(b"|".join(re2.escape(value) for needle, value in needles
+                                                if needle.fold_case is fold), _RE2_OPTIONS)
+                          if any(needle.fold_case is fold for needle, _ in needles) else None
+                          for fold in (False, True))
+    except re2.error:
+        return lambda _view, _folded: True
+
+    def may_hold(view: bytes, folded: bytes) -> bool:
+        return ((exact is not None and exact.search(view) is not None)
+                or (folding is not None and folding.search(folded) is not None))
+
+    return may_hold
+
+
 def find_leaks(payloads: Mapping[str, bytes], needles: Iterable[Needle]) -> list[Leak]:
     """Every (payload, secret, spelling) found; empty means no leak. Sorted, one entry each.
 
     Each payload is searched as it is and in every decoded view (seal.decoded: JSON escapes,
     percent, base64, hex, two layers deep); a find in a decoded view says how it was decoded.
+    A view is first searched for all needles at once by one RE2 pass (almost no view holds one,
+    and a payload has thousands of small decoded views); only a view where one occurs is searched
+    needle by needle, so what is found is exactly what the needle-by-needle search finds.
     """
-    needle_list = list(needles)
+    needle_list = [(needle, needle.value.lower() if needle.fold_case else needle.value)
+                   for needle in needles if needle.value]
+    may_hold = _may_hold(needle_list)
     found: set[Leak] = set()
     for where, payload in payloads.items():
         for decoding, view in payload_views(payload):
             folded = view.lower()
-            for needle in needle_list:
-                haystack, value = (folded, needle.value.lower()) if needle.fold_case else (view, needle.value)
-                if value and value in haystack:
+            if not may_hold(view, folded):
+                continue
+            for needle, value in needle_list:
+                if value in (folded if needle.fold_case else view):
                     encoding = f"{needle.encoding} in the {decoding} payload" if decoding else needle.encoding
                     found.add(Leak(where, needle.secret, encoding))
     return sorted(found)
