@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from verifier.constants import LEASE_IDLE_S as IDLE_S
 from verifier.constants import RECENT_LANDINGS_S
+from verifier.deploy import publishing
 from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.pipeline.ledger import ledger_head
 from verifier.store.backends import commons_dsn
@@ -286,4 +287,6 @@ def resync(home: Home, slug: str) -> None:
     head_seq, head_hash = ledger_head(repo.view(tip))
     home.write_anchor(slug, Anchor(head_seq - 1, head_hash, tip))
     home.write_next_anchor(slug, None)  # whatever this cache was publishing, the host now says
+    publishing.write_record(home, publishing.pushing_path(home, slug), None)
+    publishing.write_record(home, publishing.pushed_path(home, slug), Anchor(head_seq - 1, head_hash, tip))
     repo.move_staged(tip, repo.staged())  # and what it had staged on an older main is dropped
