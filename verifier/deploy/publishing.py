@@ -6,7 +6,8 @@ for a project on a host the writer only *stages* under the lock (commits on refs
 of whatever is staged already), lets the lock go, and then publishes here, one pusher at a time
 (locks/<slug>.publish.lock): whoever pushes carries everything staged so far, so the landings
 that queued behind one push go out together in the next, and a landing an earlier push already
-carried never makes a round trip of its own.
+carried never makes a round trip of its own. A pusher that finds a landing being judged under the
+writer's lock waits for it to be staged (at most PUBLISH_LINGER_S) and carries it too.
 
 The publish lock covers the push only. Moving main and the anchor to what was pushed needs the
 writer's lock, which the next landing holds while it is judged; that wait is taken after the
@@ -27,17 +28,22 @@ What keeps "acknowledged means on the host, exactly once" true:
 - `<slug>.pushing.json`, written durably before a push, says where an unfinished push was going:
   the next publish asks the host whether it happened (and records it as pushed) or forgets it;
 - main moving several landings at once is recorded in `<slug>.next.json` first (under the
-  writer's lock), so the history check catches up an anchor a killed publisher did not write.
+  writer's lock), so the history check catches up an anchor a killed publisher did not write
+  (one landing it catches up by itself).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from verifier.constants import PUBLISH_LINGER_S
 from verifier.errors import HistoryBrokenError, RetryableError
 from verifier.pipeline.ledger import ledger_head
 from verifier.store.files import exclusive_lock, write_atomic
@@ -45,6 +51,7 @@ from verifier.store.gitrepo import BRANCH, ProjectRepo
 from verifier.store.home import Anchor, Home
 from verifier.store.remote import push_branch, remote_tip
 
+_LINGER_POLL_S = 0.01  # how often a lingering push looks whether the judged landing is staged
 DISCARDED = ("an earlier landing of this project could not be published to its git host, and this one was "
              "built on it; nothing of this attempt was kept: try again")
 
@@ -103,6 +110,7 @@ def publish(home: Home, slug: str, target: str, *, crash_point: Callable[[str], 
         host = finish_unfinished(home, slug, repo, url)
         there = host.commit if host is not None else repo.tip()
         if there is None or not repo.is_ancestor(target, there):
+            _let_the_judged_join(home, slug, repo)
             staged = repo.staged()
             if staged is None or not repo.is_ancestor(target, staged) or (
                     there is not None and not repo.is_ancestor(there, staged)):
@@ -125,6 +133,28 @@ def publish(home: Home, slug: str, target: str, *, crash_point: Callable[[str], 
             host = going
     if host is not None:  # the publish lock is let go: the next group is pushed while main catches up
         _advance(home, slug, repo, host, crash)
+
+
+def _let_the_judged_join(home: Home, slug: str, repo: ProjectRepo) -> None:
+    """While a writer holds the project's lock (a landing being judged), wait for it to stage its
+    landing, at most PUBLISH_LINGER_S: it then travels in this push, not in a round trip of its
+    own after it. An idle project pushes at once."""
+    staged = repo.staged()
+    deadline = time.monotonic() + PUBLISH_LINGER_S
+    while _held(home.lock_path(slug)) and repo.staged() == staged and time.monotonic() < deadline:
+        time.sleep(_LINGER_POLL_S)
+
+
+def _held(path: Path) -> bool:
+    """Whether another writer holds the lock at `path` now (never waits)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing lets go of it, if taken
+    return False
 
 
 def publish_leftovers(home: Home, slug: str) -> None:
@@ -173,11 +203,15 @@ def _advance(home: Home, slug: str, repo: ProjectRepo, host: Anchor, crash: Call
         if now is None or not repo.is_ancestor(now, host.commit):
             # A take-over brought main to another instance's branch meanwhile (verifier.deploy.instances).
             raise RetryableError(f"project {slug} was taken over while it was published; try again")
-        home.write_next_anchor(slug, host)  # main may move several landings: the history check's record
+        anchor = home.read_anchor(slug)
+        several = anchor is None or host.seq != anchor.seq + 1  # one landing: the history check catches it up
+        if several:
+            home.write_next_anchor(slug, host)  # main moves several landings: the history check's record
         repo.move_branch(host.commit, now)
         crash("anchor")
         home.write_anchor(slug, host)
-        home.write_next_anchor(slug, None)
+        if several:
+            home.write_next_anchor(slug, None)
 
 
 def _discard(home: Home, slug: str, repo: ProjectRepo, there: str | None) -> None:
