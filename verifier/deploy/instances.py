@@ -250,20 +250,24 @@ def fresh_for_reading(home: Home, slug: str) -> None:
     state = of(home)
     if backends.instance is None or state is None or slug not in backends.remotes:
         return
-    if time.monotonic() - state.refreshed.get(slug, 0.0) < READ_FRESH_S:
+    asked = time.monotonic()
+    if asked - state.refreshed.get(slug, 0.0) < READ_FRESH_S:
         return
     try:
         held = state.holder(home, slug, fresh_s=HOLDER_FRESH_S)
         if held is not None and held.holder == backends.instance:
             return
         with exclusive_lock(home.lock_path(slug)):
+            if state.refreshed.get(slug, 0.0) >= asked:
+                return  # refreshed by another thread while this one waited: one fetch for a burst of reads
             held = state.holder(home, slug, fresh_s=0.0)  # under the lock, as the writers see it
             if held is not None and held.holder == backends.instance:
                 return
             resync(home, slug)
+            state.refreshed[slug] = time.monotonic()  # under the lock: a reader waiting on it sees it
     except Exception as exc:  # the Commons or the host is away: the read is answered from the cache as it is
         log.warning("refreshing %s from its git host failed: %s", slug, exc)
-    state.refreshed[slug] = time.monotonic()
+        state.refreshed[slug] = time.monotonic()
 
 
 def resync(home: Home, slug: str) -> None:
