@@ -102,6 +102,20 @@ HEARTBEAT_S: Final = 5.0
 LEASE_S: Final = 8.0
 # A project not written by this instance for this long is let go (its lease runs out).
 LEASE_IDLE_S: Final = 30.0
+# PostgreSQL connections one process of the service opens at most (backends.commons.pool_size):
+# its threads share them, so a worker's 40 request threads do not hold 40 connections each
+# (PostgreSQL's max_connections is finite; docs/deploy.md sizes it, with PgBouncer in front).
+COMMONS_POOL_SIZE: Final = 8
+# A thread waits this long for a free pooled connection before its request answers 503: longer
+# than any one Commons transaction of ours, so only a stuck database or a far too small pool trips it.
+COMMONS_POOL_WAIT_S: Final = 30.0
+# Placement weighs each instance by the submissions to the projects it holds in this window
+# (verifier.deploy.placement): long enough to span a burst, short enough to follow a swarm moving.
+RECENT_LANDINGS_S: Final = 60.0
+# A push waits at most this long for the landing being judged under the writer's lock to be staged,
+# so it travels in the same push instead of a round trip of its own (verifier.deploy.publishing):
+# about one judging on a loaded machine; an idle project (nobody judged) pushes at once.
+PUBLISH_LINGER_S: Final = 1.0
 # A forwarded write waits this long for the holder: a whole verdict on a loaded machine.
 FORWARD_TIMEOUT_S: Final = 300.0
 # A push's quarantined objects older than this are swept: far longer than any hook may take.

@@ -38,10 +38,11 @@ def _deployment(settings: Settings) -> Deployment | None:
     backends = settings.backends
     if not backends.remotes and backends.instance is None:
         return None
-    from verifier.deploy.instances import hold_lease  # noqa: PLC0415 - psycopg only for several instances
+    from verifier.deploy.instances import Instance  # noqa: PLC0415 - psycopg only for several instances
     from verifier.deploy.publishing import publish  # noqa: PLC0415
 
-    return Deployment(lease_guard=hold_lease if backends.instance is not None else None, publish_staged=publish,
+    # The lease guard is this home's Instance: it owns what the process knows of its leases.
+    return Deployment(lease_guard=Instance() if backends.instance is not None else None, publish_staged=publish,
                       hosted=frozenset(backends.remotes))
 
 

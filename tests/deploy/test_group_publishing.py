@@ -6,6 +6,8 @@ is a real bare repository over file://, with a pre-receive hook that makes each 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,68 @@ def test_landings_that_queue_behind_a_push_go_out_together(world: World, tmp_pat
     # each landing once on the host: one ledger commit per leaf
     subjects = git("--git-dir", str(bare), "log", "--format=%s", "refs/heads/main").splitlines()
     assert all(sum(subject.endswith(f" {leaf_id}") for subject in subjects) == 1 for leaf_id in ids)
+
+
+def _gated_host(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A bare host whose pushes are counted and wait, each, until the file `gate` exists."""
+    bare = tmp_path / "host.git"
+    git("init", "-q", "--bare", "--initial-branch=main", str(bare))
+    pushes, gate = tmp_path / "pushes.txt", tmp_path / "gate"
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\ncat >/dev/null\necho push >> {pushes}\n"
+                    f"while [ ! -e {gate} ]; do sleep 0.02; done\n")
+    hook.chmod(0o755)
+    return bare, pushes, gate
+
+
+def _staged_leaves(world: World) -> set[str]:
+    staged = world.repo.staged()
+    view = world.repo.view(staged) if staged else None
+    return {name.removesuffix(".yaml") for name in (view.list_dir("leaves") if view else [])}
+
+
+def test_landings_queued_behind_a_push_all_travel_in_the_one_next_push(world: World, tmp_path: Path) -> None:
+    bare, pushes, gate = _gated_host(tmp_path)
+    gate.write_text("open")
+    attach_remote(world.home, SLUG, f"file://{bare}")
+    gate.unlink()  # from now on every push waits at the host until the gate opens
+    first = _start(world, "extract-first")
+    _until(lambda: pushes.exists() and len(pushes.read_text().splitlines()) == 2, "the first landing's push in flight")
+    queued = [f"extract-queued-{n}" for n in range(4)]
+    threads = [_start(world, leaf_id) for leaf_id in queued]
+    _until(lambda: set(queued) <= _staged_leaves(world), "every queued landing staged behind the push")
+    gate.write_text("open")
+    for thread, outcome in [first, *threads]:
+        thread.join(60)
+        assert outcome == [None]  # acknowledged
+    # attach_remote's push, the first landing's, and one more for all four queued behind it.
+    assert len(pushes.read_text().splitlines()) == 3
+    host = git("--git-dir", str(bare), "rev-parse", "refs/heads/main")
+    assert host == world.tip() and all(_on(world, host, leaf_id) for leaf_id in ["extract-first", *queued])
+
+
+def _start(world: World, leaf_id: str) -> tuple[threading.Thread, list[BaseException | None]]:
+    """Add the leaf in its own thread; the list gets what it raised (None: acknowledged)."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            world.leaf(leaf_id)
+            outcome.append(None)
+        except BaseException as exc:  # reported to the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def _until(condition: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
+    """Wait for a state (not for a time): polls until `condition` holds; fails naming `what`."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"never saw: {what}"
+        time.sleep(0.02)
 
 
 def test_a_refused_push_takes_back_what_was_staged_on_it(world: World, tmp_path: Path) -> None:

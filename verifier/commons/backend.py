@@ -13,5 +13,5 @@ def commons_database(home: Home) -> CommonsDB:
     if backend.kind == "postgres":
         from verifier.commons.pgdb import shared_database  # noqa: PLC0415 - psycopg only when used
 
-        return shared_database(commons_dsn(backend))
+        return shared_database(commons_dsn(backend), pool_size=backend.pool_size)
     return Database(home.layout.commons)

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,9 +26,10 @@ class CommonsDB(Protocol):
     `verifier.commons.pgdb.PgDatabase` on PostgreSQL (chosen by `verifier.commons.backend`)."""
 
     # `scope`: the rows the transaction's check-then-write concerns (a claim's leaf, a lease's
-    # project, an idempotency key); transactions of different scopes may run at once where the
-    # database allows it (PostgreSQL), and every unscoped one runs alone.
-    def write(self, scope: str | None = None) -> AbstractContextManager[Any]: ...
+    # project, an idempotency key, the inboxes a post writes to: several); transactions of
+    # different scopes may run at once where the database allows it (PostgreSQL), and every
+    # unscoped one runs alone.
+    def write(self, scope: str | Sequence[str] | None = None) -> AbstractContextManager[Any]: ...
     def read(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]: ...
     def ensure(self, schema: str) -> None: ...
     def close(self) -> None: ...
@@ -59,7 +60,7 @@ class Database:
         return conn
 
     @contextlib.contextmanager
-    def write(self, scope: str | None = None) -> Iterator[sqlite3.Connection]:
+    def write(self, scope: str | Sequence[str] | None = None) -> Iterator[sqlite3.Connection]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
         conn = self.connection()
         conn.execute("BEGIN IMMEDIATE")

@@ -1,7 +1,8 @@
 """Project leases in the PostgreSQL Commons: which verifier instance may write a project.
 
-One row per project (migration 0002); one row per instance that beats (migration 0005), read to
-place a project nobody holds (verifier.deploy.placement). Taking and renewing are one statement each, so two instances
+One row per project (migration 0002); one row per instance that beats (migration 0005), read with
+the journal's recent rows of the projects each holds to place a project nobody holds
+(verifier.deploy.placement). Taking and renewing are one statement each, so two instances
 can never both hold a lease: a row is taken over only when it expired, and `fencing` grows by one
 on every change of holder (a writer can stamp its work with it). Expiry uses the database's clock,
 the one clock every instance shares. The git host's compare-and-swap push is the second fence: an
@@ -80,6 +81,41 @@ def live_load(db: PgDatabase, *, live_s: float) -> dict[str, tuple[str, int]]:
     held = {str(row["holder"]): int(row["held"]) for row in db.read(_HELD_BY)}
     return {str(row["name"]): (str(row["address"]), held.get(str(row["name"]), 0))
             for row in db.read(_LIVE, (live_s,))}
+
+
+@dataclass(frozen=True)
+class InstanceLoad:
+    """A live instance as placement weighs it (verifier.deploy.placement)."""
+
+    address: str
+    held: int  # the project leases it holds
+    landings: int  # the submissions to those projects within the window (the journal's rows)
+
+
+# Per live holder: its leases, and the journal's rows of those projects within the window
+# (index submissions_recent, migration 0007).
+_WORK = ("SELECT l.holder, count(*) AS held, coalesce(sum(r.n), 0) AS landings FROM project_leases l "
+         "LEFT JOIN (SELECT project, count(*) AS n FROM submissions "
+         "WHERE started_at > EXTRACT(EPOCH FROM clock_timestamp()) - ? GROUP BY project) r ON r.project = l.project "
+         "WHERE l.expires_at > EXTRACT(EPOCH FROM clock_timestamp()) GROUP BY l.holder")
+
+
+def live_work(db: PgDatabase, *, live_s: float, window_s: float) -> dict[str, InstanceLoad]:
+    """Every instance that beat within `live_s` seconds: its address, its live leases and the
+    submissions to the projects it holds in the last `window_s` seconds."""
+    db.ensure("")
+    work = {str(row["holder"]): (int(row["held"]), int(row["landings"])) for row in db.read(_WORK, (window_s,))}
+    return {str(row["name"]): InstanceLoad(str(row["address"]), *work.get(str(row["name"]), (0, 0)))
+            for row in db.read(_LIVE, (live_s,))}
+
+
+def recent_landings(db: PgDatabase, projects: list[str], *, window_s: float) -> dict[str, int]:
+    """The submissions to each of `projects` in the last `window_s` seconds (the journal's rows)."""
+    db.ensure("")
+    found = {str(row["project"]): int(row["n"]) for row in db.read(
+        "SELECT project, count(*) AS n FROM submissions WHERE started_at > EXTRACT(EPOCH FROM clock_timestamp()) - ? "
+        "AND project = ANY(?) GROUP BY project", (window_s, projects))}
+    return {project: found.get(project, 0) for project in projects}
 
 
 def held_by(db: PgDatabase, holder_id: str) -> list[str]:

@@ -107,7 +107,9 @@ class LocalCommons:
         if not messages:
             return 0
         messages = [withhold(message) for message in messages]  # scanned before stored
-        with self.db.write() as conn:
+        # Scoped by every inbox and thread it writes to, not the one write lock: ids need grow in
+        # commit order only within what one read names (verifier.commons.pgdb).
+        with self.db.write(sorted({mailbox(m) for m in messages})) as conn:
             before = conn.total_changes
             conn.executemany(
                 "INSERT OR IGNORE INTO messages (key, kind, project, leaf_id, to_agent, sender, body, data, "
@@ -142,6 +144,13 @@ class LocalCommons:
     def outages(self) -> list[Outage]:
         rows = self.db.read("SELECT started_at, ended_at FROM outages ORDER BY started_at")
         return [Outage(moment(row["started_at"]), moment(row["ended_at"])) for row in rows]
+
+
+def mailbox(message: OutgoingMessage) -> str:
+    """The one inbox or thread a message is read from: its write scope. Pure."""
+    if message.to_agent is not None:
+        return f"inbox:{message.to_agent}"
+    return f"thread:{message.project}/{message.leaf_id}"
 
 
 def _message(row: sqlite3.Row) -> Message:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from verifier.deploy.publishing import publish
+from verifier.deploy.publishing import publish, pushed_path, pushing_path, write_record
 from verifier.errors import ConflictError
 from verifier.pipeline.writer import ProjectWriter
 from verifier.store.home import Home
@@ -26,6 +26,9 @@ def attach_remote(home: Home, slug: str, url: str) -> str:
         elif there != tip:
             raise ConflictError(f"the git host {url} already has a main branch ({there[:12]}), not this "
                                 f"project's ({tip[:12]}); give an empty repository")
+        # A new host: what an earlier one was pushed to says nothing of it.
+        write_record(home, pushing_path(home, slug), None)
+        write_record(home, pushed_path(home, slug), None)
         backends = home.settings.backends
         remotes = {**backends.remotes, slug: url}
         home.save_settings(home.settings.model_copy(update={"backends": backends.model_copy(

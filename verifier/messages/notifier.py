@@ -9,7 +9,8 @@ from an in-process `rw submit`, the Resolver or a person's edit are all caught t
 
 Exactly once: one catch-up per project at a time (a flock beside the project's writer lock),
 messages carry keys derived from the row, and the cursor and what the notifier remembers
-(authors, links, firsts, acceptance counts) move in one SQLite transaction after posting. A crash
+(authors, links, firsts, acceptance counts) move in one transaction after posting (on PostgreSQL
+scoped by the project, beside the other projects' and the messages' writes). A crash
 between posting and that transaction re-posts the same keys, which Commons keeps once.
 
 Besides the return triggers (to agents and operators), each row may tell the project's steward
@@ -313,8 +314,10 @@ class Notifier:
         return out + operator_copies(out, lambda agent: operators.get(agent) or memory.operator_of(agent))
 
     def _advance(self, slug: str, cursor: Any, next_seq: int, tip: str, memory: _Memory) -> None:
-        """Move the cursor and store what was learned, in one transaction (compare-and-set)."""
-        with self.db.write() as conn:
+        """Move the cursor and store what was learned, in one transaction (compare-and-set),
+        scoped by the project: every row it writes is the project's, or an upsert that needs no
+        order across projects (notify_agents, in sorted order so two projects never deadlock)."""
+        with self.db.write(f"notify:{slug}") as conn:
             current = conn.execute("SELECT next_seq, tip FROM notify_cursor WHERE project = ?", (slug,)).fetchone()
             expected = (cursor["next_seq"], cursor["tip"]) if cursor is not None else None
             if (tuple(current) if current is not None else None) != expected:
@@ -326,7 +329,7 @@ class Notifier:
             conn.executemany("INSERT OR IGNORE INTO notify_firsts VALUES (?, ?)",
                              [(slug, what) for what in memory.firsts])
             conn.executemany("INSERT INTO notify_agents VALUES (?, ?) ON CONFLICT (agent) DO UPDATE SET "
-                             "operator = excluded.operator", list(memory.agents.items()))
+                             "operator = excluded.operator", sorted(memory.agents.items()))
             conn.executemany(
                 "INSERT INTO notify_stats VALUES (?, ?, ?, ?, ?) ON CONFLICT (project, agent, kind) DO UPDATE SET "
                 "accepted = notify_stats.accepted + excluded.accepted, "

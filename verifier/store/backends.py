@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
-from verifier.constants import LEASE_S
+from verifier.constants import COMMONS_POOL_SIZE, LEASE_S
 from verifier.errors import FormatError
 from verifier.formats.base import Strict
 from verifier.formats.trace import TraceRecord
@@ -34,6 +34,9 @@ class TracesBackend(Strict):
 class CommonsBackend(Strict):
     kind: Literal["sqlite", "postgres"] = "sqlite"
     dsn_env: str = "RW_COMMONS_DSN"  # the environment variable holding the connection string
+    # PostgreSQL connections each service process opens at most (verifier.commons.pgdb's pool);
+    # instances x workers x pool_size must fit the server's max_connections, or PgBouncer's pool.
+    pool_size: int = Field(default=COMMONS_POOL_SIZE, ge=1, le=256)
 
 
 class Backends(Strict):
