@@ -28,8 +28,10 @@ from typing import Any
 from verifier.evaluation.report import EvalOptions
 from verifier.evaluation.sources import collector_paused, evaluate_home
 from verifier.formats.ledger import Cost, LedgerRow, row_hash, row_line
+from verifier.formats.usescores import UseEntry
 from verifier.pipeline.ledger import ledger_head, read_chain
 from verifier.roles.records import ResolutionRecord
+from verifier.scoring.useindex import index_of
 from verifier.state.layout import record_path, segment_path, use_shard_path
 from verifier.store.gitrepo import VERIFIER
 from verifier.store.home import Home, Settings
@@ -121,6 +123,9 @@ def build(home: Home, root: Path, slug: str, rows: int, seed: int) -> None:
                                                     "u": rng.choice((0.0, 0.25, 1.0, 2.0))}
     writes: dict[str, bytes | None] = {path: bytes(data) for path, data in segments.items()}
     writes.update({path: json.dumps(entries, sort_keys=True, indent=1).encode() for path, entries in shards.items()})
+    # The use index the scorer keeps beside its shards (verifier.scoring.useindex), from the same entries.
+    writes.update(index_of({path: {key: UseEntry.from_json(value, path) for key, value in entries.items()}
+                            for path, entries in shards.items()}))
     links = [(i, v) for i, v in objects.items() if i.startswith("lnk_")]
     for number in range(5):
         record = _record(f"H{number + 10}", links[number * 20:(number + 1) * 20], rng)

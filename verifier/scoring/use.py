@@ -15,8 +15,9 @@ it gives them again, so revert-then-revert-the-revert restores every score. An a
 review withdraws its object the same way while the review stands (the entry keeps `rejected_by`);
 the object stays in the tree, and only active objects (present, not rejected) count. The small summary,
 scores/use.json, holds U(H), U(r) and the v0 components per operator, side by side, never
-combined. Weights are 1.0 and 0.25, exact in binary floating point, so sums do not depend on
-the order contributions landed in.
+combined. Beside the shards, scores/use-index/ holds each object's U alone, rewritten with its
+shard (verifier.scoring.useindex), for the evaluation. Weights are 1.0 and 0.25, exact in
+binary floating point, so sums do not depend on the order contributions landed in.
 
 Cost that an agent did not disclose stays unknown: an operator's `usd` (`tokens`) sums only the
 disclosed leaves and is null until one discloses; `usd_objects` counts the accepted objects of
@@ -44,6 +45,7 @@ from verifier.formats.usescores import (
     parse_shard,
 )
 from verifier.scoring.rests import RestIndex
+from verifier.scoring.useindex import index_writes
 from verifier.state.layout import USE_SCORES, use_shard_path
 
 SCORED_TYPES = ("source", "finding", "link", "plan", "report", "review")
@@ -266,6 +268,9 @@ class ScoreBook:
     def writes(self) -> dict[str, bytes | None]:
         out: dict[str, bytes | None] = {path: dump_shard(self.shards[path]) for path in sorted(self.dirty)}
         if self.summary_dirty or self.dirty:
+            # No summary in the tree yet means no shard either: the U index starts here, complete.
+            fresh = self.read(USE_SCORES) is None
+            out.update(index_writes(self.read, {path: self.shards[path] for path in self.dirty}, fresh=fresh))
             summary = self.summary
             for row in summary.operators.values():
                 usd = row.usd
