@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,40 +185,82 @@ def model_of(row: Attempt) -> str:
     return row.model or UNDISCLOSED
 
 
+@dataclass(frozen=True)
+class Submissions:
+    """One scope's agent submissions as arrays, a row each, in ledger order: what the leaf
+    metrics are computed from. A project's are worked out once; the platform's are theirs joined."""
+
+    units: np.ndarray  # n x 6: Facts.unit
+    counts: np.ndarray  # n x 9: Facts.counts
+    kinds: tuple[str, ...]
+    models: tuple[str, ...]
+    accepted: np.ndarray  # n, bool
+
+    @staticmethod
+    def join(parts: Sequence[Submissions]) -> Submissions:
+        if not parts:
+            return Submissions(np.zeros((0, 6)), np.zeros((0, 9), dtype=np.int64), (), (), np.zeros(0, dtype=bool))
+        return Submissions(np.concatenate([p.units for p in parts]).reshape(-1, 6),
+                           np.concatenate([p.counts for p in parts]).reshape(-1, 9),
+                           tuple(label for p in parts for label in p.kinds),
+                           tuple(label for p in parts for label in p.models),
+                           np.concatenate([p.accepted for p in parts]).astype(bool))
+
+
+def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions:
+    rows = [row for row in attempts if row.is_agent_submission]
+    facts = [context.facts_of(row) for row in rows]
+    return Submissions(np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6),
+                       np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 9),
+                       tuple(row.kind or "" for row in rows), tuple(model_of(row) for row in rows),
+                       np.asarray([row.accepted for row in rows], dtype=bool))
+
+
+def _codes(labels: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct labels, sorted, and each row's position among them."""
+    names = sorted(set(labels))
+    number = {name: code for code, name in enumerate(names)}
+    return names, np.fromiter((number[label] for label in labels), dtype=np.int64, count=len(labels))
+
+
 def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str) -> dict[str, Any]:
     """Leaf metrics per kind and per model over agent submissions, and the acceptance rate per
     kind crossed with model (`by_kind_and_model`). Only the rate is crossed: most cells are too
     small to read a cost or time from, and every cell would be one more bootstrap."""
-    rows = [row for row in attempts if row.is_agent_submission]
-    facts = [context.facts_of(row) for row in rows]
-    units = np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6)
-    counts = np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 9)
+    return scope_metrics(submissions_of(attempts, context), scope)
+
+
+def scope_metrics(submissions: Submissions, scope: str) -> dict[str, Any]:
+    """`by_kind_and_model` over a scope's submissions already worked out."""
+    kinds, kind_codes = _codes(submissions.kinds)
+    models, model_codes = _codes(submissions.models)
     # One canonical order for every group: by the unit's values, which do not depend on the order
     # rows landed in (rows with equal units are interchangeable).
-    order = canonical_order(units)
-    units, counts = units[order], counts[order]
-    submissions = [rows[i] for i in order.tolist()]
+    order = canonical_order(submissions.units)
+    units, counts = submissions.units[order], submissions.counts[order]
 
-    def metrics(by: Callable[[Attempt], str], name: str) -> dict[str, Any]:
-        groups: dict[str, list[int]] = defaultdict(list)
-        for position, row in enumerate(submissions):
-            groups[by(row)].append(position)
+    def metrics(names: list[str], codes: np.ndarray, name: str) -> dict[str, Any]:
+        ordered = codes[order]
         out: dict[str, Any] = {}
-        for label, positions in sorted(groups.items()):
-            index = np.asarray(positions, dtype=np.int64)  # ascending: the canonical order is kept
+        for code, label in enumerate(names):
+            index = np.flatnonzero(ordered == code)  # ascending: the canonical order is kept
             out[label] = leaf_metrics(units[index], counts[index].sum(axis=0).tolist(), f"{scope}/{name}/{label}")
         return out
 
-    crossed: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for row in rows:
-        cell = crossed[row.kind or ""][model_of(row)]
-        cell[0] += row.accepted
-        cell[1] += 1
-    return {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model"),
-            "by_kind_and_model": {kind: {model: {"attempts": n, "accepted": k,
-                                                 "acceptance_rate": wilson(k, n).to_json()}
-                                         for model, (k, n) in sorted(models.items())}
-                                  for kind, models in sorted(crossed.items())}}
+    # Crossed: one count per (kind, model) cell, cells numbered kind-major in sorted label order.
+    cells = kind_codes * len(models) + model_codes
+    size = len(kinds) * len(models)
+    attempts = np.bincount(cells, minlength=size).tolist()
+    accepted = np.bincount(cells[submissions.accepted], minlength=size).tolist()
+    crossed: dict[str, dict[str, Any]] = {}
+    for k, kind in enumerate(kinds):
+        for m, model in enumerate(models):
+            n, a = attempts[k * len(models) + m], accepted[k * len(models) + m]
+            if n:
+                crossed.setdefault(kind, {})[model] = {"attempts": n, "accepted": a,
+                                                        "acceptance_rate": wilson(a, n).to_json()}
+    return {"by_kind": metrics(kinds, kind_codes, "kind"), "by_model": metrics(models, model_codes, "model"),
+            "by_kind_and_model": crossed}
 
 
 def reviewer_catch_rate(resolutions: Iterable[ResolvedHypothesis]) -> Estimate:

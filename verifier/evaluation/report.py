@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from verifier.evaluation.metrics import acceptance_over_time, by_kind_and_model, context_of, project_metrics
+from verifier.evaluation.metrics import (
+    Submissions,
+    acceptance_over_time,
+    context_of,
+    project_metrics,
+    scope_metrics,
+    submissions_of,
+)
 from verifier.evaluation.rows import Attempt, ProjectHistory, ResolvedHypothesis, ValidationResult
 from verifier.evaluation.signals import DEFAULT_WEEKS, WEEK, lift_report, skill_versions, twelve_month_signal
 
@@ -43,8 +50,10 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
             for h in ordered}
     resolved = {h.project: [r for r in h.resolutions if _decided_in(r, options.since)] for h in ordered}
     everything = [row for h in ordered for row in rows[h.project]]
+    # Each project's submissions worked out once; the platform's are theirs joined, in that order.
+    submissions = {h.project: submissions_of(rows[h.project], context) for h in ordered}
     projects = {
-        h.project: {**by_kind_and_model(rows[h.project], context, h.project),
+        h.project: {**scope_metrics(submissions[h.project], h.project),
                     "project": project_metrics(h, rows[h.project], resolved[h.project])}
         for h in ordered
     }
@@ -54,7 +63,7 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
         "now": options.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "since": options.since.strftime("%Y-%m-%dT%H:%M:%SZ") if options.since else None,
         "projects": projects,
-        "platform": by_kind_and_model(everything, context, "platform"),
+        "platform": scope_metrics(Submissions.join(list(submissions.values())), "platform"),
         "skill_versions": skill_versions(everything, options.validation),
         "lift": lift_report(resolved),
         "twelve_month_signal": twelve_month_signal(
