@@ -130,6 +130,11 @@ class Facts:
 
 def facts_of(row: Attempt, context: Context) -> Facts:
     accepted = row.accepted
+    if not accepted:  # the common short road: it paid (when it said what) and brought nothing
+        usd = row.usd
+        if usd is None:
+            return Facts((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), False, False, 0, False, 0, 0)
+        return Facts((usd or 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), False, True, 0, False, 0, 0)
     found = row.objects if accepted and row.objects is not None else ()
     objects_unknown = accepted and row.objects is None
     cost_known = row.usd is not None and not objects_unknown

@@ -46,8 +46,11 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
     """Per project and platform-wide: §12's metrics, lift and the kill signal, the 12-month signal."""
     ordered = sorted(histories, key=lambda h: h.project)
     context = context_of(ordered)
-    rows = {h.project: [r for r in h.rows if _in_window(r, options.since) and r.at <= options.now]
-            for h in ordered}
+    now, since = options.now, options.since
+    if since is None:  # the usual whole-history run: one comparison a row
+        rows = {h.project: [r for r in h.rows if r.at <= now] for h in ordered}
+    else:
+        rows = {h.project: [r for r in h.rows if _in_window(r, since) and r.at <= now] for h in ordered}
     resolved = {h.project: [r for r in h.resolutions if _decided_in(r, options.since)] for h in ordered}
     everything = [row for h in ordered for row in rows[h.project]]
     # Each project's submissions worked out once; the platform's are theirs joined, in that order.
