@@ -48,15 +48,6 @@ class Context:
     opened: Mapping[tuple[str, str], float]  # (project, leaf_id) -> epoch seconds of its opening
     use: Mapping[tuple[str, str], float]
     credit: Mapping[tuple[str, str], int]
-    _facts: dict[tuple[str, int], Facts] = field(default_factory=dict)
-
-    def facts_of(self, row: Attempt) -> Facts:
-        """`facts_of(row, self)`, worked out once per row however many groups it is in."""
-        key = (row.project, row.seq)
-        facts = self._facts.get(key)
-        if facts is None:
-            facts = self._facts[key] = facts_of(row, self)
-        return facts
 
 
 def object_credits(resolutions: Iterable[ResolvedHypothesis]) -> dict[str, int]:
@@ -214,7 +205,8 @@ class Submissions:
 
 def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions:
     rows = [row for row in attempts if row.is_agent_submission]
-    facts = [context.facts_of(row) for row in rows]
+    # Once per row: a project's submissions are worked out once and the platform's are theirs joined.
+    facts = [facts_of(row, context) for row in rows]
     return Submissions(np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6),
                        np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 9),
                        tuple(row.kind or "" for row in rows), tuple(model_of(row) for row in rows),

@@ -191,9 +191,12 @@ def use_index_path(object_id: str) -> str:
     return f"{USE_INDEX_ROOT}/{_digits(object_id)[:2]}.json"
 
 
+_FOUR_HEX = re.compile(r"[0-9a-f]{4}")
+
+
 def _digits(object_id: str) -> str:
     digits = object_id[4:8]
-    if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
+    if not _FOUR_HEX.fullmatch(digits):  # one match, not a loop per character: read per object by rw eval
         digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
     return digits
 
