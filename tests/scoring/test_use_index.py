@@ -1,6 +1,7 @@
 """The use index (verifier.scoring.useindex) kept beside the shards: after any run of landings,
 each in its own score book over the tree the last one left, the index files say exactly what the
-shards say, and it is trusted only where it started complete."""
+shards say; it is trusted only where it started complete, and built whole by one scan at the
+first scored landing of a project scored before it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verifier.formats.usescores import parse_shard
+from verifier.pipeline.scores import apply_writes
 from verifier.scoring.use import ObjectFacts, ScoreBook
 from verifier.scoring.useindex import index_of, is_live, parse_index_file
-from verifier.state.layout import USE_INDEX, USE_INDEX_ROOT, USE_SCORES, USE_SHARD_ROOT, use_index_path
+from verifier.state.layout import (
+    USE_INDEX,
+    USE_INDEX_ROOT,
+    USE_SCORES,
+    USE_SHARD_ROOT,
+    finding_path,
+    use_index_path,
+)
+from verifier.state.view import DictTree
 
 OPERATORS = ["op-a", "op-b"]
 # Ids that share first digits (so several objects share an index file and a shard), and some that do not.
@@ -75,7 +85,7 @@ def test_use_index_counts_a_withdrawn_object_as_zero() -> None:
     assert values[finding] == 0 and values[link] == 0
 
 
-def test_use_index_is_not_started_on_a_project_scored_before_it() -> None:
+def test_use_index_is_not_kept_piecemeal_on_a_project_scored_before_it() -> None:
     tree: dict[str, bytes] = {}
     _land(tree, [("add", FINDINGS[0], "op-a", 0)])
     # A project scored before the index: its shards and summary, no index and no marker.
@@ -90,3 +100,22 @@ def test_damaged_use_index_file_drops_the_marker() -> None:
     tree[use_index_path(FINDINGS[1])] = b"[1, 2]\n"
     _land(tree, [("add", FINDINGS[1], "op-b", 0)])
     assert not is_live(tree.get)
+
+
+def test_first_scored_landing_of_a_project_scored_before_the_index_builds_it_whole() -> None:
+    tree: dict[str, bytes] = {}
+    _land(tree, [("add", FINDINGS[0], "op-a", 0), ("add", FINDINGS[6], "op-b", 0), ("add", LINKS[3], "op-b", 6)])
+    # A project scored before the index: shards and summary only, plus a stray index file.
+    legacy = {path: data for path, data in tree.items() if path not in _index_files(tree)}
+    legacy[f"{USE_INDEX_ROOT}/00.json"] = b"{}\n"
+    book = ScoreBook(legacy.get)
+    written = apply_writes(book, DictTree(legacy), {finding_path(FINDINGS[3]): b"finding: x\n"}, "op-a")
+    assert written == 1
+    for path, data in book.writes().items():
+        if data is None:
+            legacy.pop(path, None)
+        else:
+            legacy[path] = data
+    shards = {path: parse_shard(data, path) for path, data in legacy.items() if path.startswith(f"{USE_SHARD_ROOT}/")}
+    assert FINDINGS[0] in parse_index_file(legacy[use_index_path(FINDINGS[0])], "index")  # landed before: indexed
+    assert is_live(legacy.get) and _index_files(legacy) == index_of(shards)

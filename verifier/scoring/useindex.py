@@ -7,10 +7,12 @@
 The shards (verifier.scoring.use) stay the truth; the index is derived from them and written in
 the same landing, from the same entries: `ScoreBook.writes` rewrites the index file of every shard
 it rewrites. It is trusted only under its marker, and the marker is written only where the index
-starts complete: a book whose tree had no use scores yet (a fresh project, replay's rebuild). A
-project scored before the index has no marker, and the evaluation reads its shards as before;
-an index file that does not parse drops the marker. The values are the shards' numbers unchanged
-(sums of 1.0 and 0.25 weights), so both roads give the evaluation the same floats.
+is complete: a book whose tree had no use scores yet (a fresh project, replay's rebuild), or one
+that built the whole index by a scan of the shards (`ScoreBook.ensure_use_index`, at the first
+scored landing of a project scored before the index, or after its index was dropped). Until then
+the evaluation reads the shards; an index file a landing finds unparseable drops the marker. The
+values are the shards' numbers unchanged (sums of 1.0 and 0.25 weights), so both roads give the
+evaluation the same floats.
 
 Pure: files are read through a callable and written back as bytes.
 """
