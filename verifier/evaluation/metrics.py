@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -95,48 +95,36 @@ def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[lis
     return pairs, excluded
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
-    """One agent submission's share of the leaf metrics, worked out once. `unit` is what the
-    bootstrap resamples: (usd, objects it paid for) when usd is known, (seconds to accept, 1) when
-    accepted after a known claim or opening, (Σ U, scored objects)."""
-
-    unit: tuple[float, float, float, float, float, float]
-    accepted: bool
-    cost_known: bool
-    objects: int
-    objects_unknown: bool
-    right: int  # objects with positive resolution credit
-    judged: int  # objects with nonzero resolution credit
-    from_claim: bool = False  # timed from the agent's claim (else, when timed, from the leaf's opening)
-    # What leaf_metrics totals: accepted, cost disclosed, objects, objects unknown, right, judged,
-    # timed, scored objects, timed from a claim. Worked out once: every scope's groups ask again.
-    counts: tuple[int, int, int, int, int, int, int, int, int] = field(init=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "counts", (
-            int(self.accepted), int(self.cost_known), self.objects, int(self.objects_unknown), self.right,
-            self.judged, int(self.unit[3]), int(self.unit[5]), int(self.from_claim)))
+Unit = tuple[float, float, float, float, float, float]
+Counts = tuple[int, int, int, int, int, int, int, int, int]
+_NOTHING: Unit = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+_REJECTED_UNDISCLOSED: Counts = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+_REJECTED_DISCLOSED: Counts = (0, 1, 0, 0, 0, 0, 0, 0, 0)
 
 
-def facts_of(row: Attempt, context: Context) -> Facts:
-    accepted = row.accepted
-    if not accepted:  # the common short road: it paid (when it said what) and brought nothing
+def facts_of(row: Attempt, context: Context) -> tuple[Unit, Counts]:
+    """One agent submission's share of the leaf metrics, worked out once, as plain tuples (made for
+    every submission of the platform). The unit is what the bootstrap resamples: (usd, objects it
+    paid for) when usd is known, (seconds to accept, 1) when accepted after a known claim or
+    opening, (Σ U, scored objects). The counts are what leaf_metrics totals: accepted, cost
+    disclosed, objects, objects unknown, right (objects with positive resolution credit), judged
+    (nonzero credit), timed, scored objects, timed from the agent's claim (else, when timed, from
+    the leaf's opening)."""
+    if not row.accepted:  # the common short road: it paid (when it said what) and brought nothing
         usd = row.usd
         if usd is None:
-            return Facts((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), False, False, 0, False, 0, 0)
-        return Facts((usd or 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), False, True, 0, False, 0, 0)
-    found = row.objects if accepted and row.objects is not None else ()
-    objects_unknown = accepted and row.objects is None
+            return _NOTHING, _REJECTED_UNDISCLOSED
+        return (usd or 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), _REJECTED_DISCLOSED
+    objects_unknown = row.objects is None
+    found = () if row.objects is None else row.objects
     cost_known = row.usd is not None and not objects_unknown
     usd, paid = (row.usd or 0.0, float(len(found))) if cost_known else (0.0, 0.0)
     seconds, timed = 0.0, 0.0
-    from_claim = accepted and row.claimed_at is not None
-    if from_claim:
-        assert row.claimed_at is not None
+    from_claim = row.claimed_at is not None
+    if row.claimed_at is not None:
         start: float | None = row.claimed_at.timestamp()
     else:
-        start = context.opened.get((row.project, row.leaf_id or "")) if accepted else None
+        start = context.opened.get((row.project, row.leaf_id or ""))
     if start is not None:
         seconds, timed = max(0.0, row.at.timestamp() - start), 1.0
     uses: list[float] = []
@@ -149,13 +137,14 @@ def facts_of(row: Attempt, context: Context) -> Facts:
         credit = context.credit.get(key, 0)
         right += credit > 0
         judged += credit != 0
-    return Facts((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))), accepted, cost_known, len(found),
-                 objects_unknown, right, judged, from_claim)
+    return ((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))),
+            (1, int(cost_known), len(found), int(objects_unknown), right, judged, int(timed), len(uses),
+             int(from_claim)))
 
 
 def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str, Any]:
     """The five per-kind/per-model metrics over one group of agent submissions: their units in
-    canonical order (sorted) and the group's totals of Facts.counts. Cost, time and use share one
+    canonical order (sorted) and the group's totals of their counts (facts_of). Cost, time and use share one
     bootstrap over attempts, so an attempt's objects are resampled together."""
     (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sorted(
         units, [(0, 1), (2, 3), (4, 5)], key)
@@ -186,8 +175,8 @@ class Submissions:
     """One scope's agent submissions as arrays, a row each, in ledger order: what the leaf
     metrics are computed from. A project's are worked out once; the platform's are theirs joined."""
 
-    units: np.ndarray  # n x 6: Facts.unit
-    counts: np.ndarray  # n x 9: Facts.counts
+    units: np.ndarray  # n x 6: facts_of's units
+    counts: np.ndarray  # n x 9: facts_of's counts
     kinds: tuple[str, ...]
     models: tuple[str, ...]
     accepted: np.ndarray  # n, bool
@@ -207,8 +196,8 @@ def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions
     rows = [row for row in attempts if row.is_agent_submission]
     # Once per row: a project's submissions are worked out once and the platform's are theirs joined.
     facts = [facts_of(row, context) for row in rows]
-    return Submissions(np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6),
-                       np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 9),
+    return Submissions(np.asarray([unit for unit, _ in facts], dtype=np.float64).reshape(-1, 6),
+                       np.asarray([counts for _, counts in facts], dtype=np.int64).reshape(-1, 9),
                        tuple(row.kind or "" for row in rows), tuple(model_of(row) for row in rows),
                        np.asarray([row.accepted for row in rows], dtype=bool))
 
