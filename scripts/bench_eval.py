@@ -11,11 +11,11 @@ Wall time is what the target reads; CPU time (eval_cpu_s, read_cpu_s) is printed
 on a shared machine it moves less with the other work running.
 Last line: one JSON object with eval_s, read_s, ratio, eval_cpu_s, read_cpu_s, cpu_ratio.
 
-Measured under heavy load (load average 10-12, 2 cores shared by 7 sessions), least of 3: before
-the use index and the array metrics, ratio 3.02, cpu_ratio 3.74 (eval 11.05 s CPU, read 2.96 s);
-after, on the final code, ratio 1.74 / cpu_ratio 1.72 with no other work of this session and 2.92 / 2.48 beside a
-CPU-heavy test (1.38 / 2.43 and 1.83 / 2.13 on intermediate commits). docs/eval.md says where the
-rest goes.
+Measured on the shared 2-core machine, least of 3: before the use index and the array metrics,
+under heavy load, ratio 3.02, cpu_ratio 3.74 (eval 11.05 s CPU, read 2.96 s); after, in a quiet
+moment (wall equal to CPU), eval 5.68 s, read 2.34 s: ratio 2.42, cpu_ratio 2.42, not yet at the
+target. Under heavy load (load average 10-12) the same code printed ratios of 1.74-2.92: load
+inflates the read more than the eval. docs/eval.md says where the rest goes.
 """
 
 from __future__ import annotations
