@@ -20,7 +20,8 @@ from verifier.cli.main import COMMAND_MODULES
 from verifier.evaluation.history import read_history
 from verifier.evaluation.report import EvalOptions, evaluate
 from verifier.pipeline.ledger import read_chain
-from verifier.state.layout import USE_SCORES
+from verifier.scoring.useindex import is_live
+from verifier.state.layout import USE_INDEX, USE_INDEX_ROOT, USE_SCORES, USE_SHARD_ROOT
 from verifier.state.view import Overlay
 from verifier.store.home import Settings
 
@@ -107,9 +108,21 @@ def test_replay_rebuilt_state_gives_the_same_numbers(history: World) -> None:
     tip = history.repo.view(history.tip())
     assert any(path.startswith("ledger/") for path in report.rebuilt)
     assert _numbers(Overlay(tip, report.rebuilt)) == _numbers(tip)
-    # ...and the rebuild is what the numbers rest on: a ledger without its rows gives other numbers.
-    emptied = {path: None for path in report.rebuilt if path.startswith("scores/use/")}
+    # ...and the rebuild is what the numbers rest on: use scores emptied give other numbers.
+    emptied = {path: None for path in report.rebuilt if path.startswith((f"{USE_SHARD_ROOT}/", f"{USE_INDEX_ROOT}/"))}
     assert _numbers(Overlay(tip, emptied)) != _numbers(tip)
+
+
+def test_eval_numbers_from_the_use_index_equal_those_from_the_shards(history: World) -> None:
+    tip = history.repo.view(history.tip())
+    assert is_live(tip.read), "the landings kept a use index beside the shards"
+    assert _numbers(Overlay(tip, {USE_INDEX: None})) == _numbers(tip)
+    # ...and without its marker the index is not read: a damaged index file changes nothing.
+    index_files = [f"{USE_INDEX_ROOT}/{name}" for name in tip.list_dir(USE_INDEX_ROOT)]
+    assert index_files
+    emptied: dict[str, bytes | None] = dict.fromkeys(index_files, b"{}\n")
+    assert _numbers(Overlay(tip, emptied)) != _numbers(tip)  # under its marker, the index is what is read
+    assert _numbers(Overlay(tip, {**emptied, USE_INDEX: None})) == _numbers(tip)
 
 
 def test_html_report_is_self_contained_with_its_plots(history: World, tmp_path: Path) -> None:

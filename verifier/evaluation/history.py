@@ -1,5 +1,6 @@
 """Reading one project's evaluation inputs from a tree: the ledger (chain checked), the use scores
-of the objects accepted submissions brought, the decided resolution records and the Planner's
+of the objects accepted submissions brought (from the use index, verifier.scoring.useindex, when
+the tree holds one), the decided resolution records and the Planner's
 unresolved_count, and the active hypotheses whose baseline is not sealed, with the recorded reason
 (seal.status: they would drop out of lift silently otherwise). Works on any TreeView: the tip,
 or the tip overlaid with `rw replay`'s rebuild.
@@ -17,15 +18,41 @@ from verifier.formats.leaf import parse_leaf
 from verifier.formats.usescores import UseEntry, load_shard
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, read_records
+from verifier.scoring.useindex import counted_use, is_live, parse_index_file
 from verifier.seal.status import hypothesis_ids, unsealed
-from verifier.state.layout import PLANNER_SCORES, leaf_path, use_shard_path
+from verifier.state.layout import PLANNER_SCORES, leaf_path, use_index_path, use_shard_path
 from verifier.state.view import TreeView
 
 
 def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
-    """U of each object that has a use entry (a withdrawn object: 0). Each shard is read and
-    decoded once, and only the entries asked for are checked and typed: a shard holds the entries
-    of every object whose id shares its digits, most of which the evaluation never looks at."""
+    """U of each object that has a use entry (a withdrawn object: 0): from the use index when the
+    tree holds a complete one (one small file per pair of id digits), else from the shards."""
+    if is_live(view.read):
+        return _use_from_index(view, object_ids)
+    return read_use_from_shards(view, object_ids)
+
+
+def _use_from_index(view: TreeView, object_ids: set[str]) -> dict[str, float]:
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for object_id in object_ids:
+        wanted[use_index_path(object_id)].append(object_id)
+    use: dict[str, float] = {}
+    for path, ids in wanted.items():
+        data = view.read(path)
+        if not data:
+            continue
+        values = parse_index_file(data, path)
+        for object_id in ids:
+            value = values.get(object_id)
+            if value is not None:
+                use[object_id] = float(value)
+    return use
+
+
+def read_use_from_shards(view: TreeView, object_ids: set[str]) -> dict[str, float]:
+    """`read_use` from the shards themselves. Each shard is read and decoded once, and only the
+    entries asked for are checked and typed: a shard holds the entries of every object whose id
+    shares its digits, most of which the evaluation never looks at."""
     wanted: dict[str, list[str]] = defaultdict(list)
     for object_id in object_ids:
         wanted[use_shard_path(object_id)].append(object_id)
@@ -38,8 +65,7 @@ def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
         for object_id in ids:
             value = entries.get(object_id)
             if value is not None:
-                entry = UseEntry.from_json(value, f"{path}:{object_id}")
-                use[object_id] = float(entry.u) if entry.present else 0.0
+                use[object_id] = float(counted_use(UseEntry.from_json(value, f"{path}:{object_id}")))
     return use
 
 

@@ -93,9 +93,10 @@ def _resampled_sums(units: np.ndarray, key: str) -> np.ndarray:
         # How often each unit was drawn in each resample (resample r counts into r*n...(r+1)*n-1),
         # then one matrix product: far less memory traffic than gathering every column.
         picks += (np.arange(size, dtype=np.int64) * n)[:, None]
-        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
         step = max(1, _ONE_THREAD_WORK // max(1, n * units.shape[1]))
-        out.extend(counts[first:first + step] @ units for first in range(0, size, step))
+        # Each slice made floating just before its product, while it is still in cache.
+        out.extend(counts[first:first + step].astype(np.float64) @ units for first in range(0, size, step))
         done += size
     return np.concatenate(out)
 

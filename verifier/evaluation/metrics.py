@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,15 +48,6 @@ class Context:
     opened: Mapping[tuple[str, str], float]  # (project, leaf_id) -> epoch seconds of its opening
     use: Mapping[tuple[str, str], float]
     credit: Mapping[tuple[str, str], int]
-    _facts: dict[tuple[str, int], Facts] = field(default_factory=dict)
-
-    def facts_of(self, row: Attempt) -> Facts:
-        """`facts_of(row, self)`, worked out once per row however many groups it is in."""
-        key = (row.project, row.seq)
-        facts = self._facts.get(key)
-        if facts is None:
-            facts = self._facts[key] = facts_of(row, self)
-        return facts
 
 
 def object_credits(resolutions: Iterable[ResolvedHypothesis]) -> dict[str, int]:
@@ -104,43 +95,36 @@ def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[lis
     return pairs, excluded
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
-    """One agent submission's share of the leaf metrics, worked out once. `unit` is what the
-    bootstrap resamples: (usd, objects it paid for) when usd is known, (seconds to accept, 1) when
-    accepted after a known claim or opening, (Σ U, scored objects)."""
-
-    unit: tuple[float, float, float, float, float, float]
-    accepted: bool
-    cost_known: bool
-    objects: int
-    objects_unknown: bool
-    right: int  # objects with positive resolution credit
-    judged: int  # objects with nonzero resolution credit
-    from_claim: bool = False  # timed from the agent's claim (else, when timed, from the leaf's opening)
-    # What leaf_metrics totals: accepted, cost disclosed, objects, objects unknown, right, judged,
-    # timed, scored objects, timed from a claim. Worked out once: every scope's groups ask again.
-    counts: tuple[int, int, int, int, int, int, int, int, int] = field(init=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "counts", (
-            int(self.accepted), int(self.cost_known), self.objects, int(self.objects_unknown), self.right,
-            self.judged, int(self.unit[3]), int(self.unit[5]), int(self.from_claim)))
+Unit = tuple[float, float, float, float, float, float]
+Counts = tuple[int, int, int, int, int, int, int, int, int]
+_NOTHING: Unit = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+_REJECTED_UNDISCLOSED: Counts = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+_REJECTED_DISCLOSED: Counts = (0, 1, 0, 0, 0, 0, 0, 0, 0)
 
 
-def facts_of(row: Attempt, context: Context) -> Facts:
-    accepted = row.accepted
-    found = row.objects if accepted and row.objects is not None else ()
-    objects_unknown = accepted and row.objects is None
+def facts_of(row: Attempt, context: Context) -> tuple[Unit, Counts]:
+    """One agent submission's share of the leaf metrics, worked out once, as plain tuples (made for
+    every submission of the platform). The unit is what the bootstrap resamples: (usd, objects it
+    paid for) when usd is known, (seconds to accept, 1) when accepted after a known claim or
+    opening, (Σ U, scored objects). The counts are what leaf_metrics totals: accepted, cost
+    disclosed, objects, objects unknown, right (objects with positive resolution credit), judged
+    (nonzero credit), timed, scored objects, timed from the agent's claim (else, when timed, from
+    the leaf's opening)."""
+    if not row.accepted:  # the common short road: it paid (when it said what) and brought nothing
+        usd = row.usd
+        if usd is None:
+            return _NOTHING, _REJECTED_UNDISCLOSED
+        return (usd or 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), _REJECTED_DISCLOSED
+    objects_unknown = row.objects is None
+    found = () if row.objects is None else row.objects
     cost_known = row.usd is not None and not objects_unknown
     usd, paid = (row.usd or 0.0, float(len(found))) if cost_known else (0.0, 0.0)
     seconds, timed = 0.0, 0.0
-    from_claim = accepted and row.claimed_at is not None
-    if from_claim:
-        assert row.claimed_at is not None
+    from_claim = row.claimed_at is not None
+    if row.claimed_at is not None:
         start: float | None = row.claimed_at.timestamp()
     else:
-        start = context.opened.get((row.project, row.leaf_id or "")) if accepted else None
+        start = context.opened.get((row.project, row.leaf_id or ""))
     if start is not None:
         seconds, timed = max(0.0, row.at.timestamp() - start), 1.0
     uses: list[float] = []
@@ -153,13 +137,14 @@ def facts_of(row: Attempt, context: Context) -> Facts:
         credit = context.credit.get(key, 0)
         right += credit > 0
         judged += credit != 0
-    return Facts((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))), accepted, cost_known, len(found),
-                 objects_unknown, right, judged, from_claim)
+    return ((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))),
+            (1, int(cost_known), len(found), int(objects_unknown), right, judged, int(timed), len(uses),
+             int(from_claim)))
 
 
 def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str, Any]:
     """The five per-kind/per-model metrics over one group of agent submissions: their units in
-    canonical order (sorted) and the group's totals of Facts.counts. Cost, time and use share one
+    canonical order (sorted) and the group's totals of their counts (facts_of). Cost, time and use share one
     bootstrap over attempts, so an attempt's objects are resampled together."""
     (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sorted(
         units, [(0, 1), (2, 3), (4, 5)], key)
@@ -185,40 +170,83 @@ def model_of(row: Attempt) -> str:
     return row.model or UNDISCLOSED
 
 
+@dataclass(frozen=True)
+class Submissions:
+    """One scope's agent submissions as arrays, a row each, in ledger order: what the leaf
+    metrics are computed from. A project's are worked out once; the platform's are theirs joined."""
+
+    units: np.ndarray  # n x 6: facts_of's units
+    counts: np.ndarray  # n x 9: facts_of's counts
+    kinds: tuple[str, ...]
+    models: tuple[str, ...]
+    accepted: np.ndarray  # n, bool
+
+    @staticmethod
+    def join(parts: Sequence[Submissions]) -> Submissions:
+        if not parts:
+            return Submissions(np.zeros((0, 6)), np.zeros((0, 9), dtype=np.int64), (), (), np.zeros(0, dtype=bool))
+        return Submissions(np.concatenate([p.units for p in parts]).reshape(-1, 6),
+                           np.concatenate([p.counts for p in parts]).reshape(-1, 9),
+                           tuple(label for p in parts for label in p.kinds),
+                           tuple(label for p in parts for label in p.models),
+                           np.concatenate([p.accepted for p in parts]).astype(bool))
+
+
+def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions:
+    rows = [row for row in attempts if row.is_agent_submission]
+    # Once per row: a project's submissions are worked out once and the platform's are theirs joined.
+    facts = [facts_of(row, context) for row in rows]
+    return Submissions(np.asarray([unit for unit, _ in facts], dtype=np.float64).reshape(-1, 6),
+                       np.asarray([counts for _, counts in facts], dtype=np.int64).reshape(-1, 9),
+                       tuple(row.kind or "" for row in rows), tuple(model_of(row) for row in rows),
+                       np.asarray([row.accepted for row in rows], dtype=bool))
+
+
+def _codes(labels: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct labels, sorted, and each row's position among them."""
+    names = sorted(set(labels))
+    number = {name: code for code, name in enumerate(names)}
+    return names, np.fromiter((number[label] for label in labels), dtype=np.int64, count=len(labels))
+
+
 def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str) -> dict[str, Any]:
     """Leaf metrics per kind and per model over agent submissions, and the acceptance rate per
     kind crossed with model (`by_kind_and_model`). Only the rate is crossed: most cells are too
     small to read a cost or time from, and every cell would be one more bootstrap."""
-    rows = [row for row in attempts if row.is_agent_submission]
-    facts = [context.facts_of(row) for row in rows]
-    units = np.asarray([f.unit for f in facts], dtype=np.float64).reshape(-1, 6)
-    counts = np.asarray([f.counts for f in facts], dtype=np.int64).reshape(-1, 9)
+    return scope_metrics(submissions_of(attempts, context), scope)
+
+
+def scope_metrics(submissions: Submissions, scope: str) -> dict[str, Any]:
+    """`by_kind_and_model` over a scope's submissions already worked out."""
+    kinds, kind_codes = _codes(submissions.kinds)
+    models, model_codes = _codes(submissions.models)
     # One canonical order for every group: by the unit's values, which do not depend on the order
     # rows landed in (rows with equal units are interchangeable).
-    order = canonical_order(units)
-    units, counts = units[order], counts[order]
-    submissions = [rows[i] for i in order.tolist()]
+    order = canonical_order(submissions.units)
+    units, counts = submissions.units[order], submissions.counts[order]
 
-    def metrics(by: Callable[[Attempt], str], name: str) -> dict[str, Any]:
-        groups: dict[str, list[int]] = defaultdict(list)
-        for position, row in enumerate(submissions):
-            groups[by(row)].append(position)
+    def metrics(names: list[str], codes: np.ndarray, name: str) -> dict[str, Any]:
+        ordered = codes[order]
         out: dict[str, Any] = {}
-        for label, positions in sorted(groups.items()):
-            index = np.asarray(positions, dtype=np.int64)  # ascending: the canonical order is kept
+        for code, label in enumerate(names):
+            index = np.flatnonzero(ordered == code)  # ascending: the canonical order is kept
             out[label] = leaf_metrics(units[index], counts[index].sum(axis=0).tolist(), f"{scope}/{name}/{label}")
         return out
 
-    crossed: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for row in rows:
-        cell = crossed[row.kind or ""][model_of(row)]
-        cell[0] += row.accepted
-        cell[1] += 1
-    return {"by_kind": metrics(lambda r: r.kind or "", "kind"), "by_model": metrics(model_of, "model"),
-            "by_kind_and_model": {kind: {model: {"attempts": n, "accepted": k,
-                                                 "acceptance_rate": wilson(k, n).to_json()}
-                                         for model, (k, n) in sorted(models.items())}
-                                  for kind, models in sorted(crossed.items())}}
+    # Crossed: one count per (kind, model) cell, cells numbered kind-major in sorted label order.
+    cells = kind_codes * len(models) + model_codes
+    size = len(kinds) * len(models)
+    attempts = np.bincount(cells, minlength=size).tolist()
+    accepted = np.bincount(cells[submissions.accepted], minlength=size).tolist()
+    crossed: dict[str, dict[str, Any]] = {}
+    for k, kind in enumerate(kinds):
+        for m, model in enumerate(models):
+            n, a = attempts[k * len(models) + m], accepted[k * len(models) + m]
+            if n:
+                crossed.setdefault(kind, {})[model] = {"attempts": n, "accepted": a,
+                                                        "acceptance_rate": wilson(a, n).to_json()}
+    return {"by_kind": metrics(kinds, kind_codes, "kind"), "by_model": metrics(models, model_codes, "model"),
+            "by_kind_and_model": crossed}
 
 
 def reviewer_catch_rate(resolutions: Iterable[ResolvedHypothesis]) -> Estimate:

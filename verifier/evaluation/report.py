@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from verifier.evaluation.metrics import acceptance_over_time, by_kind_and_model, context_of, project_metrics
+from verifier.evaluation.metrics import (
+    Submissions,
+    acceptance_over_time,
+    context_of,
+    project_metrics,
+    scope_metrics,
+    submissions_of,
+)
 from verifier.evaluation.rows import Attempt, ProjectHistory, ResolvedHypothesis, ValidationResult
 from verifier.evaluation.signals import DEFAULT_WEEKS, WEEK, lift_report, skill_versions, twelve_month_signal
 
@@ -39,12 +46,17 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
     """Per project and platform-wide: §12's metrics, lift and the kill signal, the 12-month signal."""
     ordered = sorted(histories, key=lambda h: h.project)
     context = context_of(ordered)
-    rows = {h.project: [r for r in h.rows if _in_window(r, options.since) and r.at <= options.now]
-            for h in ordered}
+    now, since = options.now, options.since
+    if since is None:  # the usual whole-history run: one comparison a row
+        rows = {h.project: [r for r in h.rows if r.at <= now] for h in ordered}
+    else:
+        rows = {h.project: [r for r in h.rows if _in_window(r, since) and r.at <= now] for h in ordered}
     resolved = {h.project: [r for r in h.resolutions if _decided_in(r, options.since)] for h in ordered}
     everything = [row for h in ordered for row in rows[h.project]]
+    # Each project's submissions worked out once; the platform's are theirs joined, in that order.
+    submissions = {h.project: submissions_of(rows[h.project], context) for h in ordered}
     projects = {
-        h.project: {**by_kind_and_model(rows[h.project], context, h.project),
+        h.project: {**scope_metrics(submissions[h.project], h.project),
                     "project": project_metrics(h, rows[h.project], resolved[h.project])}
         for h in ordered
     }
@@ -54,7 +66,7 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
         "now": options.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "since": options.since.strftime("%Y-%m-%dT%H:%M:%SZ") if options.since else None,
         "projects": projects,
-        "platform": by_kind_and_model(everything, context, "platform"),
+        "platform": scope_metrics(Submissions.join(list(submissions.values())), "platform"),
         "skill_versions": skill_versions(everything, options.validation),
         "lift": lift_report(resolved),
         "twelve_month_signal": twelve_month_signal(

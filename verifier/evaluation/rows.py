@@ -53,11 +53,11 @@ class Attempt:
 
 
 def attempt_of(project: str, row: LedgerRow) -> Attempt:
-    return Attempt(project=project, seq=row.seq, at=row.at, action=row.action, outcome=row.outcome,
-                   reason_code=row.reason_code, leaf_id=row.leaf_id, kind=row.kind, actor=row.actor,
-                   actor_type=row.actor_type, operator=row.operator, model=row.model,
-                   skill_version=row.skill_version, usd=row.cost.usd, tokens=row.cost.tokens,
-                   objects=None if row.objects is None else tuple(row.objects), claimed_at=row.claimed_at)
+    # Positional, in Attempt's field order: a frozen dataclass pays for each keyword on every row.
+    cost = row.cost
+    return Attempt(project, row.seq, row.at, row.action, row.outcome, row.reason_code, row.leaf_id, row.kind,
+                   row.actor, row.actor_type, row.operator, row.model, row.skill_version, cost.usd, cost.tokens,
+                   None if row.objects is None else tuple(row.objects), row.claimed_at)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ def apply_writes(book: ScoreBook, before: TreeView, writes: Mapping[str, bytes |
     """Feed one landing's writes to the book (its scores and its index of what rests on what);
     returns how many objects were added."""
     book.rests.ensure(before)  # built by one scan the first time (a project from before it)
+    book.ensure_use_index(before)  # the same for the use index (verifier.scoring.useindex)
     book.rests.apply(before, writes)
     added = 0
     # Sources, findings, links, then reviews and documents: what cites or judges must find its object.

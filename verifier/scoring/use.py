@@ -15,8 +15,9 @@ it gives them again, so revert-then-revert-the-revert restores every score. An a
 review withdraws its object the same way while the review stands (the entry keeps `rejected_by`);
 the object stays in the tree, and only active objects (present, not rejected) count. The small summary,
 scores/use.json, holds U(H), U(r) and the v0 components per operator, side by side, never
-combined. Weights are 1.0 and 0.25, exact in binary floating point, so sums do not depend on
-the order contributions landed in.
+combined. Beside the shards, scores/use-index/ holds each object's U alone, rewritten with its
+shard (verifier.scoring.useindex), for the evaluation. Weights are 1.0 and 0.25, exact in
+binary floating point, so sums do not depend on the order contributions landed in.
 
 Cost that an agent did not disclose stays unknown: an operator's `usd` (`tokens`) sums only the
 disclosed leaves and is null until one discloses; `usd_objects` counts the accepted objects of
@@ -44,7 +45,9 @@ from verifier.formats.usescores import (
     parse_shard,
 )
 from verifier.scoring.rests import RestIndex
-from verifier.state.layout import USE_SCORES, use_shard_path
+from verifier.scoring.useindex import index_writes, is_live
+from verifier.state.layout import USE_INDEX_ROOT, USE_SCORES, USE_SHARD_ROOT, use_shard_path
+from verifier.state.view import TreeView
 
 SCORED_TYPES = ("source", "finding", "link", "plan", "report", "review")
 __all__ = ["COST_UNITS", "CROSS_OPERATOR", "SAME_OPERATOR", "SCORED_TYPES", "ObjectFacts", "ScoreBook", "weight"]
@@ -77,6 +80,9 @@ class ScoreBook:
     dirty: set[str] = field(default_factory=set)
     _summary: UseSummary | None = None
     summary_dirty: bool = False
+    # The use index is built whole by this book (a project scored before it): the index files the
+    # tree already holds, each rewritten or deleted by `writes`.
+    index_built: set[str] | None = None
     # What rests on what (verifier.scoring.rests), kept beside the scores from the same writes.
     rests: RestIndex = field(init=False)
 
@@ -97,6 +103,17 @@ class ScoreBook:
         path = use_shard_path(object_id)
         self._shard(path)[object_id] = entry
         self.dirty.add(path)
+
+    def ensure_use_index(self, tree: TreeView) -> None:
+        """Build the use index by one scan of `tree`'s shards (the tree `read` reads) when the tree
+        has use scores but no live index: a project scored before the index, or one whose index
+        was dropped. Every shard is loaded, and `writes` writes the whole index and its marker."""
+        if self.index_built is not None or self.read(USE_SCORES) is None or is_live(self.read):
+            return
+        for first in tree.list_dir(USE_SHARD_ROOT):
+            for name in tree.list_dir(f"{USE_SHARD_ROOT}/{first}"):
+                self._shard(f"{USE_SHARD_ROOT}/{first}/{name}")
+        self.index_built = {f"{USE_INDEX_ROOT}/{name}" for name in tree.list_dir(USE_INDEX_ROOT)}
 
     @property
     def summary(self) -> UseSummary:
@@ -266,6 +283,15 @@ class ScoreBook:
     def writes(self) -> dict[str, bytes | None]:
         out: dict[str, bytes | None] = {path: dump_shard(self.shards[path]) for path in sorted(self.dirty)}
         if self.summary_dirty or self.dirty:
+            if self.index_built is not None:  # built whole here: every shard, what it replaces deleted
+                index = index_writes(self.read, {path: entries for path, entries in self.shards.items() if entries},
+                                     fresh=True)
+                out.update(dict.fromkeys(self.index_built - set(index)))
+                out.update(index)
+            else:
+                # No summary in the tree yet means no shard either: the U index starts here, complete.
+                fresh = self.read(USE_SCORES) is None
+                out.update(index_writes(self.read, {path: self.shards[path] for path in self.dirty}, fresh=fresh))
             summary = self.summary
             for row in summary.operators.values():
                 usd = row.usd

@@ -38,6 +38,10 @@ USE_SHARD_ROOT = f"{SCORES_DIR}/use"
 # dependant's digits; everything else by the digits of the object rested on.
 RESTS_INDEX = f"{SCORES_DIR}/rests.json"
 RESTS_ROOT = f"{SCORES_DIR}/rests"
+# Each scored object's U as the evaluation counts it (verifier.scoring.useindex), kept beside the
+# use shards: the marker of an index that covers every shard, and one file per first id digit pair.
+USE_INDEX = f"{SCORES_DIR}/use-index.json"
+USE_INDEX_ROOT = f"{SCORES_DIR}/use-index"
 # The Resolver's records (verifier.roles.records) and the score files built from them.
 RECORDS_DIR = f"{SCORES_DIR}/resolutions"
 PROPOSALS_DIR = f"{QUEUE_DIR}/verdicts"
@@ -182,9 +186,17 @@ def use_shard_path(object_id: str) -> str:
     return f"{USE_SHARD_ROOT}/{digits[:2]}/{digits[2:]}.json"
 
 
+def use_index_path(object_id: str) -> str:
+    """The use-index file holding an object's U: one per pair of the digits its shard is under."""
+    return f"{USE_INDEX_ROOT}/{_digits(object_id)[:2]}.json"
+
+
+_FOUR_HEX = re.compile(r"[0-9a-f]{4}")
+
+
 def _digits(object_id: str) -> str:
     digits = object_id[4:8]
-    if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
+    if not _FOUR_HEX.fullmatch(digits):  # one match, not a loop per character: read per object by rw eval
         digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
     return digits
 

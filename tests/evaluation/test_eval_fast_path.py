@@ -1,0 +1,60 @@
+"""rw eval's fast path for the leaf metrics (each project's submissions worked out once as arrays,
+one sort per scope, groups by label codes, the platform joined from its projects) gives exactly
+the document of the straightforward computation, row by row and group by group, on generated
+histories: equal units, ties, undisclosed cost and objects, claims, empty groups included."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.eval_reference import reference_by_kind_and_model
+from verifier.evaluation.metrics import Submissions, context_of, scope_metrics, submissions_of
+from verifier.evaluation.rows import Attempt, ProjectHistory
+
+T0 = datetime(2027, 1, 1, tzinfo=UTC)
+PROJECTS = ("alpha", "beta")
+KINDS = ("extract", "link", "skeptic")
+OBJECTS = tuple(f"fnd_{n:016x}" for n in range(6))
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[ProjectHistory]:
+    out = []
+    for project in PROJECTS:
+        rows: list[Attempt] = []
+        for seq in range(draw(st.integers(0, 25))):
+            kind = draw(st.sampled_from(KINDS))
+            leaf = f"{kind}-{draw(st.integers(0, 3))}"
+            at = T0 + timedelta(seconds=draw(st.sampled_from([0, 60, 3600, 86400])) + seq)
+            if draw(st.booleans()):
+                rows.append(Attempt(project, seq, at, "leaf", "accepted", leaf_id=leaf, kind=kind, actor="planner",
+                                    actor_type="planner"))
+                continue
+            outcome = draw(st.sampled_from(["accepted", "held", "rejected"]))
+            found = draw(st.one_of(st.none(), st.lists(st.sampled_from(OBJECTS), max_size=3, unique=True).map(tuple)))
+            claimed = draw(st.one_of(st.none(), st.just(at - timedelta(seconds=30))))
+            rows.append(Attempt(project, seq, at, "submit", outcome, leaf_id=leaf, kind=kind,
+                                actor=f"agent-{seq % 3}", actor_type=draw(st.sampled_from(["agent", "agent", "human"])),
+                                operator=f"op-{seq % 3}", model=draw(st.sampled_from(["m-a", "m-b", None])),
+                                usd=draw(st.sampled_from([None, 0.0, 0.1, 0.25])),
+                                objects=found if outcome != "rejected" else None, claimed_at=claimed))
+        use = {object_id: draw(st.sampled_from([0.0, 0.25, 1.0])) for object_id in OBJECTS if draw(st.booleans())}
+        out.append(ProjectHistory(project=project, rows=tuple(rows), use=use))
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_fast_leaf_metrics_equal_the_straightforward_computation_per_project_and_platform(
+        generated: list[ProjectHistory]) -> None:
+    context = context_of(generated)
+    parts = [submissions_of(history.rows, context) for history in generated]
+    for history, part in zip(generated, parts, strict=True):
+        assert scope_metrics(part, history.project) == reference_by_kind_and_model(history.rows, context,
+                                                                                   history.project)
+    everything = [row for history in generated for row in history.rows]
+    assert scope_metrics(Submissions.join(parts), "platform") == reference_by_kind_and_model(everything, context,
+                                                                                             "platform")
