@@ -118,10 +118,10 @@ def build(home: Home, *, sources: int, per_source: int, hypotheses: int, links: 
                                 description="benchmark corpus"), bookkeeping=files)
     begun = time.perf_counter()
     with ProjectWriter.open(home, SLUG) as writer:
-        index = RestIndex(writer.view().read)
-        index.rebuild(writer.view())
+        rests = RestIndex(writer.view().read)
+        rests.rebuild(writer.view())
         writer.land(SubmitEntry(at=NOW, action="human", actor="bench", actor_type="verifier",
-                                description="benchmark corpus: what rests on what"), bookkeeping=index.writes())
+                                description="benchmark corpus: what rests on what"), bookkeeping=rests.writes())
     index_s = time.perf_counter() - begun
     add_rows(home, rows, extract_leaves)
     return index_s
