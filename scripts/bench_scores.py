@@ -3,8 +3,10 @@ and `rw replay` on a history of 10,000 commits beside `git log --name-only` on t
 
 Rescore is what landing does for one link: open the score book on the tree, feed it the link,
 and produce the changed score files. The corpora are real repositories whose scores/ hold every
-entry. The replay history is built through the verifier's own landing (contribution commit plus
-ledger commit, rescored each time). Last line: one JSON object.
+entry and the index of what rests on what (scoring.rests) that every scoring landing keeps (without
+it each round would build it from the tree, the one-time cost of a project from before it). The
+replay history is built through the verifier's own landing (contribution commit plus ledger commit,
+rescored each time). Last line: one JSON object.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from verifier.formats.yamlout import dump_yaml
 from verifier.pipeline.landing import Contribution
 from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
+from verifier.scoring.rests import RestIndex
 from verifier.scoring.use import ObjectFacts, ScoreBook
 from verifier.state.layout import finding_path
 from verifier.store.gitrepo import VERIFIER, Person
@@ -80,6 +83,13 @@ def corpus_with_links(root: Path, links: int) -> tuple[Home, str]:
         files[finding_path(finding_id(n))] = dump_yaml({"finding_id": finding_id(n)})
     tip = repo.tip()
     tree = repo.build_tree(tip, files)
+    # Every scoring landing keeps the index of what rests on what beside the scores (a project
+    # from before it gets it built once, at its first): the corpus holds it, as a running one does.
+    draft = repo.create_commit(tree=tree, parents=[tip] if tip else [], author=VERIFIER, committer=VERIFIER,
+                               message="bench corpus\n", when=NOW)
+    rests = RestIndex(repo.view(draft).read)
+    rests.rebuild(repo.view(draft))
+    tree = repo.build_tree(draft, rests.writes())
     commit = repo.create_commit(tree=tree, parents=[tip] if tip else [], author=VERIFIER, committer=VERIFIER,
                                 message="bench corpus\n", when=NOW)
     repo.move_branch(commit, tip)

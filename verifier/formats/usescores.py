@@ -181,6 +181,18 @@ class OperatorUse:
 
     @classmethod
     def from_json(cls, value: Json, where: str) -> OperatorUse:
+        # Every landing that scores reads the summary's rows; a row as the scorer writes it is
+        # taken in one pass, anything else by the field-by-field checks below (same result).
+        if isinstance(value, dict) and _plain_row(value):
+            get = value.get
+            return cls(accepted_leaves=get("accepted_leaves", 0),  # type: ignore[arg-type]
+                       accepted_objects=get("accepted_objects", 0),  # type: ignore[arg-type]
+                       use_score=get("use_score", 0.0),  # type: ignore[arg-type]
+                       tokens=get("tokens"), usd=get("usd"),  # type: ignore[arg-type]
+                       tokens_objects=get("tokens_objects"), tokens_undisclosed=get("tokens_undisclosed"),  # type: ignore[arg-type]
+                       usd_objects=get("usd_objects"), usd_undisclosed=get("usd_undisclosed"),  # type: ignore[arg-type]
+                       usd_per_accepted_object=get("usd_per_accepted_object"),  # type: ignore[arg-type]
+                       has_per_object="usd_per_accepted_object" in value)
         if not isinstance(value, dict):
             raise FormatError("expected an operator object", where)
         unknown = sorted(set(value) - set(_OPERATOR_KEYS))
@@ -217,6 +229,27 @@ class OperatorUse:
 
 _OPERATOR_KEYS = ("accepted_leaves", "accepted_objects", "use_score", "tokens", "usd", "tokens_objects",
                   "tokens_undisclosed", "usd_objects", "usd_undisclosed", "usd_per_accepted_object")
+_OPERATOR_KEY_SET = frozenset(_OPERATOR_KEYS)
+_ROW_INTS = ("accepted_leaves", "accepted_objects")  # absent reads as 0
+_ROW_NUMBERS = ("tokens", "usd", "usd_per_accepted_object")  # absent or null reads as None
+_ROW_COUNTS = ("tokens_objects", "tokens_undisclosed", "usd_objects", "usd_undisclosed")  # absent: None
+
+
+def _plain_row(value: dict[str, Json]) -> bool:
+    """A row whose every field is of exactly the type the checks accept (JSON's int and float,
+    never a bool), so `OperatorUse.from_json` may take it as is."""
+    if not _OPERATOR_KEY_SET.issuperset(value):
+        return False
+    for name in _ROW_INTS:
+        if name in value and type(value[name]) is not int:
+            return False
+    if "use_score" in value and type(value["use_score"]) not in (int, float):
+        return False
+    for name in _ROW_NUMBERS:
+        raw = value.get(name)
+        if raw is not None and type(raw) not in (int, float):
+            return False
+    return all(type(value[name]) is int for name in _ROW_COUNTS if name in value)
 
 
 CROSS_OPERATOR = 1.0

@@ -39,12 +39,14 @@ def record_not_sealed(home: Home, slug: str, waiting: list[str], why: str, *, no
     """Land a "not sealed: H: why" row for each hypothesis whose latest recorded reason is another
     one; returns the rows' seqs (none when the record already says so)."""
     repo = home.project(slug)
-    known = recorded_reasons(row for _, row in read_chain(repo.view(repo.tip())))
+    tip = repo.tip()
+    known = recorded_reasons(row for _, row in read_chain(repo.view(tip)))
     if all(known.get(hypothesis_id) == why for hypothesis_id in waiting):
         return []  # already on the record: no writer is opened (every later path lands nothing)
     seqs = []
     with ProjectWriter.open(home, slug) as writer:
-        reasons = recorded_reasons(row for _, row in read_chain(writer.view()))
+        # Read again under the lock only if another landing came in between (the chain is the tip's).
+        reasons = known if writer.tip == tip else recorded_reasons(row for _, row in read_chain(writer.view()))
         for hypothesis_id in waiting:
             if reasons.get(hypothesis_id) == why:
                 continue
