@@ -186,6 +186,9 @@ KILL_MIN_RESOLVED: Final = 20
 # 120 s read timeout, so the busy answer reaches an agent before its request gives up. A dead
 # holder never counts: the kernel drops its lock at once. config.json `lock_wait_s` overrides it.
 LOCK_WAIT_S: Final = 60.0
+# A loopback server's serve_forever poll: shutdown() waits up to one poll (the stdlib's 0.5 s on
+# every stop of the validation set's pinned-file server and of the tests' stand-ins).
+SERVE_POLL_S: Final = 0.05
 # Group commit (verifier.pipeline.group): at most this many attempts of one process land as one
 # group. A group holds the project's lock for its members' judging and one publish (~20 ms a
 # member), so 32 keep a hold near a second, far inside every other writer's LOCK_WAIT_S.

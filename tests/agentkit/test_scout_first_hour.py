@@ -17,6 +17,7 @@ import pytest
 from tests.support.agent import OutsideAgent
 from tests.support.first_hour import Steward, agent_token, initialised, serving
 from tests.support.service_harness import restart, start
+from verifier.constants import SERVE_POLL_S
 from verifier.store.home import Settings
 
 # Real `rw` processes, a real service or real git pushes: end to end, so in the slow set.
@@ -42,7 +43,7 @@ class _Pages(BaseHTTPRequestHandler):
 @pytest.fixture
 def pages() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": SERVE_POLL_S}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()

@@ -15,6 +15,7 @@ import pytest
 from tests.support.policy import allow_loopback_sources
 from tests.support.world import FIXTURES, NOW, SLUG, ScriptedAgent, World, make_home
 from verifier.agentkit.objects import source_files
+from verifier.constants import SERVE_POLL_S
 from verifier.formats.source import parse_source
 from verifier.state.layout import queue_path
 from verifier.store.fetcher import HttpFetcher, OfflineFetcher
@@ -47,7 +48,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     _Handler.seen = []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": SERVE_POLL_S}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()

@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from verifier.roles.agentworker import AgentWorkerConfig, agent_env, crash_reason
 from verifier.roles.processes import Finished, run_limited
 
@@ -32,6 +34,7 @@ def _wait_until(condition: Callable[[], bool], deadline_s: float = 60.0) -> bool
     return True
 
 
+@pytest.mark.slow  # a real process group, run to its wall-clock limit
 def test_a_process_past_its_limit_is_stopped_with_its_children(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     # The shell starts its child before anything else (milliseconds, far inside the limit) and

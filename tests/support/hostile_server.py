@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from verifier.constants import SERVE_POLL_S
+
 SLUG = "hostile-project"
 LEAF = "extract-one"
 SOURCE = "src_00112233445566aa"
@@ -169,7 +171,8 @@ def hostile_service(where: Path, files: dict[str, bytes] | None = None,
     handler = type("Handler", (HostileHandler,), {"state": state})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name="hostile-service", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SERVE_POLL_S},
+                              name="hostile-service", daemon=True)
     thread.start()
     try:
         yield state

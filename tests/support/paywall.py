@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from verifier.constants import SERVE_POLL_S
+
 
 class _Paywall(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
@@ -28,7 +30,7 @@ class _Paywall(BaseHTTPRequestHandler):
 def paywalled_site() -> Iterator[str]:
     """The site's base URL (http://127.0.0.1:PORT), served until the block ends."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Paywall)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SERVE_POLL_S}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -16,6 +16,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
+from verifier.constants import SERVE_POLL_S
+
 WAIT_S = 60  # a generous ceiling for a loaded machine; every wait ends as soon as its condition holds
 EVIL_HOST = "127.0.0.2"  # another loopback address: a different origin and site from 127.0.0.1
 
@@ -60,7 +62,8 @@ def evil_site(page: str) -> Iterator[str]:
             del format, args
 
     server = ThreadingHTTPServer((EVIL_HOST, 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True, name="evil-site")
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SERVE_POLL_S}, daemon=True,
+                              name="evil-site")
     thread.start()
     try:
         yield f"http://{EVIL_HOST}:{server.server_address[1]}/"

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from verifier.constants import SERVE_POLL_S
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -107,7 +109,7 @@ def provider_server(replies: list[Reply]) -> Iterator[tuple[str, Script]]:
     handler = type("Handler", (_Handler,), {"script": script})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SERVE_POLL_S}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", script

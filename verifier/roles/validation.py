@@ -34,7 +34,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from verifier.constants import WORKER_TIMEOUT_S
+from verifier.constants import SERVE_POLL_S, WORKER_TIMEOUT_S
 from verifier.errors import FormatError, VerifierError
 from verifier.formats.base import Strict, iso
 from verifier.formats.frontmatter import load_front_matter
@@ -195,7 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
 def _serving(files: dict[str, tuple[bytes, str]]) -> Iterator[str]:
     """A loopback server with exactly the pinned files (robots.txt is a 404: no rules)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, files))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SERVE_POLL_S}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
