@@ -63,7 +63,9 @@ def parse_index_file(data: bytes, where: str) -> dict[str, Number]:
 
 
 def dump_index_file(values: Mapping[str, Number]) -> bytes:
-    return (json.dumps(dict(sorted(values.items())), indent=1, allow_nan=False) + "\n").encode()
+    """One line of sorted `"id":use` pairs: no indent, so the C encoder writes it (an indented dump
+    goes through json's Python encoder, and a landing rewrites files of hundreds of ids)."""
+    return (json.dumps(dict(sorted(values.items())), separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 
 def index_writes(read: Callable[[str], bytes | None], shards: Mapping[str, Mapping[str, UseEntry]], *,

@@ -180,9 +180,7 @@ def segment_path(seq: int) -> str:
 def use_shard_path(object_id: str) -> str:
     """The use-score shard of an object: by the id's hex digits; plans and reports (named, not
     hashed) by sha256 of their id."""
-    digits = object_id[4:8]
-    if len(digits) != 4 or any(ch not in "0123456789abcdef" for ch in digits):
-        digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
+    digits = _digits(object_id)
     return f"{USE_SHARD_ROOT}/{digits[:2]}/{digits[2:]}.json"
 
 
