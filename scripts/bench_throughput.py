@@ -63,12 +63,14 @@ synced once; leaf contracts and parsed files remembered by content):
   379 (sum of PSS; the VmHWM sum 476), server CPU 55.9 ms a landing. Under load (load average
   8-10): 9.2-10.3 landings/s against bare git 9.9-10.5/s, ratio 0.87-1.05.
 - 1,000 findings under load: 10-15 landings/s (from 2.3-4.2), server CPU 44-58 ms a landing.
-What bounds it now: each member still writes its own contribution tree, and the 10,000-entry
-findings folder's tree object (~530 KB) costs ~25 ms to build and write in libgit2, the same
-write the bare-git loop's `git write-tree` pays; the rest of a landing's ~56 ms of CPU is its
-judging (YAML of the new findings, the extract check, the rescore), the HTTP and trace ingest,
-the journal and the notifier, spread over two cores. Ratio >= 5 (five times a loop whose own
-floor is that tree write) is not reached; a sharded findings folder would be the next lever.
+What bounds it now (py-spy over the served workers, GIL held): each member still writes its own
+objects, about a dozen loose objects per landing (its blobs, the trees from the root down to each
+changed shard folder, two commits), each a file libgit2 compresses and creates: the same work the
+bare-git loop's write-tree and commit-tree do, about a fifth of the workers' CPU; the rest of a
+landing's ~56 ms of CPU is its judging (YAML of the new findings, the extract check, the rescore),
+the HTTP and trace ingest, the journal and the notifier, spread over two cores. Ratio >= 5 (five
+times a loop whose own floor is those object writes) is not reached; writing a group's objects
+into one pack instead of loose files, and judging in parallel processes, are the next levers.
 `--profile N` also prints where the first submission of a fresh process goes: on this bench's
 project, which was written by plumbing, it pays the notifier's catch-up over the 960 leaves the
 set-up added and the one-time build of the rests index; a project the product wrote has both.
