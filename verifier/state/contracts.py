@@ -18,7 +18,7 @@ from verifier.formats.leaf import LeafContract, parse_leaf
 from verifier.state.layout import leaf_path
 from verifier.state.view import TreeView
 
-LIMIT = 20_000  # contracts kept (a few KiB each): far more than any project's open leaves
+LIMIT = 5_000  # contracts kept (a few KiB each): more than any project's open leaves (closed ones are not read)
 
 _parsed: OrderedDict[tuple[str, str], LeafContract | FormatError] = OrderedDict()
 _lock = threading.Lock()
