@@ -1,5 +1,7 @@
 """A pytest plugin (pyproject.toml's addopts: `-p tests.support.scratch`) that puts the tests'
-temporary folders in a tmpfs, /dev/shm, when the machine has one (RW_TEST_ON_DISK=1: on disk).
+temporary folders in a tmpfs, /dev/shm, when the machine has one with room for a whole run
+(TMPFS_FREE_BYTES: a run holds about 1.5 GB at its peak, and a container's /dev/shm may be 64 MB;
+RW_TEST_ON_DISK=1: on disk).
 
 The suite writes, fsyncs and removes many thousands of small files (homes, repositories, traces).
 On a disk that the machine's other work shares, that waiting costs more than the tests' own work,
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 
 TMPFS = Path("/dev/shm")
+TMPFS_FREE_BYTES = 4 * 1024**3
 _ROOT_KEY = pytest.StashKey[Path]()
 _FAILED_KEY = pytest.StashKey[bool]()
 
@@ -27,7 +30,8 @@ _FAILED_KEY = pytest.StashKey[bool]()
 @pytest.hookimpl(tryfirst=True)  # before the tmp_path plugin reads --basetemp
 def pytest_configure(config: pytest.Config) -> None:
     if (config.option.basetemp or os.environ.get("RW_TEST_ON_DISK") or os.environ.get("PYTEST_XDIST_WORKER")
-            or not (TMPFS.is_dir() and os.access(TMPFS, os.W_OK))):
+            or not (TMPFS.is_dir() and os.access(TMPFS, os.W_OK))
+            or shutil.disk_usage(TMPFS).free < TMPFS_FREE_BYTES):
         return
     root = Path(tempfile.mkdtemp(prefix="rw-tests-", dir=TMPFS))
     # TMPDIR is what /tmp is to the processes the tests start, some as another user (the throwaway
