@@ -381,44 +381,6 @@ def _landings(repo: ProjectRepo, tip: str, start: int) -> dict[int, tuple[str | 
     return out
 
 
-def _subtree(repo: ProjectRepo, commit: str | None, path: str) -> pygit2.Tree | None:
-    if commit is None:
-        return None
-    tree = repo.commit(commit).tree
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    node = repo.repo[entry.id]
-    return node if isinstance(node, pygit2.Tree) else None
-
-
-Change = tuple[str, str, str | None, str | None]
-
-
-def _changes(repo: ProjectRepo, before: str | None, after: str, path: str) -> list[Change]:
-    """(status A/M/D, path, old blob, new blob) for files under `path` that differ."""
-    old, new = _subtree(repo, before, path), _subtree(repo, after, path)
-    if old is None and new is None:
-        return []
-    if old is not None and new is not None and old.id == new.id:
-        return []
-    if old is None:
-        assert new is not None
-        diff = new.diff_to_tree(swap=True)
-    elif new is None:
-        diff = old.diff_to_tree()
-    else:
-        diff = old.diff_to_tree(new)
-    out = []
-    zero = "0" * 40
-    for delta in diff.deltas:
-        old_id, new_id = str(delta.old_file.id), str(delta.new_file.id)
-        out.append((delta.status_char(), f"{path}/{delta.new_file.path or delta.old_file.path}",
-                    None if old_id == zero else old_id, None if new_id == zero else new_id))
-    return out
-
-
 def _blob(repo: ProjectRepo, blob_id: str | None) -> bytes | None:
     if blob_id is None:
         return None
@@ -475,7 +437,7 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
             facts.leaf_kind, facts.leaf_title, facts.source_id = leaf.kind, leaf.title, leaf.inputs.source_id
             if row.action == "leaf":
                 facts.leaf_created = _file_blob(repo, before, leaf_path(row.leaf_id)) is None
-    for status, path, _old, _new in _changes(repo, before, after, LEAVES_DIR):
+    for status, path, _old, _new in repo.changes(before, after, LEAVES_DIR):
         match = _CONTRACT.match(path)
         contract = leaf_at(repo, after, match.group(1)) if match is not None and status == "A" else None
         if contract is not None:
@@ -485,7 +447,7 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
     if row.action == "revert":
         facts.reverted = _reverted(repo, row.description)
     for top in (FINDINGS_DIR, LINKS_DIR, SOURCES_DIR):
-        for status, path, _old, new in _changes(repo, before, after, top):
+        for status, path, _old, new in repo.changes(before, after, top):
             kind = classify(path)
             if kind is None or status != "A":
                 continue
@@ -497,12 +459,12 @@ def _facts(repo: ProjectRepo, slug: str, row: LedgerRow, before: str | None, aft
                     continue
                 facts.links.append(LinkFacts(link.link_id, link.finding_id, link.hypothesis_id, link.stance,
                                              link.leaf_id))
-    for _status, _path, old, new in _changes(repo, before, after, USE_SHARD_ROOT):
+    for _status, _path, old, new in repo.changes(before, after, USE_SHARD_ROOT):
         was, now = triggers.finding_use(_blob(repo, old)), triggers.finding_use(_blob(repo, new))
         for finding_id in set(was) | set(now):
             if was.get(finding_id, 0.0) != now.get(finding_id, 0.0):
                 facts.use_moves[finding_id] = (was.get(finding_id, 0.0), now.get(finding_id, 0.0))
-    for _status, path, old, new in _changes(repo, before, after, HYPOTHESES_DIR):
+    for _status, path, old, new in repo.changes(before, after, HYPOTHESES_DIR):
         kind = classify(path)
         if kind is None or kind.type != "hypothesis":
             continue

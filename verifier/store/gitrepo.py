@@ -3,6 +3,7 @@ branch. No working tree is ever checked out; the verifier works on objects only.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ VERIFIER_NAME = "ResearchWiki Verifier"
 VERIFIER_EMAIL = "verifier@researchwiki.invalid"
 _BLOB = pygit2.enums.FileMode.BLOB
 _TREE = pygit2.enums.FileMode.TREE
+_TREE_MODE = b"40000"
+_TREE_ENTRY = re.compile(rb"[0-7]+ [^\x00]+\x00.{20}", re.DOTALL)
+# (status A/M/D, path, old blob id, new blob id): one file that differs between two trees.
+Change = tuple[str, str, str | None, str | None]
 
 
 def agent_email(handle: str) -> str:
@@ -274,6 +279,60 @@ class ProjectRepo:
             self.repo.references[ref].set_target(pygit2.Oid(hex=new), "researchwiki verifier")
         if _durable:  # and the ref itself before the caller acknowledges it (or writes the anchor)
             sync_filesystem(self.path)
+
+    def changes(self, before: str | None, after: str, path: str) -> list[Change]:
+        """(status A/M/D, path, old blob, new blob) for each file under the folder `path` that
+        differs between two commits (`before` None: the folder as `after` added it).
+
+        Walks only the subtrees whose ids differ, parsing each raw tree once: a landing changes a
+        few files in a corpus of tens of thousands, and libgit2's tree diff reads every subtree of
+        the folder (about 7 ms a call on a 10,000-finding project, a fifth of a landing's CPU)."""
+        old = self._folder(before, path) if before is not None else None
+        new = self._folder(after, path)
+        out: list[Change] = []
+        if old != new:
+            self._diff(old, new, path, out)
+        return out
+
+    def _folder(self, commit: str, path: str) -> bytes | None:
+        """The raw id of the tree at `path` in `commit`, or None when there is no folder there."""
+        try:
+            entry = self.commit(commit).tree[path]
+        except KeyError:
+            return None
+        return entry.id.raw if entry.type == pygit2.enums.ObjectType.TREE else None
+
+    def _entries(self, tree: bytes | None) -> set[bytes]:
+        """The raw entries of a tree (`<mode> <name>\\0<20-byte id>` each), as a set: two versions
+        of a folder of thousands of files then differ by a set difference made in C."""
+        if tree is None:
+            return set()
+        _, data = self.repo.read(pygit2.Oid(raw=tree))
+        found = _TREE_ENTRY.findall(data)
+        if sum(map(len, found)) != len(data):
+            raise ValueError(f"tree {pygit2.Oid(raw=tree)} is not a well-formed tree")  # never one libgit2 wrote
+        return set(found)
+
+    def _diff(self, old: bytes | None, new: bytes | None, base: str, out: list[Change]) -> None:
+        before, after = self._entries(old), self._entries(new)
+        was: dict[bytes, tuple[bytes, bytes]] = {}
+        now: dict[bytes, tuple[bytes, bytes]] = {}
+        for entries, into in ((before - after, was), (after - before, now)):
+            for entry in entries:
+                mode, _, rest = entry.partition(b" ")
+                into[rest[:-21]] = (mode, rest[-20:])
+        for name in sorted(was.keys() | now.keys()):
+            path = f"{base}/{name.decode('utf-8', 'surrogateescape')}"
+            old_entry, new_entry = was.get(name), now.get(name)
+            old_tree = old_entry[1] if old_entry is not None and old_entry[0] == _TREE_MODE else None
+            new_tree = new_entry[1] if new_entry is not None and new_entry[0] == _TREE_MODE else None
+            if old_tree is not None or new_tree is not None:
+                self._diff(old_tree, new_tree, path, out)
+            old_blob = old_entry[1].hex() if old_entry is not None and old_tree is None else None
+            new_blob = new_entry[1].hex() if new_entry is not None and new_tree is None else None
+            if old_blob is not None or new_blob is not None:
+                status = "A" if old_blob is None else "D" if new_blob is None else "M"
+                out.append((status, path, old_blob, new_blob))
 
     def changed_paths(self, old: str, new: str) -> list[str]:
         """Paths whose content differs between two commits (for replay and reverts)."""
