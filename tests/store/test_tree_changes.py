@@ -36,9 +36,13 @@ def _libgit2(repo: ProjectRepo, before: str | None, after: str, folder: str) -> 
     old, new = subtree(before), subtree(after)
     if old is None and new is None:
         return []
-    diff = (new.diff_to_tree(swap=True) if old is None and new is not None
-            else old.diff_to_tree() if new is None and old is not None
-            else old.diff_to_tree(new))  # type: ignore[union-attr]
+    if old is None:
+        assert new is not None
+        diff = new.diff_to_tree(swap=True)
+    elif new is None:
+        diff = old.diff_to_tree()
+    else:
+        diff = old.diff_to_tree(new)
     out = []
     for delta in diff.deltas:
         old_id, new_id = str(delta.old_file.id), str(delta.new_file.id)
