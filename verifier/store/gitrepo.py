@@ -4,7 +4,8 @@ branch. No working tree is ever checked out; the verifier works on objects only.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -346,8 +347,45 @@ class ProjectRepo:
 
 def tune_object_cache() -> None:
     """Let libgit2 keep trees of any size in its object cache (its default limit is 4 KiB, so the
-    large shard and root trees of a project would be re-read and re-parsed on every lookup)."""
+    large shard and root trees of a project would be re-read and re-parsed on every lookup), and
+    bound the cache of the whole process (libgit2 counts every repository's cache against one
+    budget), since repositories stay open per thread (open_repo)."""
     pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, 16 * 1024 * 1024)
+    pygit2.settings.cache_max_size(_CACHE_BYTES)
+
+
+# A busy project's working set of trees is a few MB (its root, leaves/, the shard folders a landing
+# touches); libgit2's own default, 256 MB, would let a long-running server grow far past that.
+_CACHE_BYTES = 64 * 1024 * 1024
+# Repositories each thread keeps open: a served landing opens its project a dozen times (the
+# writer, the judge's reads, the notifier), and each fresh open starts with a cold object cache.
+_REPOS_KEPT = 4
+_kept = threading.local()
+
+
+def open_repo(path: Path) -> ProjectRepo:
+    """The project repository at `path`, reused by this thread while the folder is the same one
+    (same device and inode: a repository removed and made again is opened afresh).
+
+    Per thread because a libgit2 repository is for one thread at a time; reuse is safe because
+    objects never change and every ref read goes to disk, so a kept repository sees what other
+    processes landed."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise NotFound(f"no project repository at {path}") from exc
+    key = (str(path), st.st_dev, st.st_ino)
+    repos: OrderedDict[tuple[str, int, int], ProjectRepo] | None = getattr(_kept, "repos", None)
+    if repos is None:
+        repos = _kept.repos = OrderedDict()
+    repo = repos.get(key)
+    if repo is None:
+        repo = repos[key] = ProjectRepo(path)
+        while len(repos) > _REPOS_KEPT:
+            repos.popitem(last=False)
+    else:
+        repos.move_to_end(key)
+    return repo
 
 
 tune_object_cache()

@@ -53,7 +53,7 @@ from verifier.model.roles import Role, RoleKey, role_config
 from verifier.store.backends import Backends, TraceBackend, trace_store
 from verifier.store.fetcher import DEFAULT_USER_AGENT
 from verifier.store.files import write_atomic
-from verifier.store.gitrepo import ProjectRepo
+from verifier.store.gitrepo import ProjectRepo, open_repo
 from verifier.store.identities import FileIdentities, Identities
 
 # What only this home's owner may read (relative to the home): 0600 files, 0700 folders.
@@ -317,7 +317,7 @@ class Home:
         if not path.exists():
             raise NotFound(f"no project {slug!r} in {self.layout.projects}; if it lives on a verifier service, "
                            "set RW_SERVER=URL (or pass --server URL) and RW_TOKEN")
-        return ProjectRepo(path)
+        return open_repo(path)
 
     def projects(self) -> list[str]:
         folder = self.layout.projects
