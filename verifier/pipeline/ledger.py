@@ -29,9 +29,15 @@ def _segments(view: TreeView) -> list[str]:
 
 def ledger_head(view: TreeView) -> tuple[int, str]:
     """(seq of the next row, hash of the last row) at this tree."""
+    seq, prev, _, _ = _head(view)
+    return seq, prev
+
+
+def _head(view: TreeView) -> tuple[int, str, str | None, bytes]:
+    """ledger_head, with the last segment's path and bytes (read once: an append extends them)."""
     segments = _segments(view)
     if not segments:
-        return 0, GENESIS_PREV
+        return 0, GENESIS_PREV, None, b""
     data = view.read(segments[-1]) or b""
     if not data:
         raise FormatError("empty ledger segment", segments[-1])
@@ -41,17 +47,17 @@ def ledger_head(view: TreeView) -> tuple[int, str]:
     # for up to 255 rows it does not read (the chain itself is `read_chain`'s to check).
     line = data[data.rfind(b"\n", 0, len(data) - 1) + 1:]
     row = parse_row(line.rstrip(b"\n"), f"{segments[-1]}:last")
-    return row.seq + 1, row_hash(line)
+    return row.seq + 1, row_hash(line), segments[-1], data
 
 
 def append_row(view: TreeView, fields: Mapping[str, object]) -> tuple[LedgerRow, bytes, dict[str, bytes]]:
     """Chain a new row after the ledger in `view`; return (row, its line, the segment write)."""
-    seq, prev = ledger_head(view)
+    seq, prev, last, data = _head(view)
     row = LedgerRow.model_validate({**fields, "seq": seq, "prev": prev})
     line = row_line(row)
     path = segment_path(seq)
     # A row that opens a new segment starts an empty file; any other appends to its segment.
-    existing = (view.read(path) or b"") if seq % ROWS_PER_SEGMENT else b""
+    existing = (data if path == last else view.read(path) or b"") if seq % ROWS_PER_SEGMENT else b""
     return row, line, {path: existing + line}
 
 

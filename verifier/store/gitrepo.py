@@ -135,6 +135,7 @@ class ProjectRepo:
         except pygit2.GitError as exc:
             raise NotFound(f"no project repository at {path}") from exc
         self.path = path
+        self._descends: dict[str, str] = {}  # ancestor -> the latest commit found to descend from it
 
     @classmethod
     def create(cls, path: Path) -> ProjectRepo:
@@ -165,9 +166,23 @@ class ProjectRepo:
         return GitTree(self.repo, self.commit(rev).tree)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        """True when `ancestor` is `descendant` or reachable from it."""
+        """True when `ancestor` is `descendant` or reachable from it.
+
+        A commit's ancestry never changes, so the latest descendant each ancestor was found under
+        is remembered: a leaf's base checked against a tip hundreds of landings later then walks
+        only from the tip down to the tip it was last checked against, not down to the base."""
         if ancestor == descendant:
             return True
+        known = self._descends.get(ancestor)
+        found = (known == descendant or (known is not None and self._descendant_of(descendant, known))
+                 or self._descendant_of(descendant, ancestor))
+        if found:
+            if len(self._descends) >= _ANCESTRY_KEPT:
+                self._descends.clear()
+            self._descends[ancestor] = descendant
+        return found
+
+    def _descendant_of(self, descendant: str, ancestor: str) -> bool:
         try:
             return bool(self.repo.descendant_of(descendant, ancestor))
         except (KeyError, ValueError, pygit2.GitError):
@@ -360,6 +375,8 @@ _CACHE_BYTES = 64 * 1024 * 1024
 # Repositories each thread keeps open: a served landing opens its project a dozen times (the
 # writer, the judge's reads, the notifier), and each fresh open starts with a cold object cache.
 _REPOS_KEPT = 4
+# Ancestry facts a repository remembers (is_ancestor): a busy project checks a few hundred bases.
+_ANCESTRY_KEPT = 4096
 _kept = threading.local()
 
 
