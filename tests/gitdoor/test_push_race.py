@@ -1,7 +1,7 @@
 """People's pushes and `rw submit`s racing on one project (real git clients, real `rw` processes,
 a cloner cloning throughout): each lands whole or is refused cleanly, main never points at an
 object the store lacks (git's receive quarantine included), and no push trips over another's
-refs/for/main. `RW_PUSH_RACE_ROUNDS` sets the long variant's rounds (default 50)."""
+refs/for/main. `RW_PUSH_RACE_ROUNDS` sets the long variant's rounds (default 10; the acceptance run is 50)."""
 
 from __future__ import annotations
 
