@@ -75,8 +75,8 @@ def test_a_fresh_virtual_environment_installs_a_working_rw_by_the_documented_com
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
         # The documented command as is; pip finds the dependencies where its own configuration
         # says (its cache, a local wheel folder or index, or the registry): docs/mcp.md "Installing".
-        pip = [str(venv / "bin" / "python"), "-m", *command.split()[:-1], "--disable-pip-version-check", "-q", "--no-compile",
-               command.split()[-1]]
+        pip = [str(venv / "bin" / "python"), "-m", *command.split()[:-1], "--disable-pip-version-check", "-q",
+               "--no-compile", command.split()[-1]]
         installed = subprocess.run(pip, capture_output=True, text=True, check=False, timeout=1500)
         assert installed.returncode == 0, installed.stderr[-3000:]
         rw = str(venv / "bin" / "rw")
