@@ -19,7 +19,6 @@ from verifier.agentkit.workdir import Work, default_final, git, make_patch, mani
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.errors import FormatError, Rejected, Rejection
-from verifier.formats.fetch import FetchOutcome
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile, parse_project
 from verifier.patch.parse import ParsedPatch, parse_patch
@@ -30,6 +29,7 @@ from verifier.state.layout import PROJECT_FILE
 from verifier.state.view import Overlay
 
 if TYPE_CHECKING:
+    from verifier.formats.fetch import FetchOutcome
     from verifier.store.fetcher import Fetcher
 
 

@@ -10,14 +10,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from verifier.errors import Rejection
-from verifier.formats.fetch import FetchOutcome
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import ProjectFile
 from verifier.state.view import TreeView
 
 if TYPE_CHECKING:
-    # Loaded when a check first reads `state`: the read model parses every format, and the
-    # extract check (`rw check`'s commonest kind) never reads it (issue 26).
+    # Only scouts fetch: the fetch record's model is loaded by what fills `fetches`. The read
+    # model is loaded when a check first reads `state`: it parses every format, and the extract
+    # check (`rw check`'s commonest kind) never reads it (issue 26).
+    from verifier.formats.fetch import FetchOutcome
     from verifier.state.project import ProjectView
 
 

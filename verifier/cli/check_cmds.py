@@ -11,9 +11,18 @@ import click
 
 from verifier.agentkit.localcheck import result_json, run_checks
 from verifier.agentkit.safefiles import LinkRefused
-from verifier.agentkit.skillref import current_skill_version
-from verifier.agentkit.workdir import find_work
+from verifier.agentkit.workdir import Work, find_work
 from verifier.cli.app import EXIT_REJECTED, RwError, cli, untrusted
+
+
+def _skill_version(work: Work) -> str:
+    """The skill the folder was claimed under; a folder `rw work` made names it, so the skill file
+    is read (and its format loaded) only for an older folder."""
+    if work.state.skill_version:
+        return work.state.skill_version
+    from verifier.agentkit.skillref import current_skill_version  # noqa: PLC0415
+
+    return current_skill_version()
 
 
 @cli.command("check")
@@ -27,8 +36,7 @@ def check_cmd(as_json: bool) -> None:
     except LinkRefused as exc:
         raise untrusted(str(exc)) from exc
     try:
-        result = run_checks(work, datetime.now(UTC).replace(microsecond=0),
-                            work.state.skill_version or current_skill_version())
+        result = run_checks(work, datetime.now(UTC).replace(microsecond=0), _skill_version(work))
     except RuntimeError as exc:
         raise RwError(str(exc)) from exc
     except LinkRefused as exc:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from verifier.formats.leaf import LeafKind, WriteOp, WriteRule
-from verifier.formats.ledger import ROWS_PER_SEGMENT
 
 PROJECT_FILE = "PROJECT.md"
 FIELD_GUIDE = "FIELD-GUIDE.md"
@@ -174,6 +173,10 @@ def hypothesis_path(hypothesis_id: str) -> str:
 
 def segment_path(seq: int) -> str:
     """The ledger segment that holds row `seq` (verifier.formats.ledger: ROWS_PER_SEGMENT a file)."""
+    # Imported here: the ledger's models are not needed by what imports the layout only for paths
+    # (`rw check`, issue 26); after the first call this is a dictionary lookup.
+    from verifier.formats.ledger import ROWS_PER_SEGMENT  # noqa: PLC0415
+
     return f"{LEDGER_DIR}/{seq // ROWS_PER_SEGMENT:06d}.jsonl"
 
 
