@@ -1,11 +1,13 @@
 """An agent's local commands stay light (issue 26): `rw check` on a real working folder runs the
 verifier's own checks and secret scan, yet loads neither the service, the pipeline's writer, the
-store, the read model nor any HTTP stack; `rw new` and `rw trace` load no HTTP either. What is
-asserted is what a command imports, never how long it takes."""
+store, the read model, any HTTP stack nor the formats only other commands read; `rw new` and
+`rw trace` load no HTTP either. What is asserted is what a command imports, never how long it
+takes."""
 
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from pathlib import Path
 
 import pydantic.plugin._schema_validator as schema_validator
@@ -14,6 +16,7 @@ import pytest
 from tests.support.light import add_findings, misquote, run_rw
 from tests.support.workdir import working_folder
 from tests.support.world import World
+from verifier.agentkit.workdir import Work, find_work
 
 # The service, the writer and the store; the read model (state.project parses every format);
 # the HTTP stacks (the client's and detect-secrets' requests); what only a scout or a near miss needs.
@@ -22,6 +25,10 @@ NEVER_IN_CHECK = ("verifier.service", "verifier.store", "verifier.pipeline.submi
                   "verifier.state.project", "verifier.client", "http.client", "ssl", "urllib.request",
                   "requests", "urllib3", "detect_secrets", "granian", "pygit2", "importlib.metadata",
                   "rapidfuzz", "verifier.checks.scout", "verifier.checks.review", "verifier.checks.links")
+# The formats only other commands read: the ledger's rows, a scout's fetch records, and the skill
+# file's, which a folder `rw work` made does not need (its state names its skill).
+OTHER_COMMANDS_FORMATS = ("verifier.formats.ledger", "verifier.formats.fetch", "verifier.formats.skill",
+                          "verifier.agentkit.skillref")
 HTTP = ("verifier.client", "http.client", "ssl", "urllib.request", "requests", "urllib3")
 
 pytestmark = pytest.mark.slow  # each test starts `rw` in fresh interpreters
@@ -45,6 +52,16 @@ def test_check_runs_the_verifiers_checks_without_the_service_the_store_or_http(f
     assert ran.loaded("verifier.checks.extract", "verifier.pipeline.trace", "verifier.secrets.scan") == [
         "verifier.checks.extract", "verifier.pipeline.trace", "verifier.secrets.scan"]
     assert not ran.loaded(*NEVER_IN_CHECK), ran.loaded(*NEVER_IN_CHECK)
+
+
+def test_check_of_a_folder_naming_its_skill_loads_no_format_only_other_commands_read(folder: Path) -> None:
+    work = find_work(folder)
+    Work(work.root, replace(work.state, skill_version="sk-0123456789ab")).save()
+    for argv in (["check"], ["check", "--json"]):
+        ran = run_rw(argv, folder, {"XDG_CACHE_HOME": str(folder.parent / "cache")})
+        assert ran.code == 0, ran.out
+        assert ran.loaded("verifier.checks.extract") == ["verifier.checks.extract"]
+        assert not ran.loaded(*OTHER_COMMANDS_FORMATS), ran.loaded(*OTHER_COMMANDS_FORMATS)
 
 
 def test_check_still_finds_a_misquote_with_the_fuzzy_search_loaded_on_demand(folder: Path) -> None:
