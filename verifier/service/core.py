@@ -330,7 +330,7 @@ class Service:
         body = verdict.to_json()
         self.journal.finish(record.id, dict(body), now=clock())
         self.crash_point("respond")
-        self._after_verdict(actor, slug, leaf_id, body["outcome"])
+        self._after_verdict(actor, slug, leaf_id, body["outcome"], claimed=claim is not None)
         return Answer(_status_of(dict(body)), {"submission_id": record.id, "verdict": body},
                       {"location": f"/submissions/{record.id}", **self._ran_here()})
 
@@ -371,13 +371,14 @@ class Service:
         except Exception:  # logged; the refusal is the client's answer either way
             log.exception("telling %s's steward about its broken history failed", slug)
 
-    def _after_verdict(self, actor: Actor, slug: str, leaf_id: str, outcome: str) -> None:
-        """Claims and Commons after a verdict: the claim now, the messages in the background (the
-        notifier's pass, queued). Failures here never cost the client its answer."""
+    def _after_verdict(self, actor: Actor, slug: str, leaf_id: str, outcome: str, *, claimed: bool) -> None:
+        """Claims and Commons after a verdict: the claim now (when the leaf was claimed as the
+        submission came in: a claim taken since is on a closed leaf, or runs out), the messages in
+        the background (the notifier's pass, queued). Failures here never cost the client its answer."""
         try:
-            if outcome == "crash":
+            if claimed and outcome == "crash":
                 self.commons.release(slug, leaf_id, actor.handle, now=clock())  # the leaf goes back to the pool
-            elif outcome in ("accepted", "held"):
+            elif claimed and outcome in ("accepted", "held"):
                 self.commons.close_leaf(slug, leaf_id)
         except Exception:  # logged; the claim runs out by itself
             log.exception("settling the claim after a verdict in %s failed", slug)
