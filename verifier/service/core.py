@@ -25,6 +25,7 @@ from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.constants import GROUP_MAX, NOTIFY_READ_WAIT_S, RETRY_SOON_S
 from verifier.deploy.instances import fresh_for_reading
+from verifier.deploy.pipelined import PipelinedLandings
 from verifier.errors import (
     AuthError,
     ConflictError,
@@ -116,8 +117,10 @@ class Service:
         # The notifier's passes after a verdict, off the answer path (its cursor in Commons keeps what
         # a pass has not told yet, so a queue of projects loses nothing).
         self.notifying = NotifyQueue(lambda slug: self.notifier.landed(slug, clock))
-        # This process's landing queues: submissions to a project that is landing wait and land together.
-        self.landings: Landings = GroupCommit(max_group=GROUP_MAX)
+        # This process's landing queues: submissions to a project that is landing wait and land together;
+        # projects on a git host push each group while the next one is judged (verifier.deploy.pipelined).
+        self.landings: Landings = PipelinedLandings(max_group=GROUP_MAX) if self.home.settings.backends.remotes \
+            else GroupCommit(max_group=GROUP_MAX)
 
     # who and what ---------------------------------------------------------------------------------
 
