@@ -30,7 +30,10 @@ PostgreSQL, an S3-compatible server and a git host, kills -9 a lease holder mid-
 with the embedded single instance measured in the same invocation, once before the remote run and
 once after it (the rate of the two together, so the shared machine's drift weighs on both sides):
 last line one JSON object with lost, duplicated, ratio and failover_s (targets 0, 0, >= 0.85,
-<= 10).
+<= 10), and where the time went: CPU per submission and cores used on each side (every process
+the run started, servers and git included: on a machine busy with other work both sides get
+about the same cores, so the ratio follows CPU per submission), the remote rate before the kill
+and after the failover, and the load average.
 """
 
 from __future__ import annotations
@@ -513,6 +516,7 @@ def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Wor
 
     def killer() -> None:
         start_gate.wait()
+        failover.started_at = time.monotonic()
         time.sleep(kill_after)
         victim, slugs = load_remote.holder_of("load-0", running)  # project 0's writer, and its other projects
         failover.victim = victim.name
@@ -548,6 +552,19 @@ def check_remote(hosts: Path, results: list[Result]) -> dict[str, int]:
               file=sys.stderr)
     return {"lost": lost, "duplicated": duplicated, "errors": len(errors), "problems": problems,
             "crash_rows": crashes, "replays": sum(1 for r in results if r.status == 200)}
+
+
+def phase_rates(results: list[Result], failover: load_remote.Failover) -> dict[str, float | None]:
+    """Answers per second before the kill (two instances), and from the survivor's first landing of
+    a killed instance's project to the last answer (one instance): where the remote run's time went."""
+    start, killed, back = failover.started_at, failover.killed_at, failover.first_landing_at
+    ends = [r.at for r in results if r.at]
+    if start is None or killed is None or back is None or not ends:
+        return {"before_kill_per_s": None, "after_failover_per_s": None}
+    before = sum(1 for r in results if r.at and r.at < killed)
+    after = sum(1 for r in results if r.at and r.at >= back)
+    return {"before_kill_per_s": round(before / (killed - start), 2) if killed > start else None,
+            "after_failover_per_s": round(after / (max(ends) - back), 2) if max(ends) > back else None}
 
 
 def report_takeover(results: list[Result], failover: load_remote.Failover) -> None:
@@ -613,6 +630,7 @@ def main_remote(args: argparse.Namespace) -> int:
             if embedded_s + after_s else None,
             "load_avg": round(os.getloadavg()[0], 2),
             "failover_s": round(failover.seconds, 2) if failover.seconds is not None else None,
+            **phase_rates(results, failover),
             "p50_ms": round(statistics.median(latencies), 1) if latencies else None,
             "p95_ms": round(percentile(latencies, 0.95), 1) if latencies else None,
             "agents": args.agents, "projects": args.projects, "workers": args.workers, "seconds": args.seconds,

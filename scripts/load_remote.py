@@ -77,6 +77,7 @@ class Failover:
 
     victim: str = ""
     victim_slugs: frozenset[str] = frozenset()
+    started_at: float | None = None  # the agents' start (monotonic)
     killed_at: float | None = None
     first_landing_at: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
