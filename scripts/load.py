@@ -30,7 +30,10 @@ PostgreSQL, an S3-compatible server and a git host, kills -9 a lease holder mid-
 with the embedded single instance measured in the same invocation, once before the remote run and
 once after it (the rate of the two together, so the shared machine's drift weighs on both sides):
 last line one JSON object with lost, duplicated, ratio and failover_s (targets 0, 0, >= 0.85,
-<= 10).
+<= 10), and where the time went: CPU per submission and cores used on each side (every process
+the run started, servers and git included: on a machine busy with other work both sides get
+about the same cores, so the ratio follows CPU per submission), the remote rate before the kill
+and after the failover, and the load average.
 """
 
 from __future__ import annotations
@@ -233,6 +236,38 @@ def group_cpu_s(pgid: int) -> float:
             continue
         if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ..., utime (11), stime (12)
             total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(daemon: str | None = None) -> float:
+    """CPU seconds of everything this process started (Linux /proc): every live descendant's own
+    and its reaped children's, and this process's reaped children's (a killed instance); with
+    `daemon`, also of the processes under the one whose command line holds it (PostgreSQL, which
+    pg_ctl detaches). Taken before and after a round, the difference is the round's CPU, servers
+    and git included, the load generator's own excluded."""
+    parents: dict[int, int] = {}
+    spent: dict[int, int] = {}
+    roots = {os.getpid()}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])  # fields after the name: state, ppid, ..., utime (11) .. cstime (14)
+        spent[pid] = sum(int(value) for value in fields[11:15])
+        if daemon is not None and daemon in command:
+            roots.add(pid)
+    me = os.getpid()
+    total = spent.get(me, 0) - sum(int(value) for value in
+                                   Path(f"/proc/{me}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+    for pid, ticks in spent.items():
+        ancestor: int | None = pid if pid in roots and pid != me else parents.get(pid)
+        while ancestor is not None and ancestor not in roots and ancestor not in (0, 1):
+            ancestor = parents.get(ancestor)
+        if ancestor in roots and pid != me:
+            total += ticks
     return total / os.sysconf("SC_CLK_TCK")
 
 
@@ -481,6 +516,7 @@ def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Wor
 
     def killer() -> None:
         start_gate.wait()
+        failover.started_at = time.monotonic()
         time.sleep(kill_after)
         victim, slugs = load_remote.holder_of("load-0", running)  # project 0's writer, and its other projects
         failover.victim = victim.name
@@ -518,6 +554,19 @@ def check_remote(hosts: Path, results: list[Result]) -> dict[str, int]:
             "crash_rows": crashes, "replays": sum(1 for r in results if r.status == 200)}
 
 
+def phase_rates(results: list[Result], failover: load_remote.Failover) -> dict[str, float | None]:
+    """Answers per second before the kill (two instances), and from the survivor's first landing of
+    a killed instance's project to the last answer (one instance): where the remote run's time went."""
+    start, killed, back = failover.started_at, failover.killed_at, failover.first_landing_at
+    ends = [r.at for r in results if r.at]
+    if start is None or killed is None or back is None or not ends:
+        return {"before_kill_per_s": None, "after_failover_per_s": None}
+    before = sum(1 for r in results if r.at and r.at < killed)
+    after = sum(1 for r in results if r.at and r.at >= back)
+    return {"before_kill_per_s": round(before / (killed - start), 2) if killed > start else None,
+            "after_failover_per_s": round(after / (max(ends) - back), 2) if max(ends) > back else None}
+
+
 def report_takeover(results: list[Result], failover: load_remote.Failover) -> None:
     """Who answered for the killed instance's projects, before and after the kill (stderr)."""
     killed_at = failover.killed_at or 0.0
@@ -527,14 +576,18 @@ def report_takeover(results: list[Result], failover: load_remote.Failover) -> No
           f"before/after the kill: {dict(sorted(seen.items()))}", file=sys.stderr)
 
 
-def embedded_run(scratch: Path, plan: Plan, args: argparse.Namespace, when: str) -> tuple[int, float]:
-    """The plan on a fresh copy of the template through one embedded `rw serve`: (answered, seconds)."""
+def embedded_run(scratch: Path, plan: Plan, args: argparse.Namespace, when: str) -> tuple[int, float, float]:
+    """The plan on a fresh copy of the template through one embedded `rw serve`: (answered, seconds,
+    CPU seconds of the server and its children)."""
     home = scratch / f"embedded-{when}"
     shutil.copytree(scratch / "template", home)
     with serving(home, workers=args.workers, log=scratch / f"serve-embedded-{when}.log") as (port, _):
+        cpu = tree_cpu_s()
         done, took = server_round(port, agent_queues(plan), args.seconds)
-    print(f"embedded ({when}): {len(done)} submissions in {took:.1f}s ({len(done) / took:.1f}/s)", file=sys.stderr)
-    return len(done), took
+        cpu = tree_cpu_s() - cpu
+    print(f"embedded ({when}): {len(done)} submissions in {took:.1f}s ({len(done) / took:.1f}/s), "
+          f"{cpu / took:.2f} cores, {1000 * cpu / max(1, len(done)):.0f} ms CPU per submission", file=sys.stderr)
+    return len(done), took, cpu
 
 
 def main_remote(args: argparse.Namespace) -> int:
@@ -543,20 +596,23 @@ def main_remote(args: argparse.Namespace) -> int:
     try:
         plan = build(scratch / "template", projects=args.projects, agents=args.agents, per_project=args.per_project,
                      reject_every=args.reject_every, durable=not args.no_fsync)
-        embedded, embedded_s = embedded_run(scratch, plan, args, "before")
+        embedded, embedded_s, embedded_cpu = embedded_run(scratch, plan, args, "before")
         slugs = sorted({item.slug for item in plan.work})
         failover = load_remote.Failover()
         with load_remote.deployment(scratch / "template", scratch, slugs, lease_s=args.lease_s,
                                     free_port=free_port) as (dep, ports), \
                 load_remote.instances(dep, ports, rw=RW, workers=args.workers, logs=scratch, lease_s=args.lease_s,
                                       wait_ready=wait_ready) as running:
+            postgres = f"-p {load_remote.dsn_port(dep)} "  # the postmaster's command line
+            cpu = tree_cpu_s(postgres)
             results, elapsed = remote_round(running, agent_queues(plan), args.seconds, failover,
                                             args.seconds * args.kill_at)
+            remote_cpu = tree_cpu_s(postgres) - cpu  # both instances, PostgreSQL, moto and the git daemon
             checked = check_remote(dep.hosts, results)
         rate = len(results) / elapsed if elapsed else 0.0
         # The embedded run again, after: the two bracket the remote one, so a machine getting busier
         # or quieter meanwhile (it is shared) weighs on both sides alike.
-        after, after_s = embedded_run(scratch, plan, args, "after")
+        after, after_s, after_cpu = embedded_run(scratch, plan, args, "after")
         embedded_rate = (embedded + after) / (embedded_s + after_s) if embedded_s + after_s else 0.0
         report_takeover(results, failover)
         latencies = [r.ms for r in results if r.error is None]
@@ -565,7 +621,16 @@ def main_remote(args: argparse.Namespace) -> int:
             "errors": checked["errors"] + checked["problems"], "crash_rows": checked["crash_rows"],
             "replays": checked["replays"], "remote_per_s": round(rate, 2), "embedded_per_s": round(embedded_rate, 2),
             "ratio": round(rate / embedded_rate, 3) if embedded_rate else None,
+            # CPU per answered submission, servers and git included: under a machine busy with other
+            # work the ratio follows these (both sides get the same cores), when idle the parallelism.
+            "remote_cpu_ms": round(1000 * remote_cpu / max(1, len(results)), 1),
+            "embedded_cpu_ms": round(1000 * (embedded_cpu + after_cpu) / max(1, embedded + after), 1),
+            "remote_cores": round(remote_cpu / elapsed, 2) if elapsed else None,
+            "embedded_cores": round((embedded_cpu + after_cpu) / (embedded_s + after_s), 2)
+            if embedded_s + after_s else None,
+            "load_avg": round(os.getloadavg()[0], 2),
             "failover_s": round(failover.seconds, 2) if failover.seconds is not None else None,
+            **phase_rates(results, failover),
             "p50_ms": round(statistics.median(latencies), 1) if latencies else None,
             "p95_ms": round(percentile(latencies, 0.95), 1) if latencies else None,
             "agents": args.agents, "projects": args.projects, "workers": args.workers, "seconds": args.seconds,

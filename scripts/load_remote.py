@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -76,6 +77,7 @@ class Failover:
 
     victim: str = ""
     victim_slugs: frozenset[str] = frozenset()
+    started_at: float | None = None  # the agents' start (monotonic)
     killed_at: float | None = None
     first_landing_at: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -123,6 +125,14 @@ def deployment(template: Path, scratch: Path, slugs: list[str], *, lease_s: floa
         for slug in slugs:
             resync(open_home(homes[1]), slug)  # b's cache of every project, from the host
         yield Deployment(env, hosts, homes), ports
+
+
+def dsn_port(dep: Deployment) -> int:
+    """The PostgreSQL port of the deployment's connection string."""
+    found = re.search(r"port=(\d+)", dep.env[DSN_ENV])
+    if found is None:
+        raise SystemExit(f"no port in {dep.env[DSN_ENV]!r}")
+    return int(found[1])
 
 
 def configure(home: Home, name: str, port: int, *, endpoint: str, lease_s: float) -> None:

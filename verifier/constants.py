@@ -112,6 +112,12 @@ COMMONS_POOL_WAIT_S: Final = 30.0
 # Placement weighs each instance by the submissions to the projects it holds in this window
 # (verifier.deploy.placement): long enough to span a burst, short enough to follow a swarm moving.
 RECENT_LANDINGS_S: Final = 60.0
+# A notifier pass that failed (the Commons away) is tried again after this (verifier.service.notifying);
+# its rows wait in the ledger past the durable cursor meanwhile, so nothing is lost.
+NOTIFY_RETRY_S: Final = 2.0
+# A message read (an inbox, a thread) waits at most this long for the notifier passes of the verdicts
+# its process answered before it (read your writes); past it, it answers with what is posted.
+NOTIFY_READ_WAIT_S: Final = 10.0
 # A push waits at most this long for the landing being judged under the writer's lock to be staged,
 # so it travels in the same push instead of a round trip of its own (verifier.deploy.publishing):
 # about one judging on a loaded machine; an idle project (nobody judged) pushes at once.

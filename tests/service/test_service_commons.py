@@ -210,8 +210,9 @@ def test_a_crash_verdict_returns_the_leaf_to_the_pool(world: World) -> None:
     answer = service.submit(actor, world.agent.token, SLUG, "crashy-1", submission.bundle, submission.patch, None)
     assert answer.body["verdict"]["outcome"] == "crash"
     assert service.commons.claims(SLUG, now=datetime.now(UTC)) == {}
-    assert [m.body.split(" ")[0] for m in service.commons.thread(SLUG, "crashy-1")] == ["CRASH"]
-    service.db.close()
+    thread = service.thread(SLUG, "crashy-1", 0, 100)["messages"]  # waits for the pass after the answer
+    assert [m["body"].split(" ")[0] for m in thread] == ["CRASH"]
+    service.close(60)
 
 
 def test_an_outage_extends_open_leaves_and_claims(world: World) -> None:

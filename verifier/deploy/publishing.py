@@ -30,6 +30,10 @@ What keeps "acknowledged means on the host, exactly once" true:
 - main moving several landings at once is recorded in `<slug>.next.json` first (under the
   writer's lock), so the history check catches up an anchor a killed publisher did not write
   (one landing it catches up by itself).
+
+`held_back` lets the service's landings (verifier.deploy.pipelined) run a group's publish after
+handing the next group the lead: within the block a writer's publish is collected, not run, and
+the caller runs it before it answers anyone.
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ import fcntl
 import json
 import os
 import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from verifier.constants import PUBLISH_LINGER_S
@@ -93,12 +98,37 @@ def _anchor_at(repo: ProjectRepo, commit: str) -> Anchor:
     return Anchor(head_seq - 1, head_hash, commit)
 
 
+_held_back = threading.local()  # this thread's collected publishes, inside `held_back`
+
+
+@contextlib.contextmanager
+def held_back() -> Iterator[list[Callable[[], None]]]:
+    """Within the block, this thread's publishes are collected (in order) instead of run: the
+    caller runs every one of them, after the block, before it acknowledges any landing they carry."""
+    pending: list[Callable[[], None]] = []
+    outer = getattr(_held_back, "pending", None)
+    _held_back.pending = pending
+    try:
+        yield pending
+    finally:
+        _held_back.pending = outer
+
+
 def publish(home: Home, slug: str, target: str, *, crash_point: Callable[[str], None] = _no_crash) -> None:
     """Return once the host's branch contains `target` (a staged landing), pushing what is staged,
-    and main has caught up with it.
+    and main has caught up with it (inside `held_back`: collect that, to be run by the caller).
 
     RetryableError when it was discarded or the host could not be reached (nothing acknowledged);
     HistoryBrokenError when the host's branch moved without the verifier."""
+    pending: list[Callable[[], None]] | None = getattr(_held_back, "pending", None)
+    if pending is not None:
+        pending.append(lambda: publish_now(home, slug, target, crash_point=crash_point))
+        return
+    publish_now(home, slug, target, crash_point=crash_point)
+
+
+def publish_now(home: Home, slug: str, target: str, *, crash_point: Callable[[str], None] = _no_crash) -> None:
+    """`publish`, run now whatever the thread's `held_back`."""
     url = home.settings.backends.remotes.get(slug)
     if url is None:
         return
@@ -168,7 +198,7 @@ def publish_leftovers(home: Home, slug: str) -> None:
     if staged is None or staged == main:
         return
     with contextlib.suppress(RetryableError):  # discarded: the attempts it held settle as interrupted
-        publish(home, slug, staged)
+        publish_now(home, slug, staged)
 
 
 def finish_unfinished(home: Home, slug: str, repo: ProjectRepo, url: str) -> Anchor | None:

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from verifier.constants import NOTIFY_READ_WAIT_S
 from verifier.deploy.forwarding import Forwarder
 from verifier.deploy.spreading import keep_instance
 from verifier.errors import VerifierError
@@ -135,6 +136,7 @@ def create_app(config: ServiceConfig, service: Service | None = None) -> ASGIApp
             yield
         finally:
             stop.set()
+            svc.notifying.close(NOTIFY_READ_WAIT_S)  # what is still queued is told before a clean stop
             for thread in threads:
                 thread.join(timeout=5)
             with contextlib.suppress(Exception):

@@ -2,7 +2,9 @@
 
 The service adds to the pipeline only what a network needs: the journal (so a killed process
 loses no attempt and a retried request does not submit twice), the claims of the task board, and
-telling Commons after every verdict. The verdict itself is `verifier.pipeline.submit.submit`.
+telling Commons after every verdict: the claim at once, the messages by the notifier's pass in
+the background after the answer (verifier.service.notifying; a message read here waits for the
+passes of the verdicts answered before it). The verdict itself is `verifier.pipeline.submit.submit`.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from verifier.checks.review import author_of
 from verifier.commons.adapter import Claim, ClaimConflict, Message, OutgoingMessage
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
-from verifier.constants import GROUP_MAX, RETRY_SOON_S
+from verifier.constants import GROUP_MAX, NOTIFY_READ_WAIT_S, RETRY_SOON_S
 from verifier.deploy.instances import fresh_for_reading
+from verifier.deploy.pipelined import PipelinedLandings
 from verifier.errors import (
     AuthError,
     ConflictError,
@@ -46,6 +49,7 @@ from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
 from verifier.service.journal import Journal, Record
+from verifier.service.notifying import NotifyQueue
 from verifier.service.recovery import settle
 from verifier.service.schemas import ClaimRequest, ThreadPost
 from verifier.service.screening import refuse_secret_message
@@ -110,8 +114,13 @@ class Service:
         self.journal = Journal(self.db, self.home.settings.backends.instance,
                                live_s=self.home.settings.backends.lease_s)
         self.notifier = Notifier(self.home, self.commons, self.db, digest)
-        # This process's landing queues: submissions to a project that is landing wait and land together.
-        self.landings: Landings = GroupCommit(max_group=GROUP_MAX)
+        # The notifier's passes after a verdict, off the answer path (its cursor in Commons keeps what
+        # a pass has not told yet, so a queue of projects loses nothing).
+        self.notifying = NotifyQueue(lambda slug: self.notifier.landed(slug, clock))
+        # This process's landing queues: submissions to a project that is landing wait and land together;
+        # projects on a git host push each group while the next one is judged (verifier.deploy.pipelined).
+        self.landings: Landings = PipelinedLandings(max_group=GROUP_MAX) if self.home.settings.backends.remotes \
+            else GroupCommit(max_group=GROUP_MAX)
 
     # who and what ---------------------------------------------------------------------------------
 
@@ -200,9 +209,11 @@ class Service:
     def thread(self, slug: str, leaf_id: str, after: int, limit: int) -> dict[str, Any]:
         self.check_leaf_id(leaf_id)
         self.project(slug)
+        self.notifying.wait(NOTIFY_READ_WAIT_S)  # the messages of the verdicts answered here before
         return {"messages": [message_json(m) for m in self.commons.thread(slug, leaf_id, after=after, limit=limit)]}
 
     def inbox(self, actor: Actor, after: int, limit: int) -> dict[str, Any]:
+        self.notifying.wait(NOTIFY_READ_WAIT_S)  # the messages of the verdicts answered here before
         messages = self.commons.inbox(actor.handle, after=after, limit=limit)
         return {"agent": actor.handle, "messages": [message_json(m) for m in messages],
                 "next_after": messages[-1].id if messages else after}
@@ -322,7 +333,7 @@ class Service:
         body = verdict.to_json()
         self.journal.finish(record.id, dict(body), now=clock())
         self.crash_point("respond")
-        self._after_verdict(actor, slug, leaf_id, body["outcome"])
+        self._after_verdict(actor, slug, leaf_id, body["outcome"], claimed=claim is not None)
         return Answer(_status_of(dict(body)), {"submission_id": record.id, "verdict": body},
                       {"location": f"/submissions/{record.id}", **self._ran_here()})
 
@@ -363,16 +374,24 @@ class Service:
         except Exception:  # logged; the refusal is the client's answer either way
             log.exception("telling %s's steward about its broken history failed", slug)
 
-    def _after_verdict(self, actor: Actor, slug: str, leaf_id: str, outcome: str) -> None:
-        """Claims and Commons after a verdict. Failures here never cost the client its answer."""
+    def _after_verdict(self, actor: Actor, slug: str, leaf_id: str, outcome: str, *, claimed: bool) -> None:
+        """Claims and Commons after a verdict: the claim now (when the leaf was claimed as the
+        submission came in: a claim taken since is on a closed leaf, or runs out), the messages in
+        the background (the notifier's pass, queued). Failures here never cost the client its answer."""
         try:
-            if outcome == "crash":
+            if claimed and outcome == "crash":
                 self.commons.release(slug, leaf_id, actor.handle, now=clock())  # the leaf goes back to the pool
-            elif outcome in ("accepted", "held"):
+            elif claimed and outcome in ("accepted", "held"):
                 self.commons.close_leaf(slug, leaf_id)
-            self.notifier.landed(slug, clock)
-        except Exception:  # logged; the next catch-up posts what this one could not
-            log.exception("telling Commons about a verdict in %s failed", slug)
+        except Exception:  # logged; the claim runs out by itself
+            log.exception("settling the claim after a verdict in %s failed", slug)
+        self.notifying.ask(slug)
+
+    def close(self, timeout_s: float) -> None:
+        """Stop: the queued notifier passes run first (at most `timeout_s`; what is left, the next
+        pass of any process tells), then the Commons connections close."""
+        self.notifying.close(timeout_s)
+        self.db.close()
 
 
 def writable(home: Home, slug: str) -> None:

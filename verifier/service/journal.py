@@ -74,6 +74,14 @@ class Started:
     fresh: bool
 
 
+_BEGUN = ("INSERT INTO submissions (id, agent, project, leaf_id, idempotency_key, digest, trace_id, base_revision, "
+          "ledger_from, state, pid, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *")
+# The instance column is PostgreSQL's only (migration 0003: several instances share the journal).
+_BEGUN_BY_INSTANCE = ("INSERT INTO submissions (id, agent, project, leaf_id, idempotency_key, digest, trace_id, "
+                      "base_revision, ledger_from, state, pid, started_at, instance) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *")
+
+
 class Journal:
     """`instance` (backends.instance, PostgreSQL Commons only): the name stamped on this instance's
     rows, so recovery on a shared journal settles its own rows and never a live instance's."""
@@ -106,15 +114,11 @@ class Journal:
                         return Started(earlier, fresh=False)
                     conn.execute("UPDATE submissions SET idempotency_key = NULL WHERE id = ?", (earlier.id,))
             submission_id = "sub_" + secrets.token_hex(12)
-            conn.execute(
-                "INSERT INTO submissions (id, agent, project, leaf_id, idempotency_key, digest, trace_id, "
-                "base_revision, ledger_from, state, pid, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (submission_id, agent, project, leaf_id, key, digest, trace_id, base_revision, ledger_from,
-                 "running", os.getpid(), epoch(now)),
-            )
-            if self.instance is not None:
-                conn.execute("UPDATE submissions SET instance = ? WHERE id = ?", (self.instance, submission_id))
-            row = conn.execute("SELECT * FROM submissions WHERE id = ?", (submission_id,)).fetchone()
+            values = (submission_id, agent, project, leaf_id, key, digest, trace_id, base_revision, ledger_from,
+                      "running", os.getpid(), epoch(now))
+            # One statement (a round trip on PostgreSQL), the row as stored coming back.
+            row = conn.execute(_BEGUN, values).fetchone() if self.instance is None else \
+                conn.execute(_BEGUN_BY_INSTANCE, (*values, self.instance)).fetchone()
         return Started(_record(row), fresh=True)
 
     def finish(self, submission_id: str, verdict: dict[str, Any], *, now: datetime, state: State = "done",

@@ -4,8 +4,9 @@ Same behaviour as the local store (verifier.store.traces.TraceStore), other medi
 - one object per bundle, `<prefix><trace_id>.tar` (a plain tar of the bundle's files), so a bundle
   is stored whole or not at all — there is no half-stored state to clean after a crash;
 - content-addressed and written once: the object's metadata holds the bundle's full sha256; the
-  put is conditional (`If-None-Match: *`), after a check, so two racing submissions of one bundle
-  store it once, and a second bundle under the same short id is refused;
+  put is conditional (`If-None-Match: *`, honoured by S3, MinIO and Ceph), so two racing
+  submissions of one bundle store it once; only a put refused that way reads the stored digest,
+  and a second bundle under the same short id is refused;
 - refused attempts' bundles move to `<prefix>.quarantine/<agent>/<trace_id>.tar`, newest
   QUARANTINE_PER_AGENT kept per agent; a bucket lifecycle rule on `<prefix>.quarantine/` may expire
   them sooner (docs/deploy.md).
@@ -92,14 +93,15 @@ class ObjectTraceStore:
 
         True if this call stored it (False: the same bundle was already there)."""
         key = self.key(record.trace_id)
-        if self._digest(key) is None:
-            try:
-                self.client.put_object(Bucket=self.bucket, Key=key, Body=pack(files), IfNoneMatch="*",
-                                       Metadata={"digest": record.digest}, ContentType="application/x-tar")
-                return True
-            except ClientError as exc:
-                if _code(exc) not in _TAKEN:
-                    raise
+        # The put first, conditional: one round trip for a new bundle (nearly every put), and the
+        # stored digest is read only when the id is taken.
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=key, Body=pack(files), IfNoneMatch="*",
+                                   Metadata={"digest": record.digest}, ContentType="application/x-tar")
+            return True
+        except ClientError as exc:
+            if _code(exc) not in _TAKEN:
+                raise
         existing = self._digest(key) or ""
         if existing == record.digest:
             return False
