@@ -81,3 +81,25 @@ def test_the_answer_does_not_wait_for_the_notifier_and_a_thread_read_sees_its_me
     assert [m["body"].split(" ")[0] for m in thread] == ["ACCEPTED"]
     assert [m["kind"] for m in service.inbox(actor, 0, 100)["messages"]] == ["first_minute"]
     service.close(WAIT_S)
+
+
+def test_a_read_on_another_process_sees_the_messages_of_a_verdict_not_yet_told(world: World) -> None:
+    """Two worker processes of one home: the one that answered the verdict has not told Commons
+    yet (its pass held back); the other's thread and inbox reads pass the project themselves."""
+    answering, reading = Service(ServiceConfig(home=world.home.root)), Service(ServiceConfig(home=world.home.root))
+    answering.notifier.catch_up(SLUG, now=NOW)  # as start-up does: the past is read silently
+    gate = threading.Event()
+    answering.notifying = NotifyQueue(lambda slug: gate.wait(WAIT_S))  # never tells: the other must
+    live_leaf(world.home, "told-2")
+    actor = world.home.identities.authenticate(world.agent.token)
+    submission = world.creation("told-2", distinct_findings(world.agent, "told-2", 0))
+    answer = answering.submit(actor, world.agent.token, SLUG, "told-2", submission.bundle, submission.patch, None)
+    assert answer.body["verdict"]["outcome"] == "accepted"
+    assert reading.notifier.behind() == [SLUG]
+    assert [m["kind"] for m in reading.inbox(actor, 0, 100)["messages"]] == ["first_minute"]
+    thread = reading.thread(SLUG, "told-2", 0, 100)["messages"]
+    assert [m["body"].split(" ")[0] for m in thread] == ["ACCEPTED"]
+    assert reading.notifier.behind() == []
+    gate.set()
+    answering.close(WAIT_S)
+    reading.close(WAIT_S)

@@ -37,7 +37,7 @@ import pygit2
 
 from verifier.commons.adapter import Commons, OutgoingMessage
 from verifier.commons.db import CommonsDB
-from verifier.errors import FormatError, HistoryBrokenError
+from verifier.errors import FormatError, HistoryBrokenError, NotFound
 from verifier.formats.hypothesis import parse_hypothesis
 from verifier.formats.leaf import LeafContract
 from verifier.formats.ledger import LedgerRow, parse_ledger_subject
@@ -217,6 +217,19 @@ class Notifier:
                 posted += count
                 if not more:
                     return posted
+
+    def behind(self) -> list[str]:
+        """The projects of this home whose tip the notifier has not passed yet (one cursor read)."""
+        told = {str(row["project"]): str(row["tip"]) for row in self.db.read("SELECT project, tip FROM notify_cursor")}
+        out = []
+        for slug in self.home.projects():
+            try:
+                tip = self.home.project(slug).tip()
+            except NotFound:
+                continue  # removed since it was listed
+            if tip is not None and told.get(slug) != tip:
+                out.append(slug)
+        return out
 
     def catch_up_all(self, *, now: datetime) -> int:
         return sum(self.catch_up_checked(slug, now=now) for slug in self.home.projects())

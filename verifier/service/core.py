@@ -209,11 +209,23 @@ class Service:
     def thread(self, slug: str, leaf_id: str, after: int, limit: int) -> dict[str, Any]:
         self.check_leaf_id(leaf_id)
         self.project(slug)
-        self.notifying.wait(NOTIFY_READ_WAIT_S)  # the messages of the verdicts answered here before
+        self._told([slug])
         return {"messages": [message_json(m) for m in self.commons.thread(slug, leaf_id, after=after, limit=limit)]}
 
+    def _told(self, slugs: list[str] | None) -> None:
+        """Read your writes before a message read: the passes this process queued for the verdicts
+        it answered (at most NOTIFY_READ_WAIT_S), then a pass of each project (`slugs`, None: every
+        one) whose tip is still past the notifier's cursor, as another worker process of this home
+        may have answered its verdict a moment ago and not told Commons yet."""
+        self.notifying.wait(NOTIFY_READ_WAIT_S)
+        try:
+            for slug in self.notifier.behind() if slugs is None else slugs:
+                self.notifier.catch_up_checked(slug, now=clock())
+        except Exception:  # logged; the read answers with what is posted, the next pass tells the rest
+            log.exception("catching up before a message read failed")
+
     def inbox(self, actor: Actor, after: int, limit: int) -> dict[str, Any]:
-        self.notifying.wait(NOTIFY_READ_WAIT_S)  # the messages of the verdicts answered here before
+        self._told(None)
         messages = self.commons.inbox(actor.handle, after=after, limit=limit)
         return {"agent": actor.handle, "messages": [message_json(m) for m in messages],
                 "next_after": messages[-1].id if messages else after}
