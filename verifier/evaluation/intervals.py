@@ -12,6 +12,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -129,7 +130,11 @@ def bootstrap_ratios(units: Iterable[Sequence[float]], ratios: Sequence[tuple[in
     rows = [tuple(unit) for unit in units]
     if not rows:
         return [(None, None, None) for _ in ratios]
-    array = np.asarray(rows, dtype=np.float64)
+    width = len(rows[0])
+    if any(len(row) != width for row in rows):
+        raise ValueError(f"bootstrap_ratios: units of {width} and of other widths")
+    # A flat stream of numbers: numpy reads it far faster than a list of tuples.
+    array = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=width * len(rows)).reshape(-1, width)
     return ratios_of_sorted(array[canonical_order(array)], ratios, key)
 
 
