@@ -4,40 +4,19 @@ whose bundle meets less, with `trace_level`; an L3 attempt on it is judged as an
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
-from tests.support.world import NOTE_ID, NOW, SLUG, World, make_world
-from verifier.agentkit.bundle import TraceRecorder
-from verifier.agentkit.workspace import creation_patch
+from tests.support.trace_levels import attempt_at_level, extract_contract
+from tests.support.world import NOW, SLUG, World, make_world
 from verifier.evaluation.arm_run import arm_leaf
-from verifier.formats.leaf import LeafContract, parse_leaf
+from verifier.formats.leaf import parse_leaf
 from verifier.pipeline.payload import leaf_payload
-from verifier.pipeline.submit import Submission
-from verifier.state.layout import default_write_rules, leaf_path
+from verifier.state.layout import leaf_path
 from verifier.writes.project import add_leaf
 
 
 def _arm_leaf(world: World, leaf_id: str) -> None:
-    contract = LeafContract.model_validate({
-        "leaf_id": leaf_id, "kind": "extract", "inputs": {"source_id": NOTE_ID}, "base_revision": world.tip(),
-        "may_write": [r.model_dump() for r in default_write_rules("extract")], "check": "extract",
-        "created_at": NOW, "created_by": "planner", "expires_at": NOW + timedelta(days=1)})
-    add_leaf(world.home, SLUG, arm_leaf(contract), now=NOW, actor="planner", disjoint=False)
-
-
-def _attempt(world: World, leaf_id: str, level: str) -> Submission:
-    files = world.findings(leaf_id)
-    patch = creation_patch(files)
-    trace = TraceRecorder()
-    trace.add(NOW - timedelta(seconds=4), "reasoning", "Three sentences that carry the claims, quoted exactly.")
-    trace.add(NOW - timedelta(seconds=3), "tool_call", {"tool": "write", "files": sorted(files)})
-    trace.add(NOW - timedelta(seconds=2), "tool_result", "ok")
-    trace.add(NOW - timedelta(seconds=1), "final", "Wrote the findings.")
-    bundle = trace.bundle(leaf_id=leaf_id, agent=world.agent.handle, operator=world.agent.operator,
-                          base_revision=world.tip(), patch=patch, level=level,
-                          context="The payload and the skill." if level == "L3" else None)
-    return Submission(SLUG, leaf_id, patch, bundle, world.agent.token)
+    add_leaf(world.home, SLUG, arm_leaf(extract_contract(world, leaf_id)), now=NOW, actor="planner", disjoint=False)
 
 
 def test_an_arm_leaf_asks_for_l3_in_its_contract_and_its_payload(tmp_path: Path) -> None:
@@ -53,7 +32,7 @@ def test_an_arm_leaf_asks_for_l3_in_its_contract_and_its_payload(tmp_path: Path)
 def test_an_l2_trace_on_an_arm_leaf_is_refused_with_trace_level(tmp_path: Path) -> None:
     world = make_world(tmp_path)
     _arm_leaf(world, "extract-arm-b")
-    verdict = world.submit(_attempt(world, "extract-arm-b", "L2"))
+    verdict = world.submit(attempt_at_level(world, "extract-arm-b", "L2"))
     assert verdict.outcome == "rejected"
     assert [r.code for r in verdict.rejections] == ["trace_level"]
     assert "asks for an L3 trace (its contract's trace_level" in verdict.rejections[0].message
@@ -62,4 +41,4 @@ def test_an_l2_trace_on_an_arm_leaf_is_refused_with_trace_level(tmp_path: Path) 
 def test_an_l3_trace_on_an_arm_leaf_is_accepted(tmp_path: Path) -> None:
     world = make_world(tmp_path)
     _arm_leaf(world, "extract-arm-c")
-    assert world.submit(_attempt(world, "extract-arm-c", "L3")).outcome == "accepted"
+    assert world.submit(attempt_at_level(world, "extract-arm-c", "L3")).outcome == "accepted"

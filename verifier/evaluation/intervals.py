@@ -12,6 +12,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,13 @@ RESAMPLES = 1000
 # ends 200 resamples already place well. Samples up to WORK_CAP / RESAMPLES (100) get all 1,000.
 MIN_RESAMPLES = 200
 WORK_CAP = 100_000
-# Resampling is done in slices of at most this many drawn indices, so memory stays flat on a
-# platform-wide group of 100,000 rows.
-_CHUNK_ELEMENTS = 2_000_000
+# Resampling is done in slices of about this many drawn indices (256 KiB as int64): a slice's
+# draws, their counts and the counts as floats stay in the core's cache from the draw to the
+# product, where one slice of every resample at once went through memory three times over (a
+# platform-wide group of 10,000 units draws 2,000,000 indices). PCG64 keeps the unused half of
+# a 64-bit output in its state, so the indices drawn do not depend on how they are sliced: the
+# same seed gives the same resamples as one draw of them all.
+_SLICE_ELEMENTS = 32_768
 # The resampled sums are one thin matrix product per slice of at most this much work (rows x n x
 # columns): OpenBLAS runs a product that small on one thread. A bigger one it spreads over every
 # core, and on a shared machine the threads mostly wait for each other: 4-10x the CPU time for
@@ -81,24 +86,32 @@ def _resampled_sums(units: np.ndarray, key: str) -> np.ndarray:
     """`resamples_for(n)` resamples (with replacement) of the n rows of `units` (n x k), each
     summed per column: a (resamples x k) array. Whole rows are drawn, so the columns of one unit
     stay together (cost with its objects, an attempt's objects with each other)."""
-    n = units.shape[0]
+    n, columns = units.shape
     resamples = resamples_for(n)
     rng = np.random.Generator(np.random.PCG64(_seed(key)))
-    per_chunk = max(1, _CHUNK_ELEMENTS // max(n, 1))
-    out: list[np.ndarray] = []
+    per_slice = max(1, min(resamples, _SLICE_ELEMENTS // max(n, 1)))
+    # Resample r of a slice counts into r*n...(r+1)*n-1: one bincount counts the whole slice.
+    offsets = (np.arange(per_slice, dtype=np.int64) * n)[:, None]
+    # A unit count so large that one resample's product would be threaded is summed in parts.
+    part = max(1, _ONE_THREAD_WORK // max(1, columns))
+    out = np.empty((resamples, columns), dtype=np.float64)
     done = 0
     while done < resamples:
-        size = min(per_chunk, resamples - done)
+        size = min(per_slice, resamples - done)
         picks = rng.integers(0, n, size=(size, n), dtype=np.int64)
-        # How often each unit was drawn in each resample (resample r counts into r*n...(r+1)*n-1),
-        # then one matrix product: far less memory traffic than gathering every column.
-        picks += (np.arange(size, dtype=np.int64) * n)[:, None]
-        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
-        step = max(1, _ONE_THREAD_WORK // max(1, n * units.shape[1]))
-        # Each slice made floating just before its product, while it is still in cache.
-        out.extend(counts[first:first + step].astype(np.float64) @ units for first in range(0, size, step))
+        picks += offsets[:size]
+        # How often each unit was drawn in each resample, then one matrix product: far less
+        # memory traffic than gathering every column of every drawn unit.
+        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        target = out[done:done + size]
+        if n <= part:
+            np.matmul(counts, units, out=target)
+        else:
+            target[:] = 0.0
+            for first in range(0, n, part):
+                target += counts[:, first:first + part] @ units[first:first + part]
         done += size
-    return np.concatenate(out)
+    return out
 
 
 def _percentiles(samples: np.ndarray) -> tuple[float, float]:
@@ -117,7 +130,11 @@ def bootstrap_ratios(units: Iterable[Sequence[float]], ratios: Sequence[tuple[in
     rows = [tuple(unit) for unit in units]
     if not rows:
         return [(None, None, None) for _ in ratios]
-    array = np.asarray(rows, dtype=np.float64)
+    width = len(rows[0])
+    if any(len(row) != width for row in rows):
+        raise ValueError(f"bootstrap_ratios: units of {width} and of other widths")
+    # A flat stream of numbers: numpy reads it far faster than a list of tuples.
+    array = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=width * len(rows)).reshape(-1, width)
     return ratios_of_sorted(array[canonical_order(array)], ratios, key)
 
 

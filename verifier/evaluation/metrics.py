@@ -29,6 +29,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -196,8 +197,11 @@ def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions
     rows = [row for row in attempts if row.is_agent_submission]
     # Once per row: a project's submissions are worked out once and the platform's are theirs joined.
     facts = [facts_of(row, context) for row in rows]
-    return Submissions(np.asarray([unit for unit, _ in facts], dtype=np.float64).reshape(-1, 6),
-                       np.asarray([counts for _, counts in facts], dtype=np.int64).reshape(-1, 9),
+    # Flat iterators: numpy reads a flat stream of numbers far faster than a list of tuples.
+    return Submissions(np.fromiter(chain.from_iterable(unit for unit, _ in facts), dtype=np.float64,
+                                   count=6 * len(facts)).reshape(-1, 6),
+                       np.fromiter(chain.from_iterable(counts for _, counts in facts), dtype=np.int64,
+                                   count=9 * len(facts)).reshape(-1, 9),
                        tuple(row.kind or "" for row in rows), tuple(model_of(row) for row in rows),
                        np.asarray([row.accepted for row in rows], dtype=bool))
 

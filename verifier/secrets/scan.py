@@ -290,6 +290,8 @@ _HEX = re.compile(rb"[0-9a-f]+")
 # Nor is a run with no upper-case letter and no digit besides hex (a path, a snake_case or
 # kebab-case name): base64 of 17 or more bytes of text has one with odds of a billion to one.
 _NAME = re.compile(rb"[a-z/_+-]+")
+# Both tests in one match, hex first (group 1): one call per run rather than two.
+_NOT_BASE64 = re.compile(b"(" + _HEX.pattern + b")|" + _NAME.pattern)
 _LINE_BREAKS = (b"\n", b"\r\n", b"\\n", b"\\r\\n")
 # Decodes to "\n\n\n": keeps decoded blobs apart so no match spans two of them.
 _SEPARATOR = b"CgoK"
@@ -320,8 +322,7 @@ def _base64_blobs(data: bytes, hex_runs: list[tuple[int, int]] | None = None) ->
     Runs of lowercase hex are not base64; they are appended to hex_runs when it is given.
     """
     mask = data.translate(_MASK)
-    find, is_hex, size = mask.find, _HEX.fullmatch, len(data)  # locals: this loop runs per run
-    is_name = _NAME.fullmatch
+    find, skip, size = mask.find, _NOT_BASE64.fullmatch, len(data)  # locals: this loop runs per run
     blobs: list[list[tuple[int, int]]] = []
     pos = 0
     while (start := find(_RUN, pos)) >= 0:
@@ -332,11 +333,9 @@ def _base64_blobs(data: bytes, hex_runs: list[tuple[int, int]] | None = None) ->
         if start and data[start - 1] == 0x5C:
             # Right after a backslash the first letter is an escape ("\n", "\t"), not base64.
             start += 1
-        if is_hex(data, start, end):
-            if hex_runs is not None:
+        if (skipped := skip(data, start, end)) is not None:
+            if skipped.lastindex and hex_runs is not None:  # hex: the hex layer reads it
                 hex_runs.append((start, end))
-            continue
-        if is_name(data, start, end):
             continue
         lines = [(start, end)]
         padded = data.startswith(b"=", end)
