@@ -10,16 +10,16 @@ a few decided resolution records. Target (issue 26): eval_s / read_s ≤ 2.
 Wall time is what the target reads; CPU time (eval_cpu_s, read_cpu_s) is printed beside it because
 on a shared machine it moves less with the other work running. The read and the eval are timed in
 turn (read, eval, read, eval...), the least of each kept, so both sides meet the same load.
-The eval reads the same ledgers with the same checks and the same row model as `read_chain`, but
-validates each row from its JSON bytes (verifier.evaluation.history.read_ledger; docs/eval.md).
+The eval reads the ledgers through `read_chain` too, so both sides parse rows the same way.
 Last line: one JSON object with eval_s, read_s, ratio, eval_cpu_s, read_cpu_s, cpu_ratio.
 
 Measured on the shared 2-core machine, least of 3: before the use index and the array metrics,
 under heavy load, ratio 3.02, cpu_ratio 3.74 (eval 11.05 s CPU, read 2.96 s); after, in a quiet
 moment (wall equal to CPU), eval 5.68 s, read 2.34 s: ratio 2.42, cpu_ratio 2.42. Issue 26's
-second round (cache-sized bootstrap slices, a plain slots Attempt, the JSON-mode ledger read),
-under load (load average 2-7), read and eval in turn, six runs: ratio 1.31-2.67 (median 1.71),
-cpu_ratio 1.49-1.85 (median 1.72). docs/eval.md says where the time goes.
+second round (cache-sized bootstrap slices, a plain slots Attempt), under load (load average
+2-7), read and eval in turn, six runs with the eval reading rows from their JSON bytes and the
+read not: ratio 1.31-2.67 (median 1.71); with both sides reading rows that way
+(formats.ledger.parse_row), see the figures after this. docs/eval.md says where the time goes.
 """
 
 from __future__ import annotations

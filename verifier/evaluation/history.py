@@ -12,17 +12,15 @@ import json
 from collections import defaultdict
 from datetime import datetime
 
-from pydantic import ValidationError
-
-from verifier.errors import FormatError, LedgerIntegrityError
+from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.formats.leaf import parse_leaf
-from verifier.formats.ledger import GENESIS_PREV, ROWS_PER_SEGMENT, LedgerRow, parse_row, row_hash
 from verifier.formats.usescores import UseEntry, load_shard
+from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, read_records
 from verifier.scoring.useindex import counted_use, is_live, parse_index_file
 from verifier.seal.status import hypothesis_ids, unsealed
-from verifier.state.layout import LEDGER_DIR, PLANNER_SCORES, leaf_path, segment_path, use_index_path, use_shard_path
+from verifier.state.layout import PLANNER_SCORES, leaf_path, use_index_path, use_shard_path
 from verifier.state.view import TreeView
 
 
@@ -76,54 +74,8 @@ def resolved_of(record: ResolutionRecord) -> ResolvedHypothesis:
     return ResolvedHypothesis(resolution, record.decided_at, tuple(links), tuple(reviews), tuple(findings))
 
 
-def read_ledger(view: TreeView) -> list[LedgerRow]:
-    """Every ledger row in order, chain checked: what `read_chain` (verifier.pipeline.ledger)
-    yields, with its checks and its errors, each row validated by the same model, strict as
-    ever, but from its JSON bytes by the model itself (`model_validate_json`) rather than
-    `json.loads` then validation: 13 us a row against 20 (measured on the benchmark's rows), on
-    every row of every project `rw eval --all` reads. A line the model refuses from its bytes is
-    handed to the ledger's own parser, which decides and words the error. The same rows and the
-    same refusals as read_chain: tests/evaluation/test_eval_ledger_read.py holds it to that."""
-    names = sorted(name for name in view.list_dir(LEDGER_DIR) if name.endswith(".jsonl"))
-    rows: list[LedgerRow] = []
-    expected_seq, expected_prev = 0, GENESIS_PREV
-    for number, path in enumerate(f"{LEDGER_DIR}/{name}" for name in names):
-        if path != segment_path(number * ROWS_PER_SEGMENT):
-            raise LedgerIntegrityError(f"{path}: expected segment {segment_path(number * ROWS_PER_SEGMENT)}")
-        data = view.read(path) or b""
-        if data and not data.endswith(b"\n"):
-            raise FormatError("segment does not end with a newline (truncated write?)", path)
-        lines = data.split(b"\n")[:-1] if data else []
-        if len(lines) > ROWS_PER_SEGMENT or not lines:
-            # read_chain parses a segment's rows before it counts them: so a bad row is named first.
-            for line_number, line in enumerate(lines, 1):
-                _parsed(line, f"{path}:{line_number}")
-            raise LedgerIntegrityError(f"{path}: holds {len(lines)} rows; a segment holds 1-{ROWS_PER_SEGMENT}")
-        parsed = [_parsed(line, f"{path}:{line_number}") for line_number, line in enumerate(lines, 1)]
-        for line, row in zip(lines, parsed, strict=True):
-            if row.seq != expected_seq:
-                raise LedgerIntegrityError(f"{path}: row seq {row.seq} where {expected_seq} was expected")
-            if row.prev != expected_prev:
-                raise LedgerIntegrityError(
-                    f"{path}: row {row.seq} says the previous row hashes to {row.prev[:12]}..., "
-                    f"it hashes to {expected_prev[:12]}... (rewritten or reordered)"
-                )
-            expected_seq, expected_prev = row.seq + 1, row_hash(line + b"\n")
-            rows.append(row)
-    return rows
-
-
-def _parsed(line: bytes, where: str) -> LedgerRow:
-    try:
-        return LedgerRow.model_validate_json(line)
-    except ValidationError:
-        # Refused from the bytes: read as read_chain reads it, so the ledger's own parser decides,
-        # with its own error (json.loads also reads a line behind a byte-order mark, or in UTF-16).
-        return parse_row(line, where)
-
-
 def read_history(view: TreeView, project: str) -> ProjectHistory:
-    ledger = read_ledger(view)
+    ledger = [row for _, row in read_chain(view)]
     rows = tuple(attempt_of(project, row) for row in ledger)
     needed = {object_id for row in rows if row.accepted and row.objects for object_id in row.objects}
     records = read_records(view)
