@@ -20,7 +20,7 @@ from json.encoder import encode_basestring, encode_basestring_ascii
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-class _Unusual(Exception):
+class _UnusualError(Exception):
     """A value the fast walk leaves to json.dumps."""
 
 
@@ -54,7 +54,7 @@ class _Style:
             return int.__repr__(value)
         if type(value) is float and math.isfinite(value):
             return float.__repr__(value)
-        raise _Unusual  # NaN and the infinities: json's own words, or its error
+        raise _UnusualError  # NaN and the infinities: json's own words, or its error
 
     def node(self, value: object, depth: int) -> str:
         kind = type(value)
@@ -70,7 +70,7 @@ class _Style:
             parts = []
             for key, item in items:
                 if type(key) is not str:
-                    raise _Unusual
+                    raise _UnusualError
                 rendered = self.scalar(item) if type(item) in _SCALARS else self.node(item, depth + 1)
                 parts.append(self.string(key) + ": " + rendered)
             return "{" + close + " " + ("," + close + " ").join(parts) + close + "}"
@@ -84,21 +84,24 @@ class _Style:
                 return "[" + close + " " + text[1:-1] + close + "]"
             parts = [self.scalar(item) if type(item) in _SCALARS else self.node(item, depth + 1) for item in value]
             return "[" + close + " " + ("," + close + " ").join(parts) + close + "]"
-        raise _Unusual
+        raise _UnusualError
 
 
 _STYLES: dict[tuple[bool, bool, bool], _Style] = {}
 
 
 def dumps_indented(value: object, *, ensure_ascii: bool = True, allow_nan: bool = True,
-                   sort_keys: bool = False) -> str:
-    """What `json.dumps(value, indent=1, ensure_ascii=..., allow_nan=..., sort_keys=...)` returns."""
+                   sort_keys: bool = False, depth: int = 0) -> str:
+    """What `json.dumps(value, indent=1, ensure_ascii=..., allow_nan=..., sort_keys=...)` returns;
+    with `depth`, the value as it is spelt nested that deep in such a document."""
     key = (ensure_ascii, allow_nan, sort_keys)
     style = _STYLES.get(key)
     if style is None:
         style = _STYLES[key] = _Style(ensure_ascii=ensure_ascii, allow_nan=allow_nan, sort_keys=sort_keys)
     try:
-        return style.scalar(value) if type(value) in _SCALARS else style.node(value, 0)
-    except (_Unusual, ValueError, TypeError, RecursionError):
-        # json's own road: the same bytes, or the error json.dumps raises for this value.
-        return json.dumps(value, indent=1, ensure_ascii=ensure_ascii, allow_nan=allow_nan, sort_keys=sort_keys)
+        return style.scalar(value) if type(value) in _SCALARS else style.node(value, depth)
+    except (_UnusualError, ValueError, TypeError, RecursionError):
+        # json's own road: the same bytes, or the error json.dumps raises for this value. Nested,
+        # each line is indented `depth` further (a string holds no raw newline: json escapes it).
+        text = json.dumps(value, indent=1, ensure_ascii=ensure_ascii, allow_nan=allow_nan, sort_keys=sort_keys)
+        return text.replace("\n", "\n" + " " * depth) if depth else text

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from verifier.errors import FormatError
+from verifier.formats.indentjson import dumps_indented
 from verifier.state.layout import (
     FINDINGS_DIR,
     LINKS_DIR,
@@ -110,8 +111,8 @@ def _parse_shard(data: bytes, where: str) -> dict[str, list[str]]:
 
 
 def _dump_shard(shard: Mapping[str, list[str]]) -> bytes:
-    return (json.dumps({key: sorted(paths) for key, paths in sorted(shard.items()) if paths}, indent=1)
-            + "\n").encode()
+    # json.dumps(..., indent=1)'s bytes, through its C encoder (verifier.formats.indentjson).
+    return (dumps_indented({key: sorted(paths) for key, paths in sorted(shard.items()) if paths}) + "\n").encode()
 
 
 @dataclass

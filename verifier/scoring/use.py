@@ -30,8 +30,10 @@ models of verifier.formats.usescores.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from verifier.formats.usescores import (
     COST_UNITS,
@@ -43,6 +45,7 @@ from verifier.formats.usescores import (
     UseSummary,
     dump_shard,
     parse_shard,
+    row_text,
 )
 from verifier.scoring.rests import RestIndex
 from verifier.scoring.useindex import index_writes, is_live
@@ -85,9 +88,20 @@ class ScoreBook:
     index_built: set[str] | None = None
     # What rests on what (verifier.scoring.rests), kept beside the scores from the same writes.
     rests: RestIndex = field(init=False)
+    # The few files a landing asks for more than once (the summary, the index marker), as read.
+    _once: dict[str, bytes | None] = field(default_factory=dict, init=False, repr=False)
+    # Operator rows of the summary this book changes: copies of its own. The others are the
+    # process's parsed summary (`_summary_of`), shared, never changed; `_texts` spells them.
+    _owned: set[str] = field(default_factory=set, init=False, repr=False)
+    _texts: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.rests = RestIndex(self.read)
+
+    def _read_once(self, path: str) -> bytes | None:
+        if path not in self._once:
+            self._once[path] = self.read(path)
+        return self._once[path]
 
     # -- storage ---------------------------------------------------------------------------
     def _shard(self, path: str) -> dict[str, UseEntry]:
@@ -108,7 +122,7 @@ class ScoreBook:
         """Build the use index by one scan of `tree`'s shards (the tree `read` reads) when the tree
         has use scores but no live index: a project scored before the index, or one whose index
         was dropped. Every shard is loaded, and `writes` writes the whole index and its marker."""
-        if self.index_built is not None or self.read(USE_SCORES) is None or is_live(self.read):
+        if self.index_built is not None or self._read_once(USE_SCORES) is None or is_live(self._read_once):
             return
         for first in tree.list_dir(USE_SHARD_ROOT):
             for name in tree.list_dir(f"{USE_SHARD_ROOT}/{first}"):
@@ -118,12 +132,23 @@ class ScoreBook:
     @property
     def summary(self) -> UseSummary:
         if self._summary is None:
-            self._summary = UseSummary.parse(self.read(USE_SCORES), USE_SCORES)
+            parsed, self._texts = _summary_of(self._read_once(USE_SCORES))
+            self._summary = UseSummary(hypotheses=dict(parsed.hypotheses), reports=dict(parsed.reports),
+                                       operators=dict(parsed.operators), weights=dict(parsed.weights))
         return self._summary
+
+    def _own(self, name: str) -> OperatorUse:
+        """The operator's row, this book's own copy (new if the summary has none), to change."""
+        operators = self.summary.operators
+        if name not in self._owned:
+            found = operators.get(name)
+            operators[name] = replace(found) if found is not None else OperatorUse()
+            self._owned.add(name)
+        return operators[name]
 
     def _operator(self, name: str) -> OperatorUse:
         self.summary_dirty = True
-        row = self.summary.operators.setdefault(name, OperatorUse())
+        row = self._own(name)
         for unit in COST_UNITS:
             if getattr(row, f"{unit}_objects") is None:
                 setattr(row, f"{unit}_objects", 0)
@@ -284,23 +309,81 @@ class ScoreBook:
         out: dict[str, bytes | None] = {path: dump_shard(self.shards[path]) for path in sorted(self.dirty)}
         if self.summary_dirty or self.dirty:
             if self.index_built is not None:  # built whole here: every shard, what it replaces deleted
-                index = index_writes(self.read, {path: entries for path, entries in self.shards.items() if entries},
-                                     fresh=True)
+                index = index_writes(self._read_once,
+                                     {path: entries for path, entries in self.shards.items() if entries}, fresh=True)
                 out.update(dict.fromkeys(self.index_built - set(index)))
                 out.update(index)
             else:
                 # No summary in the tree yet means no shard either: the U index starts here, complete.
-                fresh = self.read(USE_SCORES) is None
-                out.update(index_writes(self.read, {path: self.shards[path] for path in self.dirty}, fresh=fresh))
+                fresh = self._read_once(USE_SCORES) is None
+                out.update(index_writes(self._read_once, {path: self.shards[path] for path in self.dirty},
+                                        fresh=fresh))
             summary = self.summary
-            for row in summary.operators.values():
-                usd = row.usd
-                objects = row.usd_objects if row.usd_objects is not None else row.accepted_objects
-                row.usd_per_accepted_object = round(usd / objects, 6) if usd is not None and objects else None
+            for name, seen in list(summary.operators.items()):
+                usd = seen.usd
+                objects = seen.usd_objects if seen.usd_objects is not None else seen.accepted_objects
+                per_object = round(usd / objects, 6) if usd is not None and objects else None
+                if name not in self._owned and seen.has_per_object and _same(seen.usd_per_accepted_object, per_object):
+                    continue  # a row this landing did not touch, written as it was
+                row = self._own(name)
+                row.usd_per_accepted_object = per_object
                 row.has_per_object = True
-            out[USE_SCORES] = summary.dump()
+            texts = self._texts
+            for name, row in summary.operators.items():
+                if name not in self._owned and name not in texts:
+                    texts[name] = row_text(row)  # once per process for each row of this summary
+            data = summary.dump({name: texts[name] for name in summary.operators if name not in self._owned})
+            out[USE_SCORES] = data
+            _remember_summary(data, summary, self._owned, texts)
         out.update(self.rests.writes())
         return out
+
+
+def _same(old: Number | None, new: Number | None) -> bool:
+    """Whether two numbers are spelt alike in a JSON file (0.0 and -0.0 are equal, not alike)."""
+    return type(old) is type(new) and repr(old) == repr(new)
+
+
+# Summaries (scores/use.json) this process parsed or wrote, by their bytes: a landing on the tree
+# the last one made finds its summary parsed, and the text of each operator row it does not touch.
+# The values are never changed (a book copies a row before it changes it: `ScoreBook._own`).
+SUMMARIES_KEPT = 64  # a few KiB each: one a project, for the projects one process lands on
+_summaries: OrderedDict[bytes, tuple[UseSummary, dict[str, str]]] = OrderedDict()
+_summaries_lock = threading.Lock()
+
+
+def _summary_of(data: bytes | None) -> tuple[UseSummary, dict[str, str]]:
+    """The parsed summary of `data` (an absent file: the empty one) and the row texts known of it;
+    the caller changes neither the summary nor its rows, and adds to the texts only true ones."""
+    if not data:
+        return UseSummary.parse(data, USE_SCORES), {}
+    with _summaries_lock:
+        found = _summaries.get(data)
+        if found is not None:
+            _summaries.move_to_end(data)
+            return found
+    parsed: tuple[UseSummary, dict[str, str]] = (UseSummary.parse(data, USE_SCORES), {})
+    _keep(data, parsed)
+    return parsed
+
+
+def _remember_summary(data: bytes, summary: UseSummary, owned: set[str], texts: dict[str, str]) -> None:
+    """Keep the summary a book wrote, for the landing after: a copy of the rows the book owns (it
+    may go on changing them), the others shared as they are, and every row's text."""
+    operators = {name: replace(row) if name in owned else row for name, row in summary.operators.items()}
+    kept = UseSummary(hypotheses=dict(summary.hypotheses), reports=dict(summary.reports), operators=operators,
+                      weights=dict(summary.weights))
+    spelt = {name: texts[name] if name in texts and name not in owned else row_text(row)
+             for name, row in operators.items()}
+    _keep(data, (kept, spelt))
+
+
+def _keep(data: bytes, parsed: tuple[UseSummary, dict[str, str]]) -> None:
+    with _summaries_lock:
+        _summaries[data] = parsed
+        _summaries.move_to_end(data)
+        while len(_summaries) > SUMMARIES_KEPT:
+            _summaries.popitem(last=False)
 
 
 def _describe(entry: UseEntry, facts: ObjectFacts) -> None:
