@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from verifier.errors import FormatError
 from verifier.formats.indentjson import dumps_indented
+from verifier.patch.apply import git_blob_id
 from verifier.state.layout import (
     FINDINGS_DIR,
     LINKS_DIR,
@@ -45,6 +46,8 @@ from verifier.state.layout import (
 from verifier.state.view import TreeView
 
 FORMAT = 1  # a marker of another format is a stale index: it is rebuilt from the tree
+_MARKER = (json.dumps({"format": FORMAT}) + "\n").encode()
+_MARKER_ID = git_blob_id(_MARKER)
 _DEPENDANT_ROOTS = (FINDINGS_DIR, LINKS_DIR, REVIEWS_DIR)
 _DOCUMENT_ROOTS = (PLANS_DIR, REPORTS_DIR)
 
@@ -201,6 +204,8 @@ class RestIndex:
 
     def ensure(self, tree: TreeView) -> None:
         """Build the index from `tree` (the tree its shards are read from) unless it holds a current one."""
+        if self._live is None and tree.blob_id(RESTS_INDEX) == _MARKER_ID:
+            self._live = True  # the marker as written here, known by its blob id, unread
         if not self.live:
             self.rebuild(tree)
 
@@ -213,5 +218,5 @@ class RestIndex:
             elif path in self.existing:
                 out[path] = None
         if self.built:
-            out[RESTS_INDEX] = (json.dumps({"format": FORMAT}) + "\n").encode()
+            out[RESTS_INDEX] = _MARKER
         return out

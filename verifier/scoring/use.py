@@ -47,6 +47,7 @@ from verifier.formats.usescores import (
     parse_shard,
     row_text,
 )
+from verifier.patch.apply import git_blob_id
 from verifier.scoring.rests import RestIndex
 from verifier.scoring.useindex import index_writes, is_live
 from verifier.state.layout import USE_INDEX_ROOT, USE_SCORES, USE_SHARD_ROOT, use_shard_path
@@ -90,6 +91,9 @@ class ScoreBook:
     rests: RestIndex = field(init=False)
     # The few files a landing asks for more than once (the summary, the index marker), as read.
     _once: dict[str, bytes | None] = field(default_factory=dict, init=False, repr=False)
+    # The tree `read` reads, once a caller names it (`ensure_use_index`): files this process has
+    # parsed or written are then known by their blob ids, unread.
+    _tree: TreeView | None = field(default=None, init=False, repr=False)
     # Operator rows of the summary this book changes: copies of its own. The others are the
     # process's parsed summary (`_summary_of`), shared, never changed; `_texts` spells them.
     _owned: set[str] = field(default_factory=set, init=False, repr=False)
@@ -102,6 +106,16 @@ class ScoreBook:
         if path not in self._once:
             self._once[path] = self.read(path)
         return self._once[path]
+
+    def _blob_id(self, path: str) -> str | None:
+        """The blob id of the file at `path` (None: no file), from the tree when it is known."""
+        if self._tree is not None:
+            return self._tree.blob_id(path)
+        data = self._read_once(path)
+        return None if data is None else git_blob_id(data)
+
+    def _index_ids(self) -> Callable[[str], str | None] | None:
+        return self._tree.blob_id if self._tree is not None else None
 
     # -- storage ---------------------------------------------------------------------------
     def _shard(self, path: str) -> dict[str, UseEntry]:
@@ -122,7 +136,8 @@ class ScoreBook:
         """Build the use index by one scan of `tree`'s shards (the tree `read` reads) when the tree
         has use scores but no live index: a project scored before the index, or one whose index
         was dropped. Every shard is loaded, and `writes` writes the whole index and its marker."""
-        if self.index_built is not None or self._read_once(USE_SCORES) is None or is_live(self._read_once):
+        self._tree = tree
+        if self.index_built is not None or self._blob_id(USE_SCORES) is None or is_live(self._read_once, tree.blob_id):
             return
         for first in tree.list_dir(USE_SHARD_ROOT):
             for name in tree.list_dir(f"{USE_SHARD_ROOT}/{first}"):
@@ -132,7 +147,7 @@ class ScoreBook:
     @property
     def summary(self) -> UseSummary:
         if self._summary is None:
-            parsed, self._texts = _summary_of(self._read_once(USE_SCORES))
+            parsed, self._texts = _summary_of(self._blob_id(USE_SCORES), self._read_once)
             self._summary = UseSummary(hypotheses=dict(parsed.hypotheses), reports=dict(parsed.reports),
                                        operators=dict(parsed.operators), weights=dict(parsed.weights))
         return self._summary
@@ -310,14 +325,15 @@ class ScoreBook:
         if self.summary_dirty or self.dirty:
             if self.index_built is not None:  # built whole here: every shard, what it replaces deleted
                 index = index_writes(self._read_once,
-                                     {path: entries for path, entries in self.shards.items() if entries}, fresh=True)
+                                     {path: entries for path, entries in self.shards.items() if entries}, fresh=True,
+                                     blob_id=self._index_ids())
                 out.update(dict.fromkeys(self.index_built - set(index)))
                 out.update(index)
             else:
                 # No summary in the tree yet means no shard either: the U index starts here, complete.
-                fresh = self._read_once(USE_SCORES) is None
+                fresh = self._blob_id(USE_SCORES) is None
                 out.update(index_writes(self._read_once, {path: self.shards[path] for path in self.dirty},
-                                        fresh=fresh))
+                                        fresh=fresh, blob_id=self._index_ids()))
             summary = self.summary
             for name, seen in list(summary.operators.items()):
                 usd = seen.usd
@@ -334,7 +350,7 @@ class ScoreBook:
                     texts[name] = row_text(row)  # once per process for each row of this summary
             data = summary.dump({name: texts[name] for name in summary.operators if name not in self._owned})
             out[USE_SCORES] = data
-            _remember_summary(data, summary, self._owned, texts)
+            _remember_summary(git_blob_id(data), summary, self._owned, texts)
         out.update(self.rests.writes())
         return out
 
@@ -344,30 +360,30 @@ def _same(old: Number | None, new: Number | None) -> bool:
     return type(old) is type(new) and repr(old) == repr(new)
 
 
-# Summaries (scores/use.json) this process parsed or wrote, by their bytes: a landing on the tree
-# the last one made finds its summary parsed, and the text of each operator row it does not touch.
+# Summaries (scores/use.json) this process parsed or wrote, by blob id: a landing on the tree the
+# last one made finds its summary parsed, and the text of each operator row it does not touch.
 # The values are never changed (a book copies a row before it changes it: `ScoreBook._own`).
 SUMMARIES_KEPT = 64  # a few KiB each: one a project, for the projects one process lands on
-_summaries: OrderedDict[bytes, tuple[UseSummary, dict[str, str]]] = OrderedDict()
+_summaries: OrderedDict[str, tuple[UseSummary, dict[str, str]]] = OrderedDict()
 _summaries_lock = threading.Lock()
 
 
-def _summary_of(data: bytes | None) -> tuple[UseSummary, dict[str, str]]:
-    """The parsed summary of `data` (an absent file: the empty one) and the row texts known of it;
+def _summary_of(blob: str | None, read: Callable[[str], bytes | None]) -> tuple[UseSummary, dict[str, str]]:
+    """The parsed summary of the blob (None, no file: the empty one) and the row texts known of it;
     the caller changes neither the summary nor its rows, and adds to the texts only true ones."""
-    if not data:
-        return UseSummary.parse(data, USE_SCORES), {}
+    if blob is None:
+        return UseSummary(), {}
     with _summaries_lock:
-        found = _summaries.get(data)
+        found = _summaries.get(blob)
         if found is not None:
-            _summaries.move_to_end(data)
+            _summaries.move_to_end(blob)
             return found
-    parsed: tuple[UseSummary, dict[str, str]] = (UseSummary.parse(data, USE_SCORES), {})
-    _keep(data, parsed)
+    parsed: tuple[UseSummary, dict[str, str]] = (UseSummary.parse(read(USE_SCORES), USE_SCORES), {})
+    _keep(blob, parsed)
     return parsed
 
 
-def _remember_summary(data: bytes, summary: UseSummary, owned: set[str], texts: dict[str, str]) -> None:
+def _remember_summary(blob: str, summary: UseSummary, owned: set[str], texts: dict[str, str]) -> None:
     """Keep the summary a book wrote, for the landing after: a copy of the rows the book owns (it
     may go on changing them), the others shared as they are, and every row's text."""
     operators = {name: replace(row) if name in owned else row for name, row in summary.operators.items()}
@@ -375,13 +391,13 @@ def _remember_summary(data: bytes, summary: UseSummary, owned: set[str], texts: 
                       weights=dict(summary.weights))
     spelt = {name: texts[name] if name in texts and name not in owned else row_text(row)
              for name, row in operators.items()}
-    _keep(data, (kept, spelt))
+    _keep(blob, (kept, spelt))
 
 
-def _keep(data: bytes, parsed: tuple[UseSummary, dict[str, str]]) -> None:
+def _keep(blob: str, parsed: tuple[UseSummary, dict[str, str]]) -> None:
     with _summaries_lock:
-        _summaries[data] = parsed
-        _summaries.move_to_end(data)
+        _summaries[blob] = parsed
+        _summaries.move_to_end(blob)
         while len(_summaries) > SUMMARIES_KEPT:
             _summaries.popitem(last=False)
 

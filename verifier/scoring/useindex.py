@@ -22,17 +22,18 @@ from __future__ import annotations
 import json
 import math
 import threading
-from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from json.encoder import encode_basestring_ascii
 
 from verifier.errors import FormatError
 from verifier.formats.usescores import Number, UseEntry
+from verifier.patch.apply import git_blob_id
 from verifier.state.layout import USE_INDEX, USE_SHARD_ROOT, id_digits, use_index_path
 
 FORMAT = 1
 MARKER = (json.dumps({"format": FORMAT}) + "\n").encode()
+MARKER_ID = git_blob_id(MARKER)
 
 
 def counted_use(entry: UseEntry) -> Number:
@@ -40,8 +41,13 @@ def counted_use(entry: UseEntry) -> Number:
     return entry.u if entry.present else 0
 
 
-def is_live(read: Callable[[str], bytes | None]) -> bool:
-    """Whether the tree holds an index covering every shard (its marker, in this format)."""
+def is_live(read: Callable[[str], bytes | None], blob_id: Callable[[str], str | None] | None = None) -> bool:
+    """Whether the tree holds an index covering every shard (its marker, in this format). With the
+    tree's `blob_id`, the marker as written here is known by its id alone, unread."""
+    if blob_id is not None:
+        found = blob_id(USE_INDEX)
+        if found is None or found == MARKER_ID:
+            return found is not None
     marker = read(USE_INDEX)
     if marker is None:
         return False
@@ -73,14 +79,15 @@ def dump_index_file(values: Mapping[str, Number]) -> bytes:
 
 
 def index_writes(read: Callable[[str], bytes | None], shards: Mapping[str, Mapping[str, UseEntry]], *,
-                 fresh: bool) -> dict[str, bytes | None]:
+                 fresh: bool, blob_id: Callable[[str], str | None] | None = None) -> dict[str, bytes | None]:
     """The index files to write beside rewritten shards (shard path -> its entries, whole). `fresh`:
     the tree has no use scores yet, so the index starts here, complete, with its marker. Otherwise
     only a live index is kept (a project from before it has none to keep), and a file whose bytes
-    come out as they were is left as it is."""
-    if not fresh and not is_live(read):
+    come out as they were is left as it is. `blob_id`: the tree's (TreeView.blob_id), so that a file
+    this process read or wrote before is found by its id, unread (`_known`)."""
+    if not fresh and not is_live(read, blob_id):
         return {}
-    # Per index file: the rewritten shards it indexes (in the order met) and their digits.
+    # Per index file: the rewritten shards it indexes, in the order met.
     by_file: dict[str, dict[str, None]] = {}
     for shard_path, entries in shards.items():
         for object_id in entries:
@@ -90,14 +97,21 @@ def index_writes(read: Callable[[str], bytes | None], shards: Mapping[str, Mappi
         new: dict[str, Number] = {}
         for shard_path in rewritten:
             new.update((object_id, counted_use(entry)) for object_id, entry in shards[shard_path].items())
-        data = None if fresh else read(path)
+        data, named = (None, None) if fresh else _look_up(read, blob_id, path)
         if not data:
-            out[path] = dump_index_file(new)
-            continue
-        try:
-            written = _rewrite(data, path, _digits_of(rewritten), new)
-        except FormatError:
-            return {USE_INDEX: None}  # a damaged index is dropped; the evaluation reads the shards
+            written = dump_index_file(new)
+            _remember_written(written, {}, new)
+        elif named is None:  # not as this module writes it: parsed, changed and dumped whole
+            try:
+                values = parse_index_file(data, path)
+            except FormatError:
+                return {USE_INDEX: None}  # a damaged index is dropped; the evaluation reads the shards
+            digits = _digits_of(rewritten)
+            kept = {key: use for key, use in values.items() if id_digits(key) not in digits}
+            kept.update(new)
+            written = dump_index_file(kept)
+        else:
+            written = _rewrite(data, named, _digits_of(rewritten), new)
         if written != data:
             out[path] = written
     return out
@@ -119,64 +133,94 @@ _SHARD_AT = len(USE_SHARD_ROOT) + 1
 _HEX = "0123456789abcdef"
 
 
-def _rewrite(data: bytes, where: str, rewritten: frozenset[str], new: Mapping[str, Number]) -> bytes:
-    """The index file `data` with every object of the `rewritten` shards (by their id digits)
-    replaced by `new`: what `dump_index_file` writes of the parsed file so changed.
-
-    A file exactly as `dump_index_file` writes (checked once per content: `_plain`) is edited in
-    its text, entry by entry, so a landing costs the entries it changes rather than the ~430 ids
-    (at 100,000 links) the file holds, parsed and dumped; any other file is parsed, changed and
-    dumped whole, as before."""
-    text = data.decode("utf-8", errors="replace")
-    known = _known(data)
-    if known is None:
-        known = _plain(text, parsed=True)
-        if known is None:
-            values = parse_index_file(data, where)
-            kept = {key: use for key, use in values.items() if id_digits(key) not in rewritten}
-            kept.update(new)
-            return dump_index_file(kept)
-        _remember(data, known)
-    keys, odd = known
-    gone: set[str] = set()
-    for digits in rewritten:
-        # A plain id's digits are its characters 4 to 8: each place the four digits stand there
-        # in a key (a quote five before them, opening a key) is one of the shard's objects.
-        at = text.find(digits, 6)
-        while at != -1:
-            if text[at - 5] == '"' and text[at - 6] in "{,":
-                gone.add(text[at - 4:text.index('"', at)])
-            at = text.find(digits, at + 1)
-    gone.update(key for key, digits in odd.items() if digits in rewritten)
-    # Edits in key order: at index i of the old keys, an insertion (0) before a removal (1).
-    edits = [(bisect_left(keys, key), 1, key) for key in gone]
-    for key in new:
-        at = bisect_left(keys, key)
-        if at < len(keys) and keys[at] == key and key not in gone:
-            edits.append((at, 1, key))
-        edits.append((at, 0, key))
-    entries = text[1:-2].split(",") if keys else []
-    pieces: list[str] = []
-    new_keys: list[str] = []
-    done = 0
-    for at, removal, key in sorted(edits):
-        pieces.extend(entries[done:at])
-        new_keys.extend(keys[done:at])
-        if removal:
-            done = at + 1
-        else:
-            pieces.append(f"{encode_basestring_ascii(key)}:{_number_text(new[key])}")
-            new_keys.append(key)
-            done = at
-    pieces.extend(entries[done:])
-    new_keys.extend(keys[done:])
-    out = "{" + ",".join(pieces) + "}\n"
-    written = out.encode()
-    if written != data and _plain(out, parsed=False) is not None and out.count(",") == max(len(new_keys) - 1, 0):
-        new_odd = {key: digits for key, digits in odd.items() if key not in gone}
-        new_odd.update((key, id_digits(key)) for key in new if id_digits(key) != key[4:8])
-        _remember(written, (new_keys, new_odd))
+def _rewrite(data: bytes, named: Mapping[str, str], rewritten: frozenset[str], new: Mapping[str, Number]) -> bytes:
+    """An index file as `dump_index_file` writes it (`_plain`), with every object of the
+    `rewritten` shards (by their id digits) replaced by `new`: the bytes `dump_index_file` writes
+    of the file parsed and so changed, made by editing its text at the entries that change (a
+    landing changes two or three of the ~430 a file holds at 100,000 links). `named`: its keys
+    whose digits are not their characters 4 to 8, and theirs."""
+    body = data[1:-2].decode("ascii")  # the entries, '"id":use' joined by commas, ids in order
+    edits = _edits(body, named, rewritten, new)
+    written = ("{" + _edited(body, edits, new) + "}\n").encode()
+    if written != data:
+        removed = {key for (_, removal, key) in edits if removal}
+        _remember_written(written, {key: digits for key, digits in named.items() if key not in removed}, new)
     return written
+
+
+Edits = dict[tuple[int, int, str], int]  # (offset, 0 an insertion | 1 a removal, id) -> a removed entry's end
+
+
+def _edits(body: str, named: Mapping[str, str], rewritten: frozenset[str], new: Mapping[str, Number]) -> Edits:
+    """Where the entries of the rewritten shards' objects go, and where those of `new` come."""
+    edits: Edits = {}
+    for digits in rewritten:
+        # A plain id's digits are its characters 4 to 8: where the four stand in a key (a quote
+        # that opens an entry, five before them), the key is one of the shard's objects.
+        at = body.find(digits, 5)
+        while at != -1:
+            start = at - 5
+            if body[start] == '"' and (start == 0 or body[start - 1] == ","):
+                key_end = body.index('"', at)
+                edits[(start, 1, body[start + 1:key_end])] = _entry_end(body, key_end)
+            at = body.find(digits, at + 1)
+    for key, digits in named.items():
+        if digits in rewritten:
+            start = _entry_of(body, key)
+            edits[(start, 1, key)] = _entry_end(body, start)
+    for key in new:
+        start = _entry_of(body, key)
+        if start == -1:
+            edits[(_insertion(body, key), 0, key)] = 0
+        else:
+            edits[(start, 1, key)] = _entry_end(body, start)
+            edits[(start, 0, key)] = 0
+    return edits
+
+
+def _edited(body: str, edits: Edits, new: Mapping[str, Number]) -> str:
+    """`body` with `edits` made, in offset order (an insertion before the removal at one offset)."""
+    chunks: list[str] = []
+    done = 0  # where the next kept entry starts
+    for (at, removal, key), end in sorted(edits.items()):
+        if at > done:  # the kept entries before this edit, without the comma that follows them
+            chunks.append(body[done:at - 1] if body[at - 1] == "," else body[done:at])
+        if removal:
+            done = end + 1
+        else:
+            chunks.append(f"{encode_basestring_ascii(key)}:{_number_text(new[key])}")
+            done = at
+    if done < len(body):
+        chunks.append(body[done:])
+    return ",".join(chunks)
+
+
+def _entry_of(body: str, key: str) -> int:
+    """Where the entry of `key` starts in `body`, or -1 (in a plain file a quoted key followed by
+    a colon is always an entry: a key holds no quote and no comma)."""
+    at = body.find(f'"{key}":')
+    while at > 0 and body[at - 1] != ",":
+        at = body.find(f'"{key}":', at + 1)
+    return at
+
+
+def _entry_end(body: str, at: int) -> int:
+    comma = body.find(",", at)
+    return len(body) if comma == -1 else comma
+
+
+def _insertion(body: str, key: str) -> int:
+    """Where a new entry for `key` goes in `body`: the start of the first entry whose key sorts
+    after it, or the end (a binary search over the text: entries start at a comma)."""
+    low, high = 0, len(body)  # low, high: entry starts (or the end); before low < key < from high
+    while low < high:
+        comma = body.rfind(",", low, (low + high) // 2)
+        start = low if comma == -1 else comma + 1
+        if body[start + 1:body.index('"', start + 1)] < key:
+            low = _entry_end(body, start) + 1
+        else:
+            high = start
+    return min(low, len(body))
 
 
 def _number_text(use: Number) -> str:
@@ -189,16 +233,12 @@ def _number_text(use: Number) -> str:
     return json.dumps(use, allow_nan=False)
 
 
-def _plain(text: str, *, parsed: bool) -> tuple[list[str], dict[str, str]] | None:
-    """The sorted keys of an index file exactly as `dump_index_file` writes its parsed value, with
-    the keys among them whose digits are not their characters 4 to 8 (named ids) and theirs; None
-    for any other file, or one whose keys this module does not find in its text (a key with an
-    escape, a comma or a brace). `parsed`: a file read, so parse it and check it; else one written
-    here, in `dump_index_file`'s spelling, whose keys the caller knows."""
+def _plain(text: str) -> dict[str, str] | None:
+    """Whether an index file is exactly what `dump_index_file` writes of its parsed value, with
+    keys this module finds in its text (none with an escape, a comma or a brace): its named keys
+    (digits not their characters 4 to 8) and their digits if so, else None."""
     if "\\" in text or not text.isascii() or text.count("{") != 1 or not text.endswith("}\n"):
         return None
-    if not parsed:
-        return [], {}
     try:
         # Numbers kept as the text they are: each is then checked to be json's spelling of its
         # value, once per distinct number (a file holds a few: sums of 1.0 and 0.25).
@@ -211,11 +251,11 @@ def _plain(text: str, *, parsed: bool) -> tuple[list[str], dict[str, str]] | Non
     tokens = value.values()
     # Two quotes a key and none elsewhere (no string value, no key twice), no comma in a key, no
     # space between (the length of the text without one), in order, each number as json spells it.
-    if (text.count('"') != 2 * len(keys) or text.count(",") != max(len(keys) - 1, 0)
+    if (not keys or text.count('"') != 2 * len(keys) or text.count(",") != len(keys) - 1
             or len(text) != 2 + 4 * len(keys) + sum(map(len, keys)) + sum(map(len, tokens))
             or keys != sorted(keys) or not all(map(_spelt_as_json, set(tokens)))):
         return None
-    return keys, _named(keys)
+    return _named(keys)
 
 
 def _spelt_as_json(token: str) -> bool:
@@ -237,36 +277,68 @@ def _named(keys: list[str]) -> dict[str, str]:
     return {key: digits for key in keys if (digits := id_digits(key)) != key[4:8]}
 
 
+def _plain_key(key: str) -> bool:
+    """A key `dump_index_file` writes as it is, that `_rewrite` finds in the text."""
+    return key.isascii() and key.isprintable() and not any(mark in key for mark in '"\\,{')
+
+
 _TOKENS = json.JSONDecoder(parse_float=str, parse_int=str)
 _NOT_HEX = str.maketrans("", "", _HEX)
 
 
-# Index files read or written by this process, by their bytes, as `_plain` found them: a landing
-# after one that wrote a file (or read it) finds it here, checked. Bounded by the bytes of the
-# files held (~10 KB a file at 100,000 links, so every file of such a project fits), oldest out.
+# Index files this process read (and found plain) or wrote, by git blob id: the file's bytes and
+# its named keys. A landing after one this process made finds the files it changes here, checked
+# and unread. Bounded by their bytes (~10 KB a file at 100,000 links: every file of such a
+# project fits), oldest out.
 KNOWN_BYTES = 8 * 1024 * 1024
-_known_files: OrderedDict[bytes, tuple[list[str], dict[str, str]]] = OrderedDict()
+_known: OrderedDict[str, tuple[bytes, dict[str, str]]] = OrderedDict()
 _known_size = [0]
 _known_lock = threading.Lock()
 
 
-def _known(data: bytes) -> tuple[list[str], dict[str, str]] | None:
+def _look_up(read: Callable[[str], bytes | None], blob_id: Callable[[str], str | None] | None,
+             path: str) -> tuple[bytes | None, dict[str, str] | None]:
+    """An index file's bytes, with its named keys if it is plain (`_plain`), else None."""
+    found_id = blob_id(path) if blob_id is not None else None
+    if blob_id is not None and found_id is None:
+        return None, None  # no such file
+    if found_id is not None:
+        with _known_lock:
+            known = _known.get(found_id)
+            if known is not None:
+                _known.move_to_end(found_id)
+                return known
+    data = read(path)
+    if not data:
+        return data, None
+    found_id = found_id or git_blob_id(data)
     with _known_lock:
-        found = _known_files.get(data)
-        if found is not None:
-            _known_files.move_to_end(data)
-        return found
+        known = _known.get(found_id)
+    if known is not None:
+        return known
+    named = _plain(data.decode("utf-8", errors="replace"))
+    if named is not None:
+        _keep(found_id, data, named)
+    return data, named
 
 
-def _remember(data: bytes, known: tuple[list[str], dict[str, str]]) -> None:
+def _remember_written(data: bytes, named: dict[str, str], new: Mapping[str, Number]) -> None:
+    """Keep a file written here, if plain: `named` its named keys kept, and those of `new`."""
+    if not all(map(_plain_key, new)):
+        return
+    named = {**named, **{key: digits for key in new if (digits := id_digits(key)) != key[4:8]}}
+    _keep(git_blob_id(data), data, named)
+
+
+def _keep(found_id: str, data: bytes, named: dict[str, str]) -> None:
     with _known_lock:
-        if data in _known_files:
+        if found_id in _known:
             return
-        _known_files[data] = known
+        _known[found_id] = (data, named)
         _known_size[0] += len(data)
         while _known_size[0] > KNOWN_BYTES:
-            oldest, _ = _known_files.popitem(last=False)
-            _known_size[0] -= len(oldest)
+            _, (dropped, _) = _known.popitem(last=False)
+            _known_size[0] -= len(dropped)
 
 
 def index_of(shards: Mapping[str, Mapping[str, UseEntry]]) -> dict[str, bytes]:
