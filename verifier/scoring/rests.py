@@ -204,8 +204,9 @@ class RestIndex:
 
     def ensure(self, tree: TreeView) -> None:
         """Build the index from `tree` (the tree its shards are read from) unless it holds a current one."""
-        if self._live is None and tree.blob_id(RESTS_INDEX) == _MARKER_ID:
-            self._live = True  # the marker as written here, known by its blob id, unread
+        if self._live is None and getattr(self.read, "__self__", None) is tree \
+                and tree.blob_id(RESTS_INDEX) == _MARKER_ID:
+            self._live = True  # the marker as written here, known by its blob id unread (read is tree's)
         if not self.live:
             self.rebuild(tree)
 

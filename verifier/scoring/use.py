@@ -91,8 +91,9 @@ class ScoreBook:
     rests: RestIndex = field(init=False)
     # The few files a landing asks for more than once (the summary, the index marker), as read.
     _once: dict[str, bytes | None] = field(default_factory=dict, init=False, repr=False)
-    # The tree `read` reads, once a caller names it (`ensure_use_index`): files this process has
-    # parsed or written are then known by their blob ids, unread.
+    # The tree `read` reads, once a caller names it (`ensure_use_index`) and `read` is its own read
+    # (ScoreBook(view.read)): files this process has parsed or written are then known by their
+    # blob ids, unread. A book that reads something else (replay's, which reads nothing) has none.
     _tree: TreeView | None = field(default=None, init=False, repr=False)
     # Operator rows of the summary this book changes: copies of its own. The others are the
     # process's parsed summary (`_summary_of`), shared, never changed; `_texts` spells them.
@@ -136,8 +137,10 @@ class ScoreBook:
         """Build the use index by one scan of `tree`'s shards (the tree `read` reads) when the tree
         has use scores but no live index: a project scored before the index, or one whose index
         was dropped. Every shard is loaded, and `writes` writes the whole index and its marker."""
-        self._tree = tree
-        if self.index_built is not None or self._blob_id(USE_SCORES) is None or is_live(self._read_once, tree.blob_id):
+        if getattr(self.read, "__self__", None) is tree:
+            self._tree = tree
+        if (self.index_built is not None or self._blob_id(USE_SCORES) is None
+                or is_live(self._read_once, self._index_ids())):
             return
         for first in tree.list_dir(USE_SHARD_ROOT):
             for name in tree.list_dir(f"{USE_SHARD_ROOT}/{first}"):

@@ -290,7 +290,7 @@ _NOT_HEX = str.maketrans("", "", _HEX)
 # its named keys. A landing after one this process made finds the files it changes here, checked
 # and unread. Bounded by their bytes (~10 KB a file at 100,000 links: every file of such a
 # project fits), oldest out.
-KNOWN_BYTES = 8 * 1024 * 1024
+KNOWN_BYTES = 8 << 20  # 8 MiB of index files: a memory bound for this memo, like contracts.LIMIT
 _known: OrderedDict[str, tuple[bytes, dict[str, str]]] = OrderedDict()
 _known_size = [0]
 _known_lock = threading.Lock()
