@@ -176,3 +176,15 @@ def test_a_damaged_index_file_known_by_its_blob_id_is_still_refused() -> None:
     shards = {use_shard_path(finding): {finding: UseEntry(type="finding", operator="op-a", present=True, u=1.0)}}
     tree = {USE_INDEX: MARKER, use_index_path(finding): b'{"' + finding.encode() + b'":x}\n'}
     assert index_writes(tree.get, shards, fresh=False, blob_id=blob_ids(tree)) == {USE_INDEX: None}
+
+
+def test_an_index_file_json_would_spell_otherwise_is_rewritten_whole() -> None:
+    # A key with DEL in it is printable to a YAML eye but json writes it escaped: the file is not
+    # as this module writes it, so it is parsed and dumped, not edited in its text.
+    finding = FINDINGS[0]
+    odd = f'{{"{finding}":1.0,"{FINDINGS[3]}\x7f":2.0}}\n'.encode()  # another shard, the same file
+    tree = {USE_INDEX: MARKER, use_index_path(finding): odd}
+    shards = {use_shard_path(finding): {finding: UseEntry(type="finding", operator="op-a", present=True, u=3.0)}}
+    written = index_writes(tree.get, shards, fresh=False, blob_id=blob_ids(tree))
+    assert written == reference_index_writes(tree.get, shards, fresh=False)
+    assert b"\\u007f" in (written[use_index_path(finding)] or b"")

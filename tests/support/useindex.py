@@ -61,7 +61,7 @@ PLAIN_IDS = st.builds(lambda prefix, digits, tail: prefix + digits + tail,
                       st.sampled_from(["ab12", "ab13", "ab9f", "c0de"]), _HEX_TAIL)
 NAMED_IDS = st.sampled_from(["weekly-report", "plan-one", "plan-two", "report-2026-11"])
 ODD_IDS = st.sampled_from(["", "ab12", "fnd_ab1", "fnd_AB12", "x{y", "a,b", 'q"uote', "spa ce", "é-ab12",
-                           "back\\slash"])
+                           "back\\slash", "fnd_ab12\x7f", "tab\there"])
 ANY_IDS = st.one_of(PLAIN_IDS, PLAIN_IDS, NAMED_IDS, ODD_IDS, st.text(max_size=8))
 USES = st.one_of(st.sampled_from([0, 1.0, 0.25, 10.0, -0.0, 12.75, 1e16, 0.0001, 3, -5]),
                  st.floats(allow_nan=False, allow_infinity=False), st.integers(-10**20, 10**20))
@@ -71,7 +71,8 @@ ENTRIES = st.builds(lambda use, present: UseEntry(type="finding", operator="op",
 ODD_FILES = st.sampled_from([b"[1]\n", b"{}\n", b"", b'{"a": 1}\n', b'{"b":1,"a":2}\n', b'{"a":1,"a":2}\n',
                              b'{"a":1.50}\n', b'{"a":1e2}\n', b'{"a":NaN}\n', b'{"fnd_ab12":true}\n',
                              b'{"fnd_ab12":"1.0"}\n', b'{"fnd_ab12x":1.0,"fnd_ab13":-0}\n', b"\xff\n",
-                             b'{"a":1}', b'{"a\\u00e9":1}\n', b'{"fnd_ab120000":1.0}\n'])
+                             b'{"a":1}', b'{"a\\u00e9":1}\n', b'{"fnd_ab120000":1.0}\n', b'{"fnd_ab12\x7f":1.0}\n',
+                             b'{"fnd_ab12":1.0,}\n', b'{"fnd_ab12":01}\n', b'{"fnd_ab12":1.0}\n\n'])
 
 
 @st.composite

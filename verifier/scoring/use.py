@@ -25,7 +25,9 @@ those leaves (the denominator of `usd_per_accepted_object`), and `usd_undisclose
 leaves left out, so an average is never diluted by zeros that were never measured.
 
 Pure: shard files are read through a callable and written back as bytes, through the typed
-models of verifier.formats.usescores.
+models of verifier.formats.usescores. One memo: the summaries this process parsed or wrote, by
+git blob id, each operator row's text beside it, so a landing parses no summary it made and spells
+only the rows it changed (a book copies a row before it changes it, so the kept ones never change).
 """
 
 from __future__ import annotations

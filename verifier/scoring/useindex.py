@@ -14,13 +14,20 @@ the evaluation reads the shards; an index file a landing finds unparseable drops
 values are the shards' numbers unchanged (sums of 1.0 and 0.25 weights), so both roads give the
 evaluation the same floats.
 
-Pure: files are read through a callable and written back as bytes.
+A landing changes two or three of the ~430 entries a file holds at 100,000 links, so a file as
+this module writes it is edited in its text at those entries, not parsed and dumped whole (the
+bytes are the same: `_rewrite`); whether a file is so is checked once per content, and the files
+this process read or wrote are kept by git blob id (`_known`), so a landing on a tree the process
+made finds them unread. A file whose bytes come out as they were is not written again.
+
+Pure but for that memo: files are read through a callable and written back as bytes.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -236,26 +243,36 @@ def _number_text(use: Number) -> str:
 def _plain(text: str) -> dict[str, str] | None:
     """Whether an index file is exactly what `dump_index_file` writes of its parsed value, with
     keys this module finds in its text (none with an escape, a comma or a brace): its named keys
-    (digits not their characters 4 to 8) and their digits if so, else None."""
-    if "\\" in text or not text.isascii() or text.count("{") != 1 or not text.endswith("}\n"):
+    (digits not their characters 4 to 8) and their digits if so, else None.
+
+    Checked without a parse: split at its quotes, such a file is `{`, then each key and what
+    follows it (`:` a number `,`, the last `:` a number `}` and a newline); json writes a key as it
+    is when it is printable ASCII but for a quote and a backslash, and a number so when it is the
+    repr of the number it parses to. The pieces between keys are checked once per distinct text
+    (a file holds a few numbers: sums of 1.0 and 0.25)."""
+    if "\\" in text or not text.isascii() or not text[:-1].isprintable() or not text.endswith("}\n"):
         return None
-    try:
-        # Numbers kept as the text they are: each is then checked to be json's spelling of its
-        # value, once per distinct number (a file holds a few: sums of 1.0 and 0.25).
-        value = _TOKENS.decode(text)
-    except ValueError:
+    pieces = text.split('"')
+    if len(pieces) < 3 or len(pieces) % 2 == 0 or pieces[0] != "{":
         return None
-    if not isinstance(value, dict) or not all(type(token) is str for token in value.values()):
-        return None  # a number that parse_constant made (NaN, Infinity), true, false, null, a list...
-    keys = list(value)
-    tokens = value.values()
-    # Two quotes a key and none elsewhere (no string value, no key twice), no comma in a key, no
-    # space between (the length of the text without one), in order, each number as json spells it.
-    if (not keys or text.count('"') != 2 * len(keys) or text.count(",") != len(keys) - 1
-            or len(text) != 2 + 4 * len(keys) + sum(map(len, keys)) + sum(map(len, tokens))
-            or keys != sorted(keys) or not all(map(_spelt_as_json, set(tokens)))):
+    last = _LAST_NUMBER.fullmatch(pieces[-1])
+    if last is None or not _spelt_as_json(last[1]):
+        return None
+    for between in set(pieces[2:-1:2]):
+        number = _NUMBER_BETWEEN.fullmatch(between)
+        if number is None or not _spelt_as_json(number[1]):
+            return None
+    keys = pieces[1::2]
+    joined = "".join(keys)
+    # In order, each once, none with a brace or a comma.
+    if keys != sorted(keys) or len(set(keys)) != len(keys) or "{" in joined or "," in joined:
         return None
     return _named(keys)
+
+
+_NUMBER = r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"  # a JSON number
+_NUMBER_BETWEEN = re.compile(f":{_NUMBER},")
+_LAST_NUMBER = re.compile(f":{_NUMBER}}}\n")
 
 
 def _spelt_as_json(token: str) -> bool:
@@ -282,7 +299,6 @@ def _plain_key(key: str) -> bool:
     return key.isascii() and key.isprintable() and not any(mark in key for mark in '"\\,{')
 
 
-_TOKENS = json.JSONDecoder(parse_float=str, parse_int=str)
 _NOT_HEX = str.maketrans("", "", _HEX)
 
 
