@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from random import Random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from verifier.agentkit.objects import link_file, review_file
 from verifier.agentkit.scripted import ScriptedAgent
 from verifier.audits.replay import replay
 from verifier.pipeline.ledger import read_chain
+from verifier.scoring import use, useindex
 from verifier.scoring.use import CROSS_OPERATOR, SAME_OPERATOR, ObjectFacts, ScoreBook
 from verifier.state.layout import USE_SCORES
 from verifier.store.fetcher import OfflineFetcher
@@ -295,3 +297,52 @@ def test_a_cascaded_revert_and_its_revert_restore_the_landed_scores(steps: list[
         revert(world.home, SLUG, person, landed.commit or "", reason="Restore it.", now=NOW)
         assert scores_of(world) == before
         assert replay(world.repo).ok
+
+
+def _landed(tree: dict[str, bytes], events: list[tuple[str, ObjectFacts, int]]) -> dict[str, bytes]:
+    """Each event its own landing, in its own book over the tree the last one left."""
+    tree = dict(tree)
+    for action, facts, objects in events:
+        book = ScoreBook(tree.get)
+        if action == "remove":
+            book.remove(facts.object_id)
+        else:
+            book.add(facts)
+        book.record_submission(facts.operator, objects=objects, tokens=None if objects % 2 else objects * 10,
+                               usd=None if objects % 3 else objects / 7)
+        for path, data in book.writes().items():
+            if data is None:
+                tree.pop(path, None)
+            else:
+                tree[path] = data
+    return tree
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.lists(st.tuples(st.sampled_from(["add", "add", "remove"]), st.integers(0, 99), st.integers(0, 5)),
+                           min_size=1, max_size=8))
+def test_landings_score_the_same_with_or_without_what_the_process_kept(
+        corpus: tuple[list[ObjectFacts], list[ObjectFacts], list[ObjectFacts]],
+        picks: list[tuple[str, int, int]]) -> None:
+    # The process keeps the summaries and index files it parsed or wrote (by blob id); landing
+    # after landing on the trees it made gives the bytes a process that keeps nothing gives.
+    objects = [*corpus[0], *corpus[1], *corpus[2]]
+    events = [(action, objects[n % len(objects)], count) for action, n, count in picks]
+    kept = _landed({}, events)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(use, "SUMMARIES_KEPT", 0)
+        patch.setattr(useindex, "KNOWN_BYTES", 0)
+        assert _landed({}, events) == kept
+
+
+def test_two_landings_on_one_tree_each_count_only_their_own_submission() -> None:
+    tree = _landed({}, [("add", ObjectFacts("finding", "fnd_" + "a" * 16, "op-a"), 1)])
+    before = json.loads(tree[USE_SCORES])["operators"]
+    first, second = ScoreBook(tree.get), ScoreBook(tree.get)
+    first.record_submission("op-a", objects=5, tokens=None, usd=None)
+    first.writes()  # kept by the process, by its blob id, for a landing on the tree it makes
+    second.record_submission("op-a", objects=2, tokens=None, usd=None)
+    second.record_submission("op-b", objects=3, tokens=None, usd=None)
+    operators = json.loads(second.writes()[USE_SCORES] or b"{}")["operators"]
+    assert operators["op-a"]["accepted_objects"] == before["op-a"]["accepted_objects"] + 2  # not the first's 5
+    assert operators["op-b"]["accepted_objects"] == 3

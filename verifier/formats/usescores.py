@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.errors import FormatError
+from verifier.formats.indentjson import dumps_indented
 from verifier.formats.strictjson import Json
 
 Number = int | float  # a sum of 1.0 and 0.25 weights is a float; cost sums keep what was added
@@ -21,8 +22,9 @@ COST_UNITS = ("tokens", "usd")
 
 
 def dump_json(value: Json) -> bytes:
-    """The scorer's spelling: sorted keys, one-space indent, UTF-8, a final newline."""
-    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+    """The scorer's spelling: sorted keys, one-space indent, UTF-8, a final newline (json.dumps's
+    bytes, written through its C encoder: verifier.formats.indentjson)."""
+    return dumps_indented(value, sort_keys=True, ensure_ascii=False, allow_nan=False).encode() + b"\n"
 
 
 def _load(data: bytes, where: str) -> dict[str, Json]:
@@ -289,5 +291,27 @@ class UseSummary:
                 "operators": {name: row.to_json() for name, row in self.operators.items()},
                 "weights": dict(self.weights)}
 
-    def dump(self) -> bytes:
-        return dump_json(self.to_json())
+    def dump(self, rows: Mapping[str, str] | None = None) -> bytes:
+        """`dump_json(self.to_json())`. `rows`: the text (`row_text`) of operator rows known not
+        to have changed since it was made, taken as it is (a landing changes one row or two)."""
+        rows = rows or {}
+        operators = self.operators
+        names = sorted(operators)
+        if any(type(name) is not str for name in names):
+            return dump_json(self.to_json())
+        texts = [f"{_KEY(name)}: {rows[name] if name in rows else row_text(operators[name])}" for name in names]
+        body = "{\n  " + ",\n  ".join(texts) + "\n }" if texts else "{}"
+        return (f'{{\n "hypotheses": {_section(self.hypotheses)},\n "operators": {body},\n'
+                f' "reports": {_section(self.reports)},\n "weights": {_section(self.weights)}\n}}\n').encode()
+
+
+_KEY = json.encoder.encode_basestring  # the summary's spelling: ensure_ascii=False
+
+
+def row_text(row: OperatorUse) -> str:
+    """An operator row as the summary file spells it, at its depth (for `UseSummary.dump`)."""
+    return dumps_indented(row.to_json(), sort_keys=True, ensure_ascii=False, allow_nan=False, depth=2)
+
+
+def _section(numbers: Mapping[str, Number]) -> str:
+    return dumps_indented(dict(numbers), sort_keys=True, ensure_ascii=False, allow_nan=False, depth=1)

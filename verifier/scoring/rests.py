@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from verifier.errors import FormatError
+from verifier.formats.indentjson import dumps_indented
+from verifier.patch.apply import git_blob_id
 from verifier.state.layout import (
     FINDINGS_DIR,
     LINKS_DIR,
@@ -44,6 +46,8 @@ from verifier.state.layout import (
 from verifier.state.view import TreeView
 
 FORMAT = 1  # a marker of another format is a stale index: it is rebuilt from the tree
+_MARKER = (json.dumps({"format": FORMAT}) + "\n").encode()
+_MARKER_ID = git_blob_id(_MARKER)
 _DEPENDANT_ROOTS = (FINDINGS_DIR, LINKS_DIR, REVIEWS_DIR)
 _DOCUMENT_ROOTS = (PLANS_DIR, REPORTS_DIR)
 
@@ -110,8 +114,8 @@ def _parse_shard(data: bytes, where: str) -> dict[str, list[str]]:
 
 
 def _dump_shard(shard: Mapping[str, list[str]]) -> bytes:
-    return (json.dumps({key: sorted(paths) for key, paths in sorted(shard.items()) if paths}, indent=1)
-            + "\n").encode()
+    # json.dumps(..., indent=1)'s bytes, through its C encoder (verifier.formats.indentjson).
+    return (dumps_indented({key: sorted(paths) for key, paths in sorted(shard.items()) if paths}) + "\n").encode()
 
 
 @dataclass
@@ -200,6 +204,9 @@ class RestIndex:
 
     def ensure(self, tree: TreeView) -> None:
         """Build the index from `tree` (the tree its shards are read from) unless it holds a current one."""
+        if self._live is None and getattr(self.read, "__self__", None) is tree \
+                and tree.blob_id(RESTS_INDEX) == _MARKER_ID:
+            self._live = True  # the marker as written here, known by its blob id unread (read is tree's)
         if not self.live:
             self.rebuild(tree)
 
@@ -212,5 +219,5 @@ class RestIndex:
             elif path in self.existing:
                 out[path] = None
         if self.built:
-            out[RESTS_INDEX] = (json.dumps({"format": FORMAT}) + "\n").encode()
+            out[RESTS_INDEX] = _MARKER
         return out

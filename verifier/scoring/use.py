@@ -25,13 +25,17 @@ those leaves (the denominator of `usd_per_accepted_object`), and `usd_undisclose
 leaves left out, so an average is never diluted by zeros that were never measured.
 
 Pure: shard files are read through a callable and written back as bytes, through the typed
-models of verifier.formats.usescores.
+models of verifier.formats.usescores. One memo: the summaries this process parsed or wrote, by
+git blob id, each operator row's text beside it, so a landing parses no summary it made and spells
+only the rows it changed (a book copies a row before it changes it, so the kept ones never change).
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from verifier.formats.usescores import (
     COST_UNITS,
@@ -43,7 +47,9 @@ from verifier.formats.usescores import (
     UseSummary,
     dump_shard,
     parse_shard,
+    row_text,
 )
+from verifier.patch.apply import git_blob_id
 from verifier.scoring.rests import RestIndex
 from verifier.scoring.useindex import index_writes, is_live
 from verifier.state.layout import USE_INDEX_ROOT, USE_SCORES, USE_SHARD_ROOT, use_shard_path
@@ -85,9 +91,34 @@ class ScoreBook:
     index_built: set[str] | None = None
     # What rests on what (verifier.scoring.rests), kept beside the scores from the same writes.
     rests: RestIndex = field(init=False)
+    # The few files a landing asks for more than once (the summary, the index marker), as read.
+    _once: dict[str, bytes | None] = field(default_factory=dict, init=False, repr=False)
+    # The tree `read` reads, once a caller names it (`ensure_use_index`) and `read` is its own read
+    # (ScoreBook(view.read)): files this process has parsed or written are then known by their
+    # blob ids, unread. A book that reads something else (replay's, which reads nothing) has none.
+    _tree: TreeView | None = field(default=None, init=False, repr=False)
+    # Operator rows of the summary this book changes: copies of its own. The others are the
+    # process's parsed summary (`_summary_of`), shared, never changed; `_texts` spells them.
+    _owned: set[str] = field(default_factory=set, init=False, repr=False)
+    _texts: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.rests = RestIndex(self.read)
+
+    def _read_once(self, path: str) -> bytes | None:
+        if path not in self._once:
+            self._once[path] = self.read(path)
+        return self._once[path]
+
+    def _blob_id(self, path: str) -> str | None:
+        """The blob id of the file at `path` (None: no file), from the tree when it is known."""
+        if self._tree is not None:
+            return self._tree.blob_id(path)
+        data = self._read_once(path)
+        return None if data is None else git_blob_id(data)
+
+    def _index_ids(self) -> Callable[[str], str | None] | None:
+        return self._tree.blob_id if self._tree is not None else None
 
     # -- storage ---------------------------------------------------------------------------
     def _shard(self, path: str) -> dict[str, UseEntry]:
@@ -108,7 +139,10 @@ class ScoreBook:
         """Build the use index by one scan of `tree`'s shards (the tree `read` reads) when the tree
         has use scores but no live index: a project scored before the index, or one whose index
         was dropped. Every shard is loaded, and `writes` writes the whole index and its marker."""
-        if self.index_built is not None or self.read(USE_SCORES) is None or is_live(self.read):
+        if getattr(self.read, "__self__", None) is tree:
+            self._tree = tree
+        if (self.index_built is not None or self._blob_id(USE_SCORES) is None
+                or is_live(self._read_once, self._index_ids())):
             return
         for first in tree.list_dir(USE_SHARD_ROOT):
             for name in tree.list_dir(f"{USE_SHARD_ROOT}/{first}"):
@@ -118,12 +152,23 @@ class ScoreBook:
     @property
     def summary(self) -> UseSummary:
         if self._summary is None:
-            self._summary = UseSummary.parse(self.read(USE_SCORES), USE_SCORES)
+            parsed, self._texts = _summary_of(self._blob_id(USE_SCORES), self._read_once)
+            self._summary = UseSummary(hypotheses=dict(parsed.hypotheses), reports=dict(parsed.reports),
+                                       operators=dict(parsed.operators), weights=dict(parsed.weights))
         return self._summary
+
+    def _own(self, name: str) -> OperatorUse:
+        """The operator's row, this book's own copy (new if the summary has none), to change."""
+        operators = self.summary.operators
+        if name not in self._owned:
+            found = operators.get(name)
+            operators[name] = replace(found) if found is not None else OperatorUse()
+            self._owned.add(name)
+        return operators[name]
 
     def _operator(self, name: str) -> OperatorUse:
         self.summary_dirty = True
-        row = self.summary.operators.setdefault(name, OperatorUse())
+        row = self._own(name)
         for unit in COST_UNITS:
             if getattr(row, f"{unit}_objects") is None:
                 setattr(row, f"{unit}_objects", 0)
@@ -284,23 +329,82 @@ class ScoreBook:
         out: dict[str, bytes | None] = {path: dump_shard(self.shards[path]) for path in sorted(self.dirty)}
         if self.summary_dirty or self.dirty:
             if self.index_built is not None:  # built whole here: every shard, what it replaces deleted
-                index = index_writes(self.read, {path: entries for path, entries in self.shards.items() if entries},
-                                     fresh=True)
+                index = index_writes(self._read_once,
+                                     {path: entries for path, entries in self.shards.items() if entries}, fresh=True,
+                                     blob_id=self._index_ids())
                 out.update(dict.fromkeys(self.index_built - set(index)))
                 out.update(index)
             else:
                 # No summary in the tree yet means no shard either: the U index starts here, complete.
-                fresh = self.read(USE_SCORES) is None
-                out.update(index_writes(self.read, {path: self.shards[path] for path in self.dirty}, fresh=fresh))
+                fresh = self._blob_id(USE_SCORES) is None
+                out.update(index_writes(self._read_once, {path: self.shards[path] for path in self.dirty},
+                                        fresh=fresh, blob_id=self._index_ids()))
             summary = self.summary
-            for row in summary.operators.values():
-                usd = row.usd
-                objects = row.usd_objects if row.usd_objects is not None else row.accepted_objects
-                row.usd_per_accepted_object = round(usd / objects, 6) if usd is not None and objects else None
+            for name, seen in list(summary.operators.items()):
+                usd = seen.usd
+                objects = seen.usd_objects if seen.usd_objects is not None else seen.accepted_objects
+                per_object = round(usd / objects, 6) if usd is not None and objects else None
+                if name not in self._owned and seen.has_per_object and _same(seen.usd_per_accepted_object, per_object):
+                    continue  # a row this landing did not touch, written as it was
+                row = self._own(name)
+                row.usd_per_accepted_object = per_object
                 row.has_per_object = True
-            out[USE_SCORES] = summary.dump()
+            texts = self._texts
+            for name, row in summary.operators.items():
+                if name not in self._owned and name not in texts:
+                    texts[name] = row_text(row)  # once per process for each row of this summary
+            data = summary.dump({name: texts[name] for name in summary.operators if name not in self._owned})
+            out[USE_SCORES] = data
+            _remember_summary(git_blob_id(data), summary, self._owned, texts)
         out.update(self.rests.writes())
         return out
+
+
+def _same(old: Number | None, new: Number | None) -> bool:
+    """Whether two numbers are spelt alike in a JSON file (0.0 and -0.0 are equal, not alike)."""
+    return type(old) is type(new) and repr(old) == repr(new)
+
+
+# Summaries (scores/use.json) this process parsed or wrote, by blob id: a landing on the tree the
+# last one made finds its summary parsed, and the text of each operator row it does not touch.
+# The values are never changed (a book copies a row before it changes it: `ScoreBook._own`).
+SUMMARIES_KEPT = 64  # a few KiB each: one a project, for the projects one process lands on
+_summaries: OrderedDict[str, tuple[UseSummary, dict[str, str]]] = OrderedDict()
+_summaries_lock = threading.Lock()
+
+
+def _summary_of(blob: str | None, read: Callable[[str], bytes | None]) -> tuple[UseSummary, dict[str, str]]:
+    """The parsed summary of the blob (None, no file: the empty one) and the row texts known of it;
+    the caller changes neither the summary nor its rows, and adds to the texts only true ones."""
+    if blob is None:
+        return UseSummary(), {}
+    with _summaries_lock:
+        found = _summaries.get(blob)
+        if found is not None:
+            _summaries.move_to_end(blob)
+            return found
+    parsed: tuple[UseSummary, dict[str, str]] = (UseSummary.parse(read(USE_SCORES), USE_SCORES), {})
+    _keep(blob, parsed)
+    return parsed
+
+
+def _remember_summary(blob: str, summary: UseSummary, owned: set[str], texts: dict[str, str]) -> None:
+    """Keep the summary a book wrote, for the landing after: a copy of the rows the book owns (it
+    may go on changing them), the others shared as they are, and every row's text."""
+    operators = {name: replace(row) if name in owned else row for name, row in summary.operators.items()}
+    kept = UseSummary(hypotheses=dict(summary.hypotheses), reports=dict(summary.reports), operators=operators,
+                      weights=dict(summary.weights))
+    spelt = {name: texts[name] if name in texts and name not in owned else row_text(row)
+             for name, row in operators.items()}
+    _keep(blob, (kept, spelt))
+
+
+def _keep(blob: str, parsed: tuple[UseSummary, dict[str, str]]) -> None:
+    with _summaries_lock:
+        _summaries[blob] = parsed
+        _summaries.move_to_end(blob)
+        while len(_summaries) > SUMMARIES_KEPT:
+            _summaries.popitem(last=False)
 
 
 def _describe(entry: UseEntry, facts: ObjectFacts) -> None:

@@ -192,14 +192,22 @@ def use_index_path(object_id: str) -> str:
     return f"{USE_INDEX_ROOT}/{_digits(object_id)[:2]}.json"
 
 
-_FOUR_HEX = re.compile(r"[0-9a-f]{4}")
+# Two lowercase hex digits: two set lookups decide four digits, cheaper than a regex match, and
+# this runs per object id when a use-index file is rewritten or rw eval reads one.
+_HEX_PAIRS = frozenset(f"{n:02x}" for n in range(256))
 
 
 def _digits(object_id: str) -> str:
     digits = object_id[4:8]
-    if not _FOUR_HEX.fullmatch(digits):  # one match, not a loop per character: read per object by rw eval
+    if digits[:2] not in _HEX_PAIRS or digits[2:] not in _HEX_PAIRS:
         digits = hashlib.sha256(object_id.encode()).hexdigest()[:4]
     return digits
+
+
+def id_digits(object_id: str) -> str:
+    """The four hex digits that place an object's use-score shard (and, the first two, its
+    use-index file): the id's own, or sha256's of a named id (plans, reports)."""
+    return _digits(object_id)
 
 
 def rests_fanout_dir(target_id: str) -> str | None:
