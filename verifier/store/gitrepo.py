@@ -136,6 +136,7 @@ class ProjectRepo:
             raise NotFound(f"no project repository at {path}") from exc
         self.path = path
         self._descends: dict[str, str] = {}  # ancestor -> the latest commit found to descend from it
+        self._trees: OrderedDict[bytes, frozenset[bytes]] = OrderedDict()  # raw tree id -> its entries (changes)
 
     @classmethod
     def create(cls, path: Path) -> ProjectRepo:
@@ -318,16 +319,23 @@ class ProjectRepo:
             return None
         return entry.id.raw if entry.type == pygit2.enums.ObjectType.TREE else None
 
-    def _entries(self, tree: bytes | None) -> set[bytes]:
+    def _entries(self, tree: bytes | None) -> frozenset[bytes]:
         """The raw entries of a tree (`<mode> <name>\\0<20-byte id>` each), as a set: two versions
-        of a folder of thousands of files then differ by a set difference made in C."""
+        of a folder of thousands of files then differ by a set difference made in C. The last few
+        are kept: one landing's `after` is the next one's `before`."""
         if tree is None:
-            return set()
+            return frozenset()
+        kept = self._trees.get(tree)
+        if kept is not None:
+            return kept
         _, data = self.repo.read(pygit2.Oid(raw=tree))
         found = _TREE_ENTRY.findall(data)
         if sum(map(len, found)) != len(data):
             raise ValueError(f"tree {pygit2.Oid(raw=tree)} is not a well-formed tree")  # never one libgit2 wrote
-        return set(found)
+        entries = self._trees[tree] = frozenset(found)
+        while len(self._trees) > _TREES_KEPT:
+            self._trees.popitem(last=False)
+        return entries
 
     def _diff(self, old: bytes | None, new: bytes | None, base: str, out: list[Change]) -> None:
         before, after = self._entries(old), self._entries(new)
@@ -379,6 +387,8 @@ _CACHE_BYTES = 16 * 1024 * 1024
 _REPOS_KEPT = 4
 # Ancestry facts a repository remembers (is_ancestor): a busy project checks a few hundred bases.
 _ANCESTRY_KEPT = 4096
+# Trees whose entries a repository keeps for `changes`: the folders of the last landing or two.
+_TREES_KEPT = 16
 _kept = threading.local()
 
 
