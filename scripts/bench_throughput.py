@@ -71,6 +71,17 @@ landing's ~56 ms of CPU is its judging (YAML of the new findings, the extract ch
 the HTTP and trace ingest, the journal and the notifier, spread over two cores. Ratio >= 5 (five
 times a loop whose own floor is those object writes) is not reached; writing a group's objects
 into one pack instead of loose files, and judging in parallel processes, are the next levers.
+Round two (issue 26: a thread keeps its repositories open, libgit2's cache bounded at 16 MB, the
+notifier's diff over only the subtrees that differ and run after the answer, ancestry and ledger
+reads remembered, the scores' memos): 10,000 findings, 16 agents, 20 s, fsync on, nothing else
+running (load average 2.7, the benchmark's own): landings_per_s 25.85, bare_git_per_s 25.92, ratio
+0.997, p50 506 ms, p99 1.74 s, lost 0, duplicated 0, peak_rss_mb 333 (VmHWM sum 428), server CPU
+44 ms a landing. Under load 5-7 the same code landed 20-24/s against bare git 12-13/s (ratio
+1.6-1.9) at 31-37 ms a landing: with more queued, groups are larger and their syncs shared by more.
+What a landing still costs (py-spy): about a quarter is writing its ~34 loose objects (blobs,
+trees from the root down, two commits), each a file; a fifth is judging; the notifier's pass a
+sixth; the rest HTTP, trace ingest and the journal. Ratio >= 5 stays out of reach while each
+landing writes loose objects: a group's objects written as one pack is the next step.
 `--profile N` also prints where the first submission of a fresh process goes: on this bench's
 project, which was written by plumbing, it pays the notifier's catch-up over the 960 leaves the
 set-up added and the one-time build of the rests index; a project the product wrote has both.
