@@ -19,7 +19,7 @@ QUERIES = st.lists(st.tuples(st.integers(min_value=0, max_value=40), st.integers
                    min_size=1, max_size=60)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=HISTORIES, queries=QUERIES)
 def test_remembered_ancestry_answers_what_git_answers(history: list[list[int]],
                                                       queries: list[tuple[int, int]]) -> None:

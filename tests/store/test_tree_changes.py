@@ -51,7 +51,7 @@ def _libgit2(repo: ProjectRepo, before: str | None, after: str, folder: str) -> 
     return sorted(out)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(write_sets=WRITE_SETS)
 def test_changes_under_a_folder_are_what_gits_diff_finds(write_sets: list[dict[str, bytes | None]]) -> None:
     with tempfile.TemporaryDirectory() as folder:
