@@ -35,7 +35,7 @@ def _outcome(write: object) -> object:
         return type(exc)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(VALUES, st.booleans(), st.booleans(), st.booleans())
 def test_indented_dump_is_json_dumps_text_or_its_error(value: object, ensure_ascii: bool, allow_nan: bool,
                                                       sort_keys: bool) -> None:

@@ -23,7 +23,7 @@ SUMMARIES = st.builds(UseSummary, hypotheses=st.dictionaries(NAMES, NUMBERS, max
                       weights=st.dictionaries(NAMES, NUMBERS, max_size=3))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(SUMMARIES, st.data())
 def test_the_summary_dumped_row_by_row_is_json_dumps_of_it_whole(summary: UseSummary, data: st.DataObject) -> None:
     whole = json.dumps(summary.to_json(), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False).encode()
