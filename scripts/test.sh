@@ -10,9 +10,9 @@ bash scripts/setup.sh
 # mypy runs beside the tests: they leave about a third of the two cores idle (waiting on the
 # processes and servers they start), which mypy's one thread fills; its report follows theirs.
 mypy_log=$(mktemp)
-trap 'rm -f "$mypy_log"' EXIT
 .venv/bin/mypy >"$mypy_log" 2>&1 &
 mypy_pid=$!
+trap 'kill "$mypy_pid" 2>/dev/null || true; rm -f "$mypy_log"' EXIT  # an interrupted run leaves no mypy behind
 # Bytecode is kept even where the environment says not to write it (as tests/support/bytecode.py
 # does inside pytest): otherwise every `rw` process a test starts compiles the package again.
 unset PYTHONDONTWRITEBYTECODE
