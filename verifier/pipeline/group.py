@@ -31,7 +31,9 @@ LandGroup = Callable[[Sequence[J]], Sequence["R | BaseException"]]
 
 
 @dataclass(eq=False)
-class _Waiting(Generic[J, R]):
+class Waiting(Generic[J, R]):
+    """One attempt on a project's queue: its job, and the answer it is woken with."""
+
     job: J
     done: threading.Event = field(default_factory=threading.Event)
     lead: bool = False  # woken to lead, not answered
@@ -41,7 +43,7 @@ class _Waiting(Generic[J, R]):
 
 @dataclass
 class _Queue(Generic[J, R]):
-    waiting: list[_Waiting[J, R]] = field(default_factory=list)
+    waiting: list[Waiting[J, R]] = field(default_factory=list)
     leading: bool = False
 
 
@@ -59,7 +61,7 @@ class GroupCommit(Generic[J, R]):
 
     def land(self, key: str, job: J, land_group: LandGroup[J, R]) -> R:
         """Land `job` with whatever else is queued for `key`; its own result, or its own exception."""
-        me: _Waiting[J, R] = _Waiting(job)
+        me: Waiting[J, R] = Waiting(job)
         with self._lock:
             queue = self._queues.setdefault(key, _Queue())
             queue.waiting.append(me)
@@ -72,25 +74,45 @@ class GroupCommit(Generic[J, R]):
         self._lead(key, me, land_group)
         return self._answer(me)
 
-    def _lead(self, key: str, me: _Waiting[J, R], land_group: LandGroup[J, R]) -> None:
+    def _lead(self, key: str, me: Waiting[J, R], land_group: LandGroup[J, R]) -> None:
         queue = self._queues[key]
         while True:
             with self._lock:
                 if (me.done.is_set() and not me.lead) or not queue.waiting:
                     self._hand_over(key, queue)
                     return
-                group = queue.waiting[: self.max_group]
-                del queue.waiting[: self.max_group]
+                group = self._take(queue)
             me.lead = False
             self._land(group, land_group)
 
-    def _land(self, group: list[_Waiting[J, R]], land_group: LandGroup[J, R]) -> None:
+    def waiting(self, key: str) -> int:
+        """How many attempts wait for `key`'s next group (the tests, the benchmarks)."""
+        with self._lock:
+            queue = self._queues.get(key)
+            return len(queue.waiting) if queue is not None else 0
+
+    def _take(self, queue: _Queue[J, R]) -> list[Waiting[J, R]]:
+        """Under the lock: the next group, the oldest waiting first."""
+        group = queue.waiting[: self.max_group]
+        del queue.waiting[: self.max_group]
+        return group
+
+    def _land(self, group: list[Waiting[J, R]], land_group: LandGroup[J, R]) -> None:
+        self._settle(group, self._answers(group, land_group))
+
+    @staticmethod
+    def _answers(group: list[Waiting[J, R]], land_group: LandGroup[J, R]) -> Sequence[R | BaseException]:
+        """Each member's answer from `land_group`: an exception out of it is every member's."""
         try:
             answers: Sequence[R | BaseException] = land_group([waiting.job for waiting in group])
             if len(answers) != len(group):
                 raise RuntimeError(f"land_group answered {len(answers)} of {len(group)} attempts")
         except BaseException as exc:  # every member's answer, re-raised in its own thread
             answers = [exc] * len(group)
+        return answers
+
+    def _settle(self, group: list[Waiting[J, R]], answers: Sequence[R | BaseException]) -> None:
+        """Hand each member its answer (and count the group)."""
         with self._lock:
             self.groups += 1
             self.largest = max(self.largest, len(group))
@@ -112,7 +134,7 @@ class GroupCommit(Generic[J, R]):
             del self._queues[key]
 
     @staticmethod
-    def _answer(me: _Waiting[J, R]) -> R:
+    def _answer(me: Waiting[J, R]) -> R:
         if me.error is not None:
             raise me.error
         assert me.result is not None
