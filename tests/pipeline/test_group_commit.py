@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from tests.support.service_harness import distinct_findings
-from tests.support.world import NOW, SLUG, World
+from tests.support.world import NOW, SLUG, World, make_world
 from verifier.audits.audit import verify_ledger
+from verifier.audits.replay import replay
 from verifier.pipeline.group import GroupCommit
 from verifier.pipeline.ledger import read_chain
 from verifier.pipeline.submit import Ready, Submission, land_group, prepare
+from verifier.pipeline.verdict import Verdict
+from verifier.pipeline.writer import ledger_commit_row
+from verifier.state.layout import USE_SCORES, USE_SHARD_ROOT, leaf_result_path
 
 JOIN_S = 60  # a thread left waiting is a bug: fail instead of hanging the suite
 
@@ -159,3 +164,49 @@ def test_a_crash_of_the_groups_publish_keeps_none_of_it(world: World) -> None:
     assert verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
     world.home.crash_point = lambda _step: None
     assert [world.submit(s).outcome for s in submissions] == ["accepted", "rejected", "accepted"]
+
+
+def test_a_group_writes_its_bookkeeping_once_in_its_last_ledger_commit(world: World, tmp_path: Path) -> None:
+    alone = make_world(tmp_path / "alone")  # the same attempts landed one by one, for the state they leave
+    submissions, one_by_one = _three(world), _three(alone)
+    before = world.tip()
+    verdicts = land_group(world.home, SLUG, [prepare(world.home, s, now=NOW, fetcher=world.fetcher)
+                                             for s in submissions])
+    assert [v.outcome for v in verdicts if isinstance(v, Verdict)] == ["accepted", "rejected", "accepted"]
+    assert [alone.submit(s).outcome for s in one_by_one] == ["accepted", "rejected", "accepted"]
+    chain, commit = [], world.repo.commit(world.tip())
+    while str(commit.id) != before:
+        chain.append(commit)
+        commit = commit.parents[0]
+    ledger_commits = [c for c in reversed(chain) if ledger_commit_row(c) is not None]
+    assert len(ledger_commits) == 3
+    # The first two ledger commits carry their rows in their messages and change no file: the
+    # ledger, the scores and the leaf results are written once, by the last.
+    for made in ledger_commits[:2]:
+        assert made.tree_id == made.parents[0].tree_id
+    # Each verdict names a ledger commit on the branch; the last names the published tip.
+    assert [v.tip for v in verdicts if isinstance(v, Verdict)] == [str(c.id) for c in ledger_commits]
+    assert verdicts[-1].tip == world.tip() == world.home.read_anchor(SLUG).commit  # type: ignore[union-attr]
+    # What the group leaves is what landing one by one leaves: the same rows, scores and results.
+    grouped, single = world.repo.view(world.tip()), alone.repo.view(alone.tip())
+    assert grouped.blob_id(USE_SCORES) == single.blob_id(USE_SCORES) is not None
+    assert sorted(grouped.walk(USE_SHARD_ROOT)) == sorted(single.walk(USE_SHARD_ROOT))
+    for path in grouped.walk(USE_SHARD_ROOT):
+        assert grouped.read(path) == single.read(path), path
+    assert [(r.leaf_id, r.outcome) for _, r in read_chain(grouped)] == [(r.leaf_id, r.outcome)
+                                                                        for _, r in read_chain(single)]
+    for leaf_id in ("group-a", "group-b", "group-c"):
+        assert (grouped.read(leaf_result_path(leaf_id)) is None) == (single.read(leaf_result_path(leaf_id)) is None)
+    assert replay(world.repo, world.home.read_anchor(SLUG), check_anchor=True).ok
+    assert verify_ledger(world.repo, world.home.read_anchor(SLUG)).ok
+
+
+def test_a_group_of_one_writes_its_bookkeeping_in_its_own_ledger_commit(world: World) -> None:
+    world.leaf("group-a")
+    tip = world.tip()
+    (verdict,) = land_group(world.home, SLUG, [prepare(world.home, world.extract("group-a"), now=NOW,
+                                                       fetcher=world.fetcher)])
+    assert isinstance(verdict, Verdict) and verdict.outcome == "accepted" and verdict.tip == world.tip()
+    assert world.repo.commit(world.tip()).parents[0].id == world.repo.commit(verdict.commit or "").id
+    assert "ledger/000000.jsonl" in world.repo.changed_paths(verdict.commit or "", world.tip())
+    assert world.repo.is_ancestor(tip, world.tip())

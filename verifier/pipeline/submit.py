@@ -530,7 +530,7 @@ def land_group(home: Home, slug: str, group: Sequence[Ready]) -> list[Verdict | 
     answers: list[Verdict | BaseException] = []
     with ProjectWriter.open(home, slug) as writer:
         try:
-            with writer.batch():
+            with writer.batch(carry=len(group) > 1):
                 for ready in group:
                     try:
                         answers.append(settle(writer, ready))
@@ -540,11 +540,21 @@ def land_group(home: Home, slug: str, group: Sequence[Ready]) -> list[Verdict | 
             raise
         except Exception as exc:  # the publish broke after every attempt was judged: nothing of it is kept
             kept = answers + [None] * (len(group) - len(answers))  # an attempt's own refusal stays its answer
-            with writer.batch():
+            with writer.batch(carry=len(group) > 1):
                 answers = [answer if isinstance(answer, BaseException) else land_crash(writer, ready.attempt,
                                                                                        ready.now, exc)
                            for ready, answer in zip(group, kept, strict=True)]
-    return answers
+    return _amended(answers, writer.amended)
+
+
+def _amended(answers: list[Verdict | BaseException], amended: tuple[str, str] | None) -> list[Verdict | BaseException]:
+    """The group's last ledger commit was made again with the group's bookkeeping: its verdict
+    names the commit that was published."""
+    if amended is None:
+        return answers
+    made, again = amended
+    return [replace(answer, tip=again) if isinstance(answer, Verdict) and answer.tip == made else answer
+            for answer in answers]
 
 
 Landings = GroupCommit[Ready, Verdict]

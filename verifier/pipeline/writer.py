@@ -8,7 +8,8 @@ lands typed ledger entries: the contribution commit (authored by whoever made it
 the verifier, with the trailers), then the verifier's ledger commit holding the row and any
 bookkeeping files, then the branch move and the anchor, all or nothing. Inside `batch()` several
 landings are staged on one another and published by one branch move at the end, or not at all (a
-push of many commits is all-or-nothing).
+push of many commits is all-or-nothing); `batch(carry=True)` also leaves the ledger segment, the
+scores and the leaf results to the batch's last ledger commit (ADR 0014).
 
 A project on a git host (config.json backends.remotes) publishes differently: under the lock the
 writer only stages its landings (refs/rw/staged), and when the block ends, with the lock let go,
@@ -53,6 +54,8 @@ from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, ledger_subject, parse_ledger_subject, row_hash
 from verifier.pipeline.landing import Contribution, Landed, message
 from verifier.pipeline.ledger import append_row, ledger_head
+from verifier.state.layout import LEAVES_DIR, LEDGER_DIR, SCORES_DIR
+from verifier.state.view import Overlay
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
 from verifier.store.home import Anchor, Home
@@ -129,10 +132,56 @@ def _retryable(exc: Exception) -> RetryableError:
                           "try again")
 
 
+def _carried(path: str) -> bool:
+    """A bookkeeping file a group of landings leaves to its last ledger commit: the ledger's
+    segments, the scores and the leaf results (never a contribution's path)."""
+    return path.startswith((f"{LEDGER_DIR}/", f"{SCORES_DIR}/")) or (
+        path.startswith(f"{LEAVES_DIR}/") and path.endswith(".result.json"))
+
+
+class _CarriedTree(GitTree):
+    """The writer's tip as the later landings of a group read it: its tree, with the bookkeeping
+    the group's last ledger commit will write laid on top (so a landing sees the rows, scores and
+    leaf results of the ones before it exactly as if each had been written)."""
+
+    def __init__(self, base: GitTree, carried: Mapping[str, bytes | None]) -> None:
+        super().__init__(base.repo, base.tree)
+        self._carried = carried
+        self._overlay = Overlay(GitTree(base.repo, base.tree), carried)
+
+    def read(self, path: str) -> bytes | None:
+        return self._overlay.read(path)
+
+    def is_dir(self, path: str) -> bool:
+        return super().is_dir(path) if not path else self._overlay.is_dir(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        return self._overlay.list_dir(path)
+
+    def blob_id(self, path: str) -> str | None:
+        return self._overlay.blob_id(path)
+
+    def file_mode(self, path: str) -> int | None:
+        if path in self._carried:
+            return None if self._carried[path] is None else int(pygit2.enums.FileMode.BLOB)
+        return super().file_mode(path)
+
+    def mode(self, path: str) -> int | None:
+        return self.file_mode(path)
+
+    def walk(self, prefix: str = "") -> Iterator[str]:
+        below = prefix.rstrip("/") + "/" if prefix else ""
+        paths = {path for path in super().walk(prefix) if self._carried.get(path, b"") is not None}
+        paths.update(path for path, data in self._carried.items() if data is not None and path.startswith(below))
+        yield from sorted(paths)
+
+
 @dataclass
 class _Batch:
     start: str | None
     landed: list[Landed]
+    # With carry (land_group's batches): the bookkeeping written so far, for the last ledger commit.
+    carried: dict[str, bytes | None] | None = None
 
 
 class ProjectWriter:
@@ -152,6 +201,7 @@ class ProjectWriter:
         self.hosted = slug in home.deployment.hosted and home.deployment.publish_staged is not None
         self._staged_head: str | None = self.tip  # where refs/rw/staged points
         self._staged_by_me: str | None = None
+        self.amended: tuple[str, str] | None = None  # a carrying batch's last ledger commit: (as made, made again)
 
     # opening --------------------------------------------------------------------------------------
 
@@ -272,7 +322,12 @@ class ProjectWriter:
 
     def view(self) -> GitTree:
         """The tree at the writer's tip (including what this writer staged in a batch)."""
-        return self.repo.view(self.tip)
+        return self._at(self.tip)
+
+    def _at(self, commit: str | None) -> GitTree:
+        carried = self._batch.carried if self._batch is not None else None
+        view = self.repo.view(commit)
+        return _CarriedTree(view, carried) if carried else view
 
     # landing --------------------------------------------------------------------------------------
 
@@ -309,17 +364,25 @@ class ProjectWriter:
                 tree=tree, parents=[tip] if tip else [], author=contribution.author, committer=VERIFIER,
                 message=message(contribution.subject, contribution.body, trailers), when=now)
         row, line, ledger_writes = append_row(
-            self.repo.view(parent), {**entry.row_fields(), "commit": commit_id, "verifier_version": verifier_version()})
+            self._at(parent), {**entry.row_fields(), "commit": commit_id, "verifier_version": verifier_version()})
         writes: dict[str, bytes | None] = dict(bookkeeping or {})
         if bookkeeping_of is not None:
             writes.update(bookkeeping_of(commit_id))
         writes.update(ledger_writes)
+        carried = self._batch.carried if self._batch is not None else None
+        carrying: dict[str, bytes | None] = {}
+        if carried is not None:
+            if contribution is not None and any(_carried(path) for path in contribution.writes):
+                raise RuntimeError("a contribution cannot write the verifier's bookkeeping")  # refused before here
+            carrying = {path: writes.pop(path) for path in [path for path in writes if _carried(path)]}
         self.crash_point("ledger")
-        tree = self.repo.build_tree(parent, writes)
+        tree = self.repo.build_tree(parent, writes) if writes or parent is None else self.repo.tree_of(parent)
         row_json = line.decode("utf-8").rstrip("\n")  # the exact line, so replay rebuilds it byte for byte
         ledger_commit = self.repo.create_commit(
             tree=tree, parents=[parent] if parent else [], author=VERIFIER, committer=VERIFIER,
             message=message(ledger_subject(row), row_json, {"Verifier-Version": verifier_version()}), when=now)
+        if carried is not None:
+            carried.update(carrying)  # only now: a landing that failed carries nothing to the last
         return Landed(row, commit_id, ledger_commit, line)
 
     def _publish(self, row: LedgerRow, tip: str, line: bytes | None, *, several: bool = False) -> None:
@@ -347,6 +410,18 @@ class ProjectWriter:
         if several:
             self.home.write_next_anchor(self.slug, None)
 
+    def _carry(self, batch: _Batch, carried: Mapping[str, bytes | None]) -> None:
+        """The block's last ledger commit made again with the bookkeeping its landings carried."""
+        last = batch.landed[-1]
+        try:
+            tip = self.repo.amend(last.tip, carried)
+        except (OSError, pygit2.GitError) as exc:
+            self.write_failed = True
+            raise _retryable(exc) from exc
+        batch.landed[-1] = Landed(last.row, last.commit, tip, last.line)
+        self.amended = (last.tip, tip)
+        self.tip = tip
+
     def _prune_if_failed(self) -> None:
         """A failed write (a full disk) left loose objects no ref reaches: remove them while the
         lock is still held, so no copy of the folder carries them and the space comes back."""
@@ -372,15 +447,26 @@ class ProjectWriter:
             self._staged_by_me = None
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[list[Landed]]:
+    def batch(self, *, carry: bool = False) -> Iterator[list[Landed]]:
         """Stage every landing of the block on the previous one; publish them with one branch move
-        when the block ends, or none of them when it raises."""
+        when the block ends, or none of them when it raises.
+
+        With `carry`, each landing's ledger commit leaves the bookkeeping (the ledger segment, the
+        scores, the leaf result) to the block's last ledger commit, made again at the end with all
+        of it: each landing keeps its own contribution commit and its own ledger commit carrying
+        its row, and the group writes the bookkeeping's trees once instead of once per landing
+        (ADR 0014). Only the published tip, the last, is read as a whole state; the view() of the
+        block reads what is carried as if it were written. `amended` then names the ledger
+        commit that was made again, and its replacement."""
         if self._batch is not None:
             raise RuntimeError("batches do not nest")
-        self._batch = batch = _Batch(self.tip, [])
+        self._batch = batch = _Batch(self.tip, [], {} if carry else None)
+        self.amended = None
         try:
             yield batch.landed
             self._batch = None
+            if batch.landed and batch.carried:
+                self._carry(batch, batch.carried)
             if batch.landed:
                 last = batch.landed[-1]
                 self._publish(last.row, last.tip, last.line, several=len(batch.landed) > 1)

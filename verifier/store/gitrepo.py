@@ -255,6 +255,17 @@ class ProjectRepo:
         else:
             builder.insert(name, sub_oid, _TREE)
 
+    def amend(self, commit: str, writes: Mapping[str, bytes | None]) -> str:
+        """`commit` made again (the same parents, author, committer and message) over its own
+        tree with `writes` laid on; the new commit's id. `commit` itself is left as it was."""
+        old = self.commit(commit)
+        tree = self._build(old.tree, writes) or self.repo.TreeBuilder().write()
+        return str(self.repo.create_commit(None, old.author, old.committer, old.message, tree, old.parent_ids))
+
+    def tree_of(self, commit: str) -> str:
+        """The id of a commit's tree."""
+        return str(self.commit(commit).tree_id)
+
     def create_commit(
         self, *, tree: str, parents: list[str], author: Person, committer: Person,
         message: str, when: datetime,
