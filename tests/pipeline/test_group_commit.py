@@ -180,10 +180,14 @@ def test_a_group_writes_its_bookkeeping_once_in_its_last_ledger_commit(world: Wo
         commit = commit.parents[0]
     ledger_commits = [c for c in reversed(chain) if ledger_commit_row(c) is not None]
     assert len(ledger_commits) == 3
-    # The first two ledger commits carry their rows in their messages and change no file: the
-    # ledger, the scores and the leaf results are written once, by the last.
+    # The first two ledger commits carry their rows in their messages and change no file but
+    # their use-score shards (each row's own use moves, for the notifier): the ledger, the other
+    # scores and the leaf results are written once, by the last.
     for made in ledger_commits[:2]:
-        assert made.tree_id == made.parents[0].tree_id
+        changed = world.repo.changed_paths(str(made.parents[0].id), str(made.id))
+        assert all(path.startswith(f"{USE_SHARD_ROOT}/") for path in changed), changed
+    last = world.repo.changed_paths(str(ledger_commits[2].parents[0].id), str(ledger_commits[2].id))
+    assert "ledger/000000.jsonl" in last and leaf_result_path("group-a") in last
     # Each verdict names a ledger commit on the branch; the last names the published tip.
     assert [v.tip for v in verdicts if isinstance(v, Verdict)] == [str(c.id) for c in ledger_commits]
     assert verdicts[-1].tip == world.tip() == world.home.read_anchor(SLUG).commit  # type: ignore[union-attr]

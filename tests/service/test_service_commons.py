@@ -21,7 +21,7 @@ from verifier.formats.leaf import parse_leaf
 from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import ledger_head, read_chain
-from verifier.pipeline.submit import Submission
+from verifier.pipeline.submit import Submission, land_group, prepare
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service
@@ -159,6 +159,30 @@ def test_linked_finding_and_hypothesis_moves_reach_their_authors(
         (moved,) = [m for m in commons.inbox(agent) if m.kind == "hypothesis_moved"]
         assert moved.data["hypothesis_id"] == "H1" and moved.data["before"]["revision"] == 1
         assert moved.data["after"]["revision"] == 2 and "revision 1 -> 2" in moved.body
+
+
+def test_a_link_landed_in_a_group_tells_the_findings_author_of_its_own_use_move(
+        world: World, commons: LocalCommons, notifier: Notifier, second_agent: Callable[[], ScriptedAgent]) -> None:
+    world.leaf("extract-1")
+    assert world.submit(world.extract("extract-1")).outcome == "accepted"
+    findings = sorted(path.rsplit("/", 1)[1][:-5] for path in world.findings("extract-1"))
+    other = second_agent()
+    world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
+    world.leaf("extract-2")
+    links = dict(link_file(finding_id=finding_id, hypothesis_id="H1", revision=1, stance=stance,
+                           rationale=f"{stance} because the figures say so", leaf_kind="link", leaf_id="link-1")
+                 for finding_id, stance in zip(findings[:2], ["supports", "contradicts"], strict=True))
+    group = [world.creation("link-1", links, agent=other),
+             world.creation("extract-2", distinct_findings(world.agent, "extract-2", 3))]
+    verdicts = land_group(world.home, SLUG, [prepare(world.home, s, now=NOW, fetcher=world.fetcher) for s in group])
+    assert [getattr(v, "outcome", v) for v in verdicts] == ["accepted", "accepted"]
+    notifier.catch_up(SLUG, now=NOW)
+    linked = [m for m in commons.inbox("agent-a") if m.kind == "finding_linked"]
+    assert sorted(m.data["finding_id"] for m in linked) == findings[:2]
+    for message in linked:  # each told with the link's own move and its own author, not the group's last
+        assert message.data["by"] == other.handle
+        assert (message.data["use_before"], message.data["use_after"]) == (0.0, 1.0)
+    assert [m for m in commons.inbox("agent-a") if m.kind == "use_score"] == []
 
 
 def test_new_leaf_of_the_kind_you_do_best(world: World, commons: LocalCommons, notifier: Notifier) -> None:

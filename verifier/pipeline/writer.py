@@ -54,7 +54,7 @@ from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, ledger_subject, parse_ledger_subject, row_hash
 from verifier.pipeline.landing import Contribution, Landed, message
 from verifier.pipeline.ledger import append_row, ledger_head
-from verifier.state.layout import LEAVES_DIR, LEDGER_DIR, SCORES_DIR
+from verifier.state.layout import LEAVES_DIR, LEDGER_DIR, SCORES_DIR, USE_SHARD_ROOT
 from verifier.state.view import Overlay
 from verifier.store.files import exclusive_lock
 from verifier.store.gitrepo import VERIFIER, VERIFIER_EMAIL, GitTree, ProjectRepo
@@ -134,7 +134,11 @@ def _retryable(exc: Exception) -> RetryableError:
 
 def _carried(path: str) -> bool:
     """A bookkeeping file a group of landings leaves to its last ledger commit: the ledger's
-    segments, the scores and the leaf results (never a contribution's path)."""
+    segments, the scores and the leaf results (never a contribution's path). Not the use-score
+    shards: the notifier reads each row's use moves from its own ledger commit, to tell each
+    finding's operator whose landing moved it."""
+    if path.startswith(f"{USE_SHARD_ROOT}/"):
+        return False
     return path.startswith((f"{LEDGER_DIR}/", f"{SCORES_DIR}/")) or (
         path.startswith(f"{LEAVES_DIR}/") and path.endswith(".result.json"))
 

@@ -126,17 +126,27 @@ class GitTree:
                     yield path
 
 
+class _Known:
+    """What a repository's objects were found to say, which never changes since objects do not:
+    shared by every thread's handle on the same repository (open_repo), so the thread that lands
+    next starts from what the one before it learnt."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.descends: dict[str, str] = {}  # ancestor -> the latest commit found to descend from it
+        self.trees: OrderedDict[bytes, frozenset[bytes]] = OrderedDict()  # raw tree id -> its entries (changes)
+
+
 class ProjectRepo:
     """One bare project repository."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, known: _Known | None = None) -> None:
         try:
             self.repo = pygit2.Repository(str(path))
         except pygit2.GitError as exc:
             raise NotFound(f"no project repository at {path}") from exc
         self.path = path
-        self._descends: dict[str, str] = {}  # ancestor -> the latest commit found to descend from it
-        self._trees: OrderedDict[bytes, frozenset[bytes]] = OrderedDict()  # raw tree id -> its entries (changes)
+        self._known = known or _Known()
 
     @classmethod
     def create(cls, path: Path) -> ProjectRepo:
@@ -174,13 +184,15 @@ class ProjectRepo:
         only from the tip down to the tip it was last checked against, not down to the base."""
         if ancestor == descendant:
             return True
-        known = self._descends.get(ancestor)
+        memo = self._known
+        known = memo.descends.get(ancestor)
         found = (known == descendant or (known is not None and self._descendant_of(descendant, known))
                  or self._descendant_of(descendant, ancestor))
         if found:
-            if len(self._descends) >= _ANCESTRY_KEPT:
-                self._descends.clear()
-            self._descends[ancestor] = descendant
+            with memo.lock:
+                if len(memo.descends) >= _ANCESTRY_KEPT:
+                    memo.descends.clear()
+                memo.descends[ancestor] = descendant
         return found
 
     def _descendant_of(self, descendant: str, ancestor: str) -> bool:
@@ -336,16 +348,19 @@ class ProjectRepo:
         are kept: one landing's `after` is the next one's `before`."""
         if tree is None:
             return frozenset()
-        kept = self._trees.get(tree)
+        memo = self._known
+        kept = memo.trees.get(tree)
         if kept is not None:
             return kept
         _, data = self.repo.read(pygit2.Oid(raw=tree))
         found = _TREE_ENTRY.findall(data)
         if sum(map(len, found)) != len(data):
             raise ValueError(f"tree {pygit2.Oid(raw=tree)} is not a well-formed tree")  # never one libgit2 wrote
-        entries = self._trees[tree] = frozenset(found)
-        while len(self._trees) > _TREES_KEPT:
-            self._trees.popitem(last=False)
+        entries = frozenset(found)
+        with memo.lock:
+            memo.trees[tree] = entries
+            while len(memo.trees) > _TREES_KEPT:
+                memo.trees.popitem(last=False)
         return entries
 
     def _diff(self, old: bytes | None, new: bytes | None, base: str, out: list[Change]) -> None:
@@ -400,7 +415,23 @@ _REPOS_KEPT = 4
 _ANCESTRY_KEPT = 4096
 # Trees whose entries a repository keeps for `changes`: the folders of the last landing or two.
 _TREES_KEPT = 16
+# Repositories whose facts (_Known) the process keeps for its threads' handles.
+_KNOWN_KEPT = 64
 _kept = threading.local()
+_known: OrderedDict[tuple[str, int, int], _Known] = OrderedDict()
+_known_lock = threading.Lock()
+
+
+def _known_of(key: tuple[str, int, int]) -> _Known:
+    with _known_lock:
+        known = _known.get(key)
+        if known is None:
+            known = _known[key] = _Known()
+            while len(_known) > _KNOWN_KEPT:
+                _known.popitem(last=False)
+        else:
+            _known.move_to_end(key)
+        return known
 
 
 def open_repo(path: Path) -> ProjectRepo:
@@ -409,7 +440,8 @@ def open_repo(path: Path) -> ProjectRepo:
 
     Per thread because a libgit2 repository is for one thread at a time; reuse is safe because
     objects never change and every ref read goes to disk, so a kept repository sees what other
-    processes landed."""
+    processes landed. What the objects were found to say (ancestry, tree entries) is shared by
+    the process's threads."""
     try:
         st = path.stat()
     except OSError as exc:
@@ -420,7 +452,7 @@ def open_repo(path: Path) -> ProjectRepo:
         repos = _kept.repos = OrderedDict()
     repo = repos.get(key)
     if repo is None:
-        repo = repos[key] = ProjectRepo(path)
+        repo = repos[key] = ProjectRepo(path, _known_of(key))
         while len(repos) > _REPOS_KEPT:
             repos.popitem(last=False)
     else:
