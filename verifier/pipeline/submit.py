@@ -97,7 +97,7 @@ from verifier.state.layout import PROJECT_FILE, QUEUE_DIR, leaf_path, leaf_resul
 from verifier.state.view import Overlay, TreeView
 from verifier.store.audit import record_denial
 from verifier.store.fetcher import Fetcher
-from verifier.store.gitrepo import Person, agent_email
+from verifier.store.gitrepo import Person, agent_email, landing_handle
 from verifier.store.home import Home
 from verifier.store.identities import Actor, require
 
@@ -570,7 +570,8 @@ def submit(home: Home, submission: Submission, *, now: datetime, fetcher: Fetche
     slug = submission.slug
 
     def together(group: Sequence[Ready]) -> list[Verdict | BaseException]:
-        return land_group(home, slug, group)
+        with landing_handle(home.repo_path(slug)):  # handed from leader to leader, its caches warm
+            return land_group(home, slug, group)
 
     if landings is not None:
         return landings.land(str(home.repo_path(slug)), ready, together)

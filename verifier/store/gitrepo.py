@@ -3,6 +3,7 @@ branch. No working tree is ever checked out; the verifier works on objects only.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections import OrderedDict, defaultdict
@@ -434,6 +435,53 @@ def _known_of(key: tuple[str, int, int]) -> _Known:
         return known
 
 
+class _Lent:
+    """The process's one landing handle on a repository, and who holds it."""
+
+    def __init__(self, repo: ProjectRepo) -> None:
+        self.repo = repo
+        self.lock = threading.Lock()
+
+
+_lent: dict[tuple[str, int, int], _Lent] = {}
+
+
+@contextlib.contextmanager
+def landing_handle(path: Path) -> Iterator[None]:
+    """For the block, this thread's open_repo(path) is the process's one landing handle on the
+    repository: landings of one project are made by one thread at a time (pipeline.group's
+    leader), each by whichever thread leads, so a handle handed from leader to leader keeps its
+    object cache warm where each thread's own would start cold. Waits while another thread
+    holds it."""
+    key = _key(path)
+    mine: dict[tuple[str, int, int], ProjectRepo] | None = getattr(_kept, "held", None)
+    if mine is not None and key in mine:  # held by this thread already
+        yield
+        return
+    with _known_lock:
+        lent = _lent.get(key)
+    if lent is None:
+        made = _Lent(ProjectRepo(path, _known_of(key)))
+        with _known_lock:
+            lent = _lent.setdefault(key, made)
+    with lent.lock:
+        held: dict[tuple[str, int, int], ProjectRepo] = getattr(_kept, "held", None) or {}
+        _kept.held = held
+        held[key] = lent.repo
+        try:
+            yield
+        finally:
+            del held[key]
+
+
+def _key(path: Path) -> tuple[str, int, int]:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise NotFound(f"no project repository at {path}") from exc
+    return (str(path), st.st_dev, st.st_ino)
+
+
 def open_repo(path: Path) -> ProjectRepo:
     """The project repository at `path`, reused by this thread while the folder is the same one
     (same device and inode: a repository removed and made again is opened afresh).
@@ -442,11 +490,10 @@ def open_repo(path: Path) -> ProjectRepo:
     objects never change and every ref read goes to disk, so a kept repository sees what other
     processes landed. What the objects were found to say (ancestry, tree entries) is shared by
     the process's threads."""
-    try:
-        st = path.stat()
-    except OSError as exc:
-        raise NotFound(f"no project repository at {path}") from exc
-    key = (str(path), st.st_dev, st.st_ino)
+    key = _key(path)
+    held: dict[tuple[str, int, int], ProjectRepo] | None = getattr(_kept, "held", None)
+    if held and key in held:
+        return held[key]
     repos: OrderedDict[tuple[str, int, int], ProjectRepo] | None = getattr(_kept, "repos", None)
     if repos is None:
         repos = _kept.repos = OrderedDict()
