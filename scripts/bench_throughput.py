@@ -82,6 +82,17 @@ What a landing still costs (py-spy): about a quarter is writing its ~34 loose ob
 trees from the root down, two commits), each a file; a fifth is judging; the notifier's pass a
 sixth; the rest HTTP, trace ingest and the journal. Ratio >= 5 stays out of reach while each
 landing writes loose objects: a group's objects written as one pack is the next step.
+Round three (issue 26: a group writes its bookkeeping once, ADR 0014; a project's landings in a
+process share one repository handle and its facts): each landing's ledger commit changes only its
+use-score shards and the group's last carries the ledger segment, the other scores and the leaf
+results, so a landing writes about 18 loose objects instead of 34. Under load (load average 6-9,
+four other sessions running tests and benchmarks), 10,000 findings, 16 agents, 30 s: server CPU
+29.9-31.8 ms a landing (from 40.7 in the same conditions before), 18.1-20.2 landings/s against
+bare git 10.7-13.9/s (ratio 1.37-1.79), p50 680-760 ms, p99 2.2-2.3 s, lost 0, duplicated 0,
+peak_rss_mb 318-324. What is left (py-spy, GIL held): judging a fifth (the finding YAML and the
+extract check, the rescore), the contribution's own loose objects a tenth, the notifier's pass
+(after the answer) a seventh, HTTP and the multipart body a tenth. Ratio >= 5 would need about
+8 ms of CPU a landing on these two cores, beside the agents' own: not reached.
 `--profile N` also prints where the first submission of a fresh process goes: on this bench's
 project, which was written by plumbing, it pays the notifier's catch-up over the 960 leaves the
 set-up added and the one-time build of the rests index; a project the product wrote has both.
