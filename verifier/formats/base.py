@@ -25,6 +25,7 @@ from verifier.errors import FormatError
 from verifier.formats.frontmatter import key_line, load_front_matter, load_yaml
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class Strict(BaseModel):
@@ -92,6 +93,14 @@ def _tuple_of_list(value: object) -> object:
 Timestamp = Annotated[datetime, BeforeValidator(timestamp_text), AfterValidator(_aware_utc)]
 Day = Annotated[date, BeforeValidator(_date_text)]
 ListIn = BeforeValidator(_tuple_of_list)
+
+
+def no_items() -> list[T]:
+    """An empty list: the default_factory of every list field. A Python function, not `list`,
+    because pydantic asks each factory for its signature, and a builtin's is parsed from its text
+    by inspect, which compiles the tokenizer's regular expressions (about 0.004 s of CPU at the
+    first model built: each `rw check` paid it, issue 26). The value is the same."""
+    return []
 
 
 def iso(moment: datetime) -> str:

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from verifier.errors import FormatError
-from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, iso, parse_yaml_model
+from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, iso, no_items, parse_yaml_model
 from verifier.formats.outcome import Outcome
 from verifier.formats.project import HypothesisId
 from verifier.formats.source import SourceId
@@ -44,7 +44,7 @@ class LeafInputs(Strict):
     hypothesis_id: HypothesisId | None = None
     hypothesis_revision: int | None = Field(default=None, ge=1)
     gap: Text | None = None
-    finding_ids: list[str] = Field(default_factory=list)
+    finding_ids: list[str] = Field(default_factory=no_items)
     object_path: str | None = None
 
 
