@@ -50,8 +50,8 @@ def test_the_tree_lists_what_ls_tree_lists_and_reads_what_cat_file_reads(repo: t
     tree = CommitTree(root, commit)
     try:
         assert tree.blobs == listed and "vendor/sub" not in tree.blobs
-        for name, oid in listed.items():
-            assert tree.read(name) == git(root, "cat-file", "blob", oid), name
+        for name, blob_id in listed.items():
+            assert tree.read(name) == git(root, "cat-file", "blob", blob_id), name
         assert tree.read("missing.md") is None
         assert tree.list_dir("") == sorted(["PROJECT.md", "caf\u00e9.md", "empty", "findings", "link", "run.sh"])
         assert tree.list_dir("findings") == ["ab"] and tree.is_dir("findings/ab") and not tree.is_dir("vendor")
