@@ -8,6 +8,11 @@ step of reading a project (a landing reads the same source record, PROJECT.md an
 findings in the judge, the digest and the notifier), and a model parsed from the same bytes at the
 same path is the same frozen value, so the last PARSED_KEPT parses are kept, by model, path and
 the bytes' digest. Refusals are not kept: bad input is parsed, and refused, each time.
+
+The formats `rw check` reads (leaf, project, source, finding, trace) are written without
+`from __future__ import annotations`: pydantic reads a field's annotation written as text by
+compiling it, once per field at every start; evaluated where the class is written, the same
+annotation costs no compile (issue 26; the models' schemas are the same either way).
 """
 
 from __future__ import annotations

@@ -8,10 +8,8 @@ writes the result when a submission of the leaf lands (accepted or held), and re
 byte for byte from the ledger row.
 """
 
-from __future__ import annotations
-
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
@@ -78,7 +76,7 @@ class LeafContract(Strict):
     trace_level: TraceLevel | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> LeafContract:
+    def _consistent(self) -> Self:
         if self.check != self.kind:
             raise ValueError(f"check {self.check!r} does not match kind {self.kind!r}")
         if self.expires_at <= self.created_at:

@@ -2,8 +2,6 @@
 untouched template still runs. `steward` and `maintainers` name who holds authority over the
 project (the table: docs/authority.md; the rule: verifier.roles.authority)."""
 
-from __future__ import annotations
-
 import ipaddress
 import re
 from typing import Annotated, Literal
