@@ -1,6 +1,6 @@
 """An agent's local commands stay light (issue 26): `rw check` on a real working folder runs the
 verifier's own checks and secret scan, yet loads neither the service, the pipeline's writer, the
-store, the read model, any HTTP stack nor the formats only other commands read; `rw new` and
+store, the read model, any HTTP stack, click nor the formats only other commands read; `rw new` and
 `rw trace` load no HTTP either. What is asserted is what a command imports, never how long it
 takes."""
 
