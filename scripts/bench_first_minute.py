@@ -34,8 +34,9 @@ quartile / median of 41) and `python -c pass` 0.025, against `rw check` 0.19-0.2
 
 This round (issue 26, point 3 again). CPU time on this shared machine moves with the load, so
 the figures are also counted in instructions (valgrind --tool=callgrind, the `rw` process alone,
-not its git children; the same on every run): `rw check` 859M -> 793M, FLOOR 560M, `python -c
-pass` 89M; so what the check does above the floor went from 299M to 233M (-22%). In CPU, best /
+not its git children; the same on every run), on this script's leaf folder (L3: its trace has
+context.md): `rw check` 866M -> 801M, FLOOR 560M, `python -c pass` 89M; so what the check does
+above the floor went from 306M to 241M (-21%). In CPU, best /
 lower quartile / median of 21 interleaved runs at load average 12: main 0.262 / 0.295 / 0.348,
 this branch 0.236 / 0.268 / 0.304, FLOOR 0.181 / 0.198 / 0.234, `python -c pass` 0.029. What
 changed: `rw check` as typed runs without click (30M; verifier.cli.main, the same function as
