@@ -77,6 +77,13 @@ def test_new_and_trace_write_the_folder_without_loading_http(folder: Path) -> No
     assert not ran.loaded(*HTTP), ran.loaded(*HTTP)
 
 
+def test_check_builds_its_models_without_compiling_the_tokenizer(folder: Path) -> None:
+    # A builtin default_factory (`list`) has pydantic ask inspect for its signature, read from text
+    # with the tokenizer's regular expressions: compiled at every start (formats.base.no_items).
+    ran = run_rw(["check"], folder, {"XDG_CACHE_HOME": str(folder.parent / "cache")})
+    assert ran.code == 0 and not ran.tokenizer_compiled, ran.out
+
+
 def test_the_collector_is_back_on_once_the_command_runs_with_start_up_frozen(folder: Path) -> None:
     ran = run_rw(["check"], folder, {"XDG_CACHE_HOME": str(folder.parent / "cache")})
     assert ran.gc_enabled and ran.frozen > 0

@@ -27,8 +27,12 @@ try:
     main()
 except SystemExit as exc:
     code = exc.code if isinstance(exc.code, int) else 1
+# Whether the tokenizer's regular expressions were compiled (inspect does, to read a builtin's
+# signature from its text: pydantic asks one of every default_factory).
+tokenize = sys.modules.get("tokenize")
+tokenizer = tokenize is not None and tokenize._compile.cache_info().currsize > 0
 print("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules), "gc": gc.isenabled(),
-                          "frozen": gc.get_freeze_count()}))
+                          "frozen": gc.get_freeze_count(), "tokenizer": tokenizer}))
 """
 
 
@@ -40,6 +44,7 @@ class Ran:
     modules: frozenset[str]
     gc_enabled: bool
     frozen: int
+    tokenizer_compiled: bool
 
     def loaded(self, *prefixes: str) -> list[str]:
         """The imported modules that are, or are inside, any of `prefixes`."""
@@ -61,7 +66,7 @@ def run_rw(argv: list[str], cwd: Path, env: dict[str, str] | None = None, *, thr
     except ValueError as exc:
         raise AssertionError(f"rw {argv} printed no report: {done.stdout}{done.stderr}") from exc
     return Ran(report["code"], head + done.stderr, done.stderr, frozenset(report["modules"]), report["gc"],
-               report["frozen"])
+               report["frozen"], report["tokenizer"])
 
 
 def add_findings(work: Work, count: int = 3) -> None:
