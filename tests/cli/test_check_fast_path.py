@@ -1,7 +1,8 @@
 """`rw check` as typed runs without click (verifier.cli.main, issue 26): what it takes that way is
 exactly what the click command takes, and it says the same as click in every case the command
 has: a folder that passes, one the verifier rejects (in JSON too), a line that is not ASCII
-(written by click.echo itself), and a folder that cannot be checked (click's own `Error:`)."""
+(written by click.echo itself), and a folder that cannot be checked or is refused as untrusted
+(click's own `Error:`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.support.light import Ran, checked_folder, misquote, run_rw
 from tests.support.world import World
 from verifier.cli.app import cli
 from verifier.cli.main import CHECK_WITHOUT_CLICK
+from verifier.errors import UntrustedReply
 
 pytestmark = pytest.mark.slow  # each test starts `rw` in fresh interpreters
 
@@ -78,3 +80,12 @@ def test_a_line_that_is_not_ascii_is_written_by_click_echo_itself(folder: Path) 
 def test_a_folder_that_cannot_be_checked_gets_clicks_own_error(tmp_path: Path) -> None:
     fast, slow = both_ways(["check"], tmp_path, tmp_path / "cache")
     assert fast == slow and fast[0] == 2 and fast[2].startswith("Error: ") and "not inside a working folder" in fast[2]
+
+
+def test_a_folder_whose_state_is_a_link_is_refused_the_same_without_click(folder: Path, tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".rw").symlink_to(folder / ".rw", target_is_directory=True)
+    fast, slow = both_ways(["check"], linked, folder.parent / "cache")
+    assert fast == slow and fast[0] == UntrustedReply.exit_code, (fast, slow)
+    assert fast[2].startswith(f"Error: [{UntrustedReply.code}] ") and "is a link" in fast[2], fast

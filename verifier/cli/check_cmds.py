@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import click
 
-from verifier.cli.app import RwError, cli
+from verifier.cli.app import RwError, cli, untrusted
 from verifier.cli.checking import FolderError, check_here
+
+
+def click_error(exc: FolderError) -> RwError:
+    """A folder that cannot be checked, as the command says it (a refused tree with the code of
+    an untrusted reply)."""
+    return untrusted(exc.message) if exc.untrusted else RwError(exc.message)
 
 
 @cli.command("check")
@@ -17,7 +23,7 @@ def check_cmd(as_json: bool) -> None:
     try:
         said = check_here(as_json)
     except FolderError as exc:
-        raise RwError(exc.message, exc.exit_code) from exc
+        raise click_error(exc) from exc
     for line in said.lines:
         click.echo(line)
     if said.exit_code:

@@ -14,19 +14,16 @@ from pathlib import Path
 from verifier.agentkit.localcheck import result_json, run_checks
 from verifier.agentkit.safefiles import LinkRefused
 from verifier.agentkit.workdir import Work, find_work
-from verifier.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, UntrustedReply
+from verifier.errors import EXIT_OK, EXIT_REJECTED
 
 
 class FolderError(Exception):
-    """The folder cannot be checked: the command's `Error: ...` line and exit code."""
+    """The folder cannot be checked: the command's `Error: ...` line (`untrusted`: what it refuses
+    is a tree or file that is not what the service serves, verifier.cli.check_cmds.click_error)."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+    def __init__(self, message: str, *, untrusted: bool = False) -> None:
         super().__init__(message)
-        self.message, self.exit_code = message, exit_code
-
-
-def _untrusted(message: str) -> FolderError:
-    return FolderError(f"[{UntrustedReply.code}] {message}", UntrustedReply.exit_code)
+        self.message, self.untrusted = message, untrusted
 
 
 def _skill_version(work: Work) -> str:
@@ -56,13 +53,13 @@ def check_here(as_json: bool) -> Said:
     except FileNotFoundError as exc:
         raise FolderError(str(exc)) from exc
     except LinkRefused as exc:
-        raise _untrusted(str(exc)) from exc
+        raise FolderError(str(exc), untrusted=True) from exc
     try:
         result = run_checks(work, datetime.now(UTC).replace(microsecond=0), _skill_version(work))
     except RuntimeError as exc:
         raise FolderError(str(exc)) from exc
     except LinkRefused as exc:
-        raise _untrusted(str(exc)) from exc
+        raise FolderError(str(exc), untrusted=True) from exc
     lines: list[str] = []
     if as_json:
         lines.append(json.dumps(result_json(result), indent=2, sort_keys=True))

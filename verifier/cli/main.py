@@ -87,10 +87,10 @@ def _through_click(exc: FolderError | Exception | KeyboardInterrupt) -> None:
     `rw check` (Ctrl-C as Abort, a broken pipe quietly, a refusal as click's `Error: ...`)."""
     import click  # noqa: PLC0415 - the error path only
 
-    from verifier.cli.app import RwError  # noqa: PLC0415
+    from verifier.cli.check_cmds import click_error  # noqa: PLC0415
     from verifier.cli.checking import FolderError  # noqa: PLC0415
 
-    error = RwError(exc.message, exc.exit_code) if isinstance(exc, FolderError) else exc
+    error = click_error(exc) if isinstance(exc, FolderError) else exc
 
     def fail() -> None:
         raise error
