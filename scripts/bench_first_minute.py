@@ -28,21 +28,39 @@ rw work 0.49 / 0.54, rw new finding 0.27 / 0.24, rw trace add 0.32 / 0.28, rw ch
 rw submit 0.41 / 0.29, rw board 0.15 / 0.17 (single runs: noisy); first_minute_s 7.5 / 6.6, wall
 time that the load dominates (3.63 on a quieter machine).
 
-This round (issue 26, point 3; load average 6-7): the check no longer loads the ledger's, the
-fetch record's or the skill file's formats. In the same runs, importing what the verifier's rules
-are written in and nothing else (FLOOR: pydantic's BaseModel, Field and StringConstraints,
-ruamel.yaml, re2, hashlib, subprocess) cost 0.135 / 0.145 / 0.160 (best / lower quartile /
-median of 41) and `python -c pass` 0.025, against `rw check` 0.19-0.22: so 0.15 is below what the
-check costs before it runs a rule, while the checks are pydantic models read with ruamel. What is
-left above that floor (about 0.05 s): click (about 0.01 s; a click-less path for `rw check` as
-typed was measured at a twentieth of the check and not kept, as a second command line to keep
-equal to click's), the checks' own modules (the secret scanner's about 0.014 s, the formats'
-0.013, the patch parser's 0.006), the six models' schemas built on first use (0.012), YAML, the
-scan and five git processes (0.008). Measured and not kept: a disk cache of `re`'s compiled code
-(compiling is 0.015 s of the check, but loading and handing the cache to the engine cost most of
-that back).
+The round before (issue 26, point 3; load average 6-7): the check no longer loaded the ledger's,
+the fetch record's or the skill file's formats; FLOOR cost 0.135 / 0.145 / 0.160 (best / lower
+quartile / median of 41) and `python -c pass` 0.025, against `rw check` 0.19-0.22.
+
+This round (issue 26, point 3 again). CPU time on this shared machine moves with the load, so
+the figures are also counted in instructions (valgrind --tool=callgrind, the `rw` process alone,
+not its git children; the same on every run), on this script's leaf folder (L3: its trace has
+context.md): `rw check` 866M -> 801M, FLOOR 560M, `python -c pass` 89M; so what the check does
+above the floor went from 306M to 241M (-21%). In CPU, best /
+lower quartile / median of 21 interleaved runs at load average 12: main 0.262 / 0.295 / 0.348,
+this branch 0.236 / 0.268 / 0.304, FLOOR 0.181 / 0.198 / 0.234, `python -c pass` 0.029. What
+changed: `rw check` as typed runs without click (30M; verifier.cli.main, the same function as
+the click command, tests/cli/test_check_fast_path.py); list fields default to a Python function,
+not `list` (35M: pydantic asks each factory its signature, and inspect parses a builtin's from
+text with the tokenizer's regular expressions, compiled at every start); the five formats the
+check reads evaluate their annotations where written (8M: pydantic compiled each text
+annotation); the leaf's base is read through one git process, not one per file (five git
+processes are three).
+So `check_cpu_s` <= 0.15 is still not met: FLOOR alone is 0.135-0.146 on a quiet machine, and
+what is left above it is the code the rules are written in. By instructions: the secret
+scanner's import 80M (its eight dataclasses about 25M: a frozen one is about 3.5M to make, the
+exec of its generated methods; then its regular expressions and trigger tables), the formats'
+models about 50M (pydantic class creation), the patch parser and write-set modules
+about 44M (their dataclasses and patterns), the six models' schemas built on first use, the
+YAML reads and the scan itself. Under 0.15 needs pydantic (0.10 s of the floor) out of the
+check's process while the rules stay its models, which no cheaper validator does without a
+second copy of the rules; or fewer dataclasses at start-up across the rooms the check runs.
+Measured and not kept: a disk cache of `re`'s compiled code (compiling is 0.015 s of the check,
+but loading and handing the cache to the engine cost most of that back); a named tuple for the
+check's own result (no cheaper than a plain class). Not tried, as it would not run the rules:
+a cache of results keyed by the folder's bytes.
 tests/cli/test_light_commands.py keeps what `rw check`, `rw new` and `rw trace` import from
-growing back.
+growing back (click included).
 """
 
 from __future__ import annotations

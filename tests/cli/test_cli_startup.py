@@ -1,4 +1,4 @@
-"""`rw` imports a command's module only when the command runs: the table in verifier/cli/main.py
+"""`rw` imports a command's module only when the command runs: the table in verifier/cli/table.py
 names every command and its module truthfully, and the light commands start without the store,
 the service or the pipeline (issue: start-up cost)."""
 
@@ -22,7 +22,7 @@ def test_the_table_names_every_command_and_its_module() -> None:
     defined = {name: command.callback.__module__ for name, command in cli.commands.items()
                if command.callback is not None}
     unlisted = sorted(set(defined) - set(COMMANDS))
-    assert not unlisted, f"add these commands to COMMANDS in verifier/cli/main.py (name: module, help): {unlisted}"
+    assert not unlisted, f"add these commands to COMMANDS in verifier/cli/table.py (name: module, help): {unlisted}"
     assert not set(COMMANDS) - set(defined), "COMMANDS names a command no module defines"
     for name, module in defined.items():
         assert module == _PACKAGE + COMMANDS[name][0], name

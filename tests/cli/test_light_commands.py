@@ -1,6 +1,6 @@
 """An agent's local commands stay light (issue 26): `rw check` on a real working folder runs the
 verifier's own checks and secret scan, yet loads neither the service, the pipeline's writer, the
-store, the read model, any HTTP stack nor the formats only other commands read; `rw new` and
+store, the read model, any HTTP stack, click nor the formats only other commands read; `rw new` and
 `rw trace` load no HTTP either. What is asserted is what a command imports, never how long it
 takes."""
 
@@ -13,8 +13,7 @@ from pathlib import Path
 import pydantic.plugin._schema_validator as schema_validator
 import pytest
 
-from tests.support.light import add_findings, misquote, run_rw
-from tests.support.workdir import working_folder
+from tests.support.light import checked_folder, misquote, run_rw
 from tests.support.world import World
 from verifier.agentkit.workdir import Work, find_work
 
@@ -24,7 +23,8 @@ NEVER_IN_CHECK = ("verifier.service", "verifier.store", "verifier.pipeline.submi
                   "verifier.pipeline.landing", "verifier.commons", "verifier.gitdoor", "verifier.writes",
                   "verifier.state.project", "verifier.client", "http.client", "ssl", "urllib.request",
                   "requests", "urllib3", "detect_secrets", "granian", "pygit2", "importlib.metadata",
-                  "rapidfuzz", "verifier.checks.scout", "verifier.checks.review", "verifier.checks.links")
+                  "rapidfuzz", "verifier.checks.scout", "verifier.checks.review", "verifier.checks.links",
+                  "click")  # `rw check` as typed runs without click (verifier.cli.main)
 # The formats only other commands read: the ledger's rows, a scout's fetch records, and the skill
 # file's, which a folder `rw work` made does not need (its state names its skill).
 OTHER_COMMANDS_FORMATS = ("verifier.formats.ledger", "verifier.formats.fetch", "verifier.formats.skill",
@@ -38,11 +38,7 @@ pytestmark = pytest.mark.slow  # each test starts `rw` in fresh interpreters
 def folder(world: World, tmp_path: Path) -> Path:
     """A working folder for an extract leaf holding three correct findings, and the scanner's
     cache of detect-secrets already written (as after the agent's first `rw` command)."""
-    world.leaf("extract-light")
-    work = working_folder(world, "extract-light", tmp_path / "work")
-    add_findings(work)
-    assert run_rw(["check"], work.root, {"XDG_CACHE_HOME": str(tmp_path / "cache")}).code == 0
-    return work.root
+    return checked_folder(world, tmp_path)
 
 
 def test_check_runs_the_verifiers_checks_without_the_service_the_store_or_http(folder: Path) -> None:
@@ -79,6 +75,13 @@ def test_new_and_trace_write_the_folder_without_loading_http(folder: Path) -> No
                   "--limitation", "L."], folder)
     assert ran.code != 0 and "not" in ran.out  # refused: the excerpt is not in the source
     assert not ran.loaded(*HTTP), ran.loaded(*HTTP)
+
+
+def test_check_builds_its_models_without_compiling_the_tokenizer(folder: Path) -> None:
+    # A builtin default_factory (`list`) has pydantic ask inspect for its signature, read from text
+    # with the tokenizer's regular expressions: compiled at every start (formats.base.no_items).
+    ran = run_rw(["check"], folder, {"XDG_CACHE_HOME": str(folder.parent / "cache")})
+    assert ran.code == 0 and not ran.tokenizer_compiled, ran.out
 
 
 def test_the_collector_is_back_on_once_the_command_runs_with_start_up_frozen(folder: Path) -> None:

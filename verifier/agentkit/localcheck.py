@@ -9,13 +9,15 @@ open, and whether the branch moved past the base (a stale verdict).
 
 from __future__ import annotations
 
+import re
+import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifier.agentkit.tracing import TraceLog
-from verifier.agentkit.workdir import Work, default_final, git, make_patch, manifest_for
+from verifier.agentkit.workdir import Work, default_final, make_patch, manifest_for
 from verifier.checks.context import CheckContext
 from verifier.checks.registry import check_for
 from verifier.errors import FormatError, Rejected, Rejection
@@ -33,37 +35,76 @@ if TYPE_CHECKING:
     from verifier.store.fetcher import Fetcher
 
 
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 class CommitTree:
-    """A TreeView over one commit of the clone (the leaf's base), read through git itself: the
-    listing once (`git ls-tree -r`), each file's bytes when a check asks (`git cat-file`)."""
+    """A TreeView over one commit of the clone (the leaf's base), read through git itself, in one
+    git process (`git cat-file --batch`, issue 26: each git process is a share of `rw check`'s
+    CPU): its trees walked once for the listing `git ls-tree -r` gives, each file's bytes read
+    when a check asks. `close()` ends the process (run_checks does, however the checks end)."""
 
     def __init__(self, root: Path, revision: str) -> None:
         self.root = root
         self.blobs: dict[str, str] = {}
         self.children: dict[str, set[str]] = {"": set()}
-        for entry in git(root, "ls-tree", "-r", "-z", "--full-tree", revision).split(b"\0"):
-            if not entry:
-                continue
-            meta, _, raw_path = entry.partition(b"\t")
-            _mode, kind, oid = meta.split(b" ")
-            if kind != b"blob":
-                continue  # submodules: the verifier refuses them anyway
-            path = raw_path.decode("utf-8", "surrogateescape")
-            self.blobs[path] = oid.decode()
-            parent, _, name = path.rpartition("/")
-            self.children.setdefault(parent, set()).add(name)
-            while parent:
-                grand, _, folder = parent.rpartition("/")
-                self.children.setdefault(grand, set()).add(folder)
-                parent = grand
         self._read: dict[str, bytes] = {}
+        self._git = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            self._walk(revision)
+        except BaseException:
+            self.close()
+            raise
+
+    def _object(self, name: str, kind: str) -> tuple[str, bytes]:
+        """(id, bytes) of object `name`, which must be a `kind`; RuntimeError naming it otherwise."""
+        stdin, stdout = self._git.stdin, self._git.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+        stdin.flush()
+        header = stdout.readline().rstrip(b"\n").split(b" ")
+        if len(header) != 3 or header[1].decode() != kind:
+            raise RuntimeError(f"git cat-file: {name[:80]} is not a {kind} in this clone")
+        body = stdout.read(int(header[2]) + 1)[:-1]  # each object's bytes end with a line break
+        return header[0].decode(), body
+
+    def _walk(self, revision: str) -> None:
+        if not _OBJECT_ID.fullmatch(revision):  # it becomes a line of git's input
+            raise RuntimeError(f"git cat-file: base revision {revision[:80]!r} is not a commit id")
+        _root_id, root = self._object(f"{revision}^{{tree}}", "tree")
+        trees: list[tuple[str, bytes]] = [("", root)]
+        while trees:
+            folder, body = trees.pop()
+            width = len(_root_id) // 2  # a raw object id: 20 bytes (SHA-1) or 32 (SHA-256)
+            at = 0
+            while at < len(body):
+                space = body.index(b" ", at)
+                nul = body.index(b"\0", space)
+                mode, name = body[at:space], body[space + 1:nul].decode("utf-8", "surrogateescape")
+                oid = body[nul + 1:nul + 1 + width].hex()
+                at = nul + 1 + width
+                path = f"{folder}/{name}" if folder else name
+                if mode == b"40000":
+                    trees.append((path, self._object(oid, "tree")[1]))
+                elif mode != b"160000":  # submodules: the verifier refuses them anyway
+                    self._add_blob(path, oid)
+
+    def _add_blob(self, path: str, oid: str) -> None:
+        self.blobs[path] = oid
+        parent, _, name = path.rpartition("/")
+        self.children.setdefault(parent, set()).add(name)
+        while parent:
+            grand, _, folder = parent.rpartition("/")
+            self.children.setdefault(grand, set()).add(folder)
+            parent = grand
 
     def read(self, path: str) -> bytes | None:
         oid = self.blobs.get(path)
         if oid is None:
             return None
         if path not in self._read:
-            self._read[path] = git(self.root, "cat-file", "blob", oid)
+            self._read[path] = self._object(oid, "blob")[1]
         return self._read[path]
 
     def is_dir(self, path: str) -> bool:
@@ -74,6 +115,14 @@ class CommitTree:
 
     def blob_id(self, path: str) -> str | None:
         return self.blobs.get(path)  # git's own id of the file: what git_blob_id computes
+
+    def close(self) -> None:
+        """End the git process: its input closed, it exits."""
+        if self._git.stdin is not None:
+            self._git.stdin.close()
+        if self._git.stdout is not None:
+            self._git.stdout.close()
+        self._git.wait()
 
 
 @dataclass
@@ -121,6 +170,14 @@ def run_checks(work: Work, now: datetime, skill_version: str, fetcher: Fetcher |
     patch = make_patch(work)
     leaf = LeafContract.model_validate(work.contract())
     base = CommitTree(work.root, work.state.base_revision)
+    try:
+        return _checked(work, now, skill_version, fetcher, patch, leaf, base)
+    finally:
+        base.close()
+
+
+def _checked(work: Work, now: datetime, skill_version: str, fetcher: Fetcher | None, patch: bytes,
+             leaf: LeafContract, base: CommitTree) -> LocalResult:
     try:
         parsed = parse_patch(patch)
         check_write_set(parsed, leaf.may_write)

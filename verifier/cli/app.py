@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from verifier import VERSION
+from verifier.cli.table import COMMAND_MODULES, COMMANDS, PACKAGE
 from verifier.errors import (
     EXIT_AUTH,
     EXIT_BUSY,
@@ -279,3 +280,6 @@ def cli() -> None:
     """ResearchWiki verifier. The home folder is RW_HOME (default ~/.researchwiki)."""
 
 
+assert isinstance(cli, LazyGroup)
+cli.configure({name: (PACKAGE + module, text) for name, (module, text) in COMMANDS.items()},
+              tuple(PACKAGE + module for module in COMMAND_MODULES))

@@ -1,11 +1,15 @@
-"""`rw`: the verifier's command line. Commands are imported lazily, so a command pays only for what
-it uses (`rw --help`, `rw board --server` and `rw check` start without the store or the service).
+"""`rw`: the verifier's command line. Commands are imported lazily (the table in
+verifier.cli.table), so a command pays only for what it uses (`rw --help`, `rw board --server`
+and `rw check` start without the store or the service).
 
-To add a command module: write `verifier/cli/<topic>_cmds.py` using the `cli` group from
-`verifier.cli.app`, and add its module name to `COMMAND_MODULES` below. That is enough for it to
-work. For a fast start, also add each of its top-level commands to `COMMANDS` (name -> module and
-the one-line help `rw --help` shows); tests/cli/test_cli_startup.py checks that `COMMANDS` matches the
-commands the modules really define.
+`rw check` and `rw check --json`, typed as they are (CHECK_WITHOUT_CLICK), start without click
+too: click is a tenth of the check's CPU (issue 26). They run the very function the click command
+runs (verifier.cli.checking.check_here) and print its lines as click.echo would (a line click
+would treat differently, with an escape sequence or not ASCII, goes through click.echo itself);
+an error the check raises is handed to click's own handling and then this module's, as if click
+had run the command. tests/cli/test_check_fast_path.py checks that the click command still takes
+exactly these arguments and that both ways say the same. Any other argument list (`rw check
+--help`, a typo) goes through click.
 """
 
 from __future__ import annotations
@@ -14,15 +18,21 @@ import gc
 import os
 import sys
 import types
+from typing import TYPE_CHECKING
 
 # The verifier uses no pydantic plugins, and looking for them reads the metadata of every
 # installed distribution at the first model built (a few hundredths of a second of each command's
 # start-up, issue 26). A PYDANTIC_DISABLE_PLUGINS already in the environment is left as it is.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-import click
+from verifier.cli.table import COMMAND_MODULES, COMMANDS, PACKAGE
 
-from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, LazyGroup, cli, exit_code_of
+if TYPE_CHECKING:
+    from verifier.cli.checking import FolderError
+
+__all__ = ["CHECK_WITHOUT_CLICK", "COMMANDS", "COMMAND_MODULES", "main"]
+
+_PACKAGE = PACKAGE
 
 
 def _no_plugins() -> tuple[()]:
@@ -46,70 +56,9 @@ def _skip_the_plugin_loader() -> None:
 
 _skip_the_plugin_loader()
 
-_PACKAGE = "verifier.cli."
 
-COMMAND_MODULES = ("project_cmds", "submit_cmds", "graph_cmds", "service_cmds", "resolver_cmds", "agent_cmds",
-                   "check_cmds", "writer_cmds", "loop_cmds", "planner_cmds", "runner_cmds", "ui_cmds",
-                   "graph_meaning_cmds", "eval_cmds", "deploy_cmds", "mcp_cmds", "model_cmds", "worker_cmds",
-                   "token_cmds")
-
-COMMANDS: dict[str, tuple[str, str]] = {
-    "agent": ("project_cmds", "Register agents and people (the local stand-in for Commons identity)."),
-    "audit": ("graph_cmds", "The project's refused authentications and authority checks (the steward's and admins')."),
-    "board": ("service_cmds", "The task board: SLUG's leaves in a state (reading needs no token)."),
-    "check": ("check_cmds", "Run the leaf kind's checks on the working folder, as the verifier will."),
-    "claim": ("service_cmds", "Claim LEAF_ID (or, with --warm, a warm extract leaf) until its claim expires."),
-    "demo": ("submit_cmds", "Run the demo end to end: a project, an agent, an extract leaf, a bad and a good patch."),
-    "digest": ("graph_cmds", "Print the project digest as JSON: newest reports, hypothesis moves, open gaps."),
-    "eval": ("eval_cmds", "The swarm's numbers (design §12) with intervals; lift and the kill signal, plainly."),
-    "eval-arm": ("eval_cmds", "The controlled arm: plans run by one agent and by the swarm, judged on use and credit."),
-    "hold": ("graph_cmds", "What waits in the queue (PROJECT.md holds), and a person's decision on it."),
-    "host": ("deploy_cmds", "Put SLUG's branch on an empty repository at URL; every landing is then pushed there."),
-    "instances": ("deploy_cmds", "The live verifier instances of this deployment and the projects each writes."),
-    "git": ("token_cmds", "git for people: a clone that pushes to refs/for/main with your token."),
-    "invite": ("token_cmds", "Print a one-time code that lets OPERATOR join SLUG from their own machine."),
-    "join": ("token_cmds", "Redeem an invite CODE at SERVER: register your agents, keep the tokens (0600)."),
-    "import": ("planner_cmds", "Add loose hypotheses to SLUG from a list, a YAML or a CSV file."),
-    "inbox": ("graph_meaning_cmds", "Your inbox, read from the Commons database on this machine (no service needed)."),
-    "init": ("project_cmds", "Create project SLUG (a bare repository under RW_HOME/projects)."),
-    "leaf": ("project_cmds", "Write and read leaf contracts."),
-    "leaks": ("resolver_cmds", "Search every agent-visible payload for every baseline still sealed."),
-    "ledger": ("project_cmds", "Show every attempt: outcome, leaf, agent, operator, and why."),
-    "loop": ("loop_cmds", "The live skill and the gate, by hand."),
-    "maintainer": ("loop_cmds", "The Wiki Maintainer: traces -> pattern pages in $RW_HOME/ops-wiki.git."),
-    "mcp": ("mcp_cmds", "Serve the agent's loop as MCP tools on stdin/stdout (docs/mcp.md)."),
-    "model": ("model_cmds", "The models behind each role (docs/models.md)."),
-    "messages": ("service_cmds", "Your inbox: the first-minute message and the return triggers."),
-    "new": ("agent_cmds", "Write an object file into the working folder: ids and offsets computed."),
-    "outcome": ("service_cmds", "The state and verdict of one of your submissions."),
-    "planner": ("planner_cmds", "The Planner: turns a project's state into a plan and leaves (docs/planner.md)."),
-    "proposer": ("loop_cmds", "The Skill Proposer: one atomic skill proposal, gated on the validation set."),
-    "release": ("service_cmds", "Release your claim on LEAF_ID."),
-    "repair": ("writer_cmds", "Put SLUG's branch back on a commit the ledger vouches for, as a ledger row (a person)."),
-    "replay": ("graph_cmds", "Rebuild ledger, scores and leaf results from git history alone."),
-    "resolve": ("resolver_cmds", "Resolve every active hypothesis past its check date (meant to run daily)."),
-    "resolver": ("resolver_cmds", "The Resolver's key pair."),
-    "revert": ("graph_cmds", "Revert an accepted contribution, withdrawing its citations (token: a person's)."),
-    "runner": ("runner_cmds", "Wake each project's Planner when its loop_cadence is due; optionally run workers."),
-    "schema": ("project_cmds", "Print the JSON Schema of one format, to check work before submitting."),
-    "scores": ("graph_cmds", "Show the v0 components per operator, side by side (never combined)."),
-    "seal": ("resolver_cmds", "Seal a baseline for every active hypothesis that has no current one."),
-    "serve": ("service_cmds", "Run the verifier as an HTTP service on RW_HOME (recovering from any crash first)."),
-    "source": ("project_cmds", "Read sources."),
-    "submit": ("submit_cmds", "Submit a patch with its trace bundle for a leaf, or a working folder."),
-    "thread": ("service_cmds", "Read a leaf's thread (outcomes, questions), or post on it."),
-    "token": ("token_cmds", "List, revoke and rotate bearer tokens (yours and your agents'; the admin any)."),
-    "trace": ("agent_cmds", "Record the trace of the leaf you work on: secrets stripped, tool output capped."),
-    "ui": ("ui_cmds", "The read-only UI: hypothesis cards, findings, the ledger, the hold queues (docs/ui.md)."),
-    "verdict": ("resolver_cmds", "Verdicts waiting for a person (PROJECT.md holds verdicts), and overrides."),
-    "skill": ("worker_cmds", "The live skill the service serves (GET /skill)."),
-    "work": ("agent_cmds", "Claim a leaf, clone the project at its base, write its payload, start the trace."),
-    "worker": ("worker_cmds", "One leaf by an agent CLI (--agent) or the platform's model worker (--model)."),
-}
-
-assert isinstance(cli, LazyGroup)
-cli.configure({name: (_PACKAGE + module, text) for name, (module, text) in COMMANDS.items()},
-              tuple(_PACKAGE + module for module in COMMAND_MODULES))
+# The argument lists `rw check` runs without click, and whether each asks for --json.
+CHECK_WITHOUT_CLICK: dict[tuple[str, ...], bool] = {("check",): False, ("check", "--json"): True}
 
 
 def _start_up_done() -> None:
@@ -120,24 +69,87 @@ def _start_up_done() -> None:
         gc.enable()
 
 
+def _echo(line: str) -> None:
+    """One line on stdout, as click.echo writes it: click strips escape sequences when stdout is
+    not a terminal and may re-wrap a stream it finds misconfigured for other text, so such a line
+    goes through click.echo itself."""
+    if line.isascii() and "\x1b" not in line:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        return
+    import click  # noqa: PLC0415 - only for a line click would write differently
+
+    click.echo(line)
+
+
+def _through_click(exc: FolderError | Exception | KeyboardInterrupt) -> None:
+    """Raise `exc` from inside a click command, so click handles it as it would have had it run
+    `rw check` (Ctrl-C as Abort, a broken pipe quietly, a refusal as click's `Error: ...`)."""
+    import click  # noqa: PLC0415 - the error path only
+
+    from verifier.cli.check_cmds import click_error  # noqa: PLC0415
+    from verifier.cli.checking import FolderError  # noqa: PLC0415
+
+    error = click_error(exc) if isinstance(exc, FolderError) else exc
+
+    def fail() -> None:
+        raise error
+
+    click.Command("check", callback=fail).main([], standalone_mode=False)
+
+
+def _check_without_click(as_json: bool) -> None:
+    from verifier.cli.checking import check_here  # noqa: PLC0415 - the check's modules
+
+    _start_up_done()  # as when click has found the command (LazyGroup.on_resolved)
+    try:
+        said = check_here(as_json)
+        for line in said.lines:
+            _echo(line)
+    except (Exception, KeyboardInterrupt) as exc:
+        _through_click(exc)
+        raise  # click re-raises every error in this mode; here for the type checker
+    if said.exit_code:
+        raise SystemExit(said.exit_code)
+
+
+def _with_click() -> None:
+    from verifier.cli.app import cli  # noqa: PLC0415 - `rw check` as typed starts without click
+
+    cli.on_resolved = _start_up_done
+    cli.main(standalone_mode=False)
+
+
+def _report(exc: Exception) -> None:
+    """The one way an error ends `rw`: click's own, then the one map from errors to exit codes."""
+    import click  # noqa: PLC0415
+
+    from verifier.cli.app import EXIT_CRASH, EXIT_USAGE, exit_code_of  # noqa: PLC0415
+
+    if isinstance(exc, click.exceptions.Abort):
+        click.echo("Aborted!", err=True)
+        sys.exit(EXIT_USAGE)
+    if isinstance(exc, click.ClickException):
+        exc.show()
+        sys.exit(exc.exit_code)
+    code = exit_code_of(exc)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    prefix = "the verifier crashed: " if code == EXIT_CRASH else ""
+    click.echo(f"Error: {prefix}{text}", err=True)
+    sys.exit(code)
+
+
 def main() -> None:
     # Importing a command's modules makes tens of thousands of objects that live until the
     # process ends; the cyclic collector walked them some 60 times for nothing during `rw check`'s
     # start-up (about 0.015 s of CPU, issue 26). It is off until the command is found, then on
     # again (`_start_up_done`), so a long-running command (`rw serve`) collects as usual.
     gc.disable()
-    cli.on_resolved = _start_up_done
+    as_json = CHECK_WITHOUT_CLICK.get(tuple(sys.argv[1:]))
     try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted!", err=True)
-        sys.exit(EXIT_USAGE)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except Exception as exc:  # the one map from errors to exit codes (see verifier.cli.app)
-        code = exit_code_of(exc)
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        prefix = "the verifier crashed: " if code == EXIT_CRASH else ""
-        click.echo(f"Error: {prefix}{text}", err=True)
-        sys.exit(code)
+        if as_json is None:
+            _with_click()
+        else:
+            _check_without_click(as_json)
+    except Exception as exc:  # every error ends here, as `_report` says
+        _report(exc)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator
 
-from verifier.formats.base import Handle, Strict, Text, Timestamp, parse_front_matter_model
+from verifier.formats.base import Handle, Strict, Text, Timestamp, no_items, parse_front_matter_model
 from verifier.formats.leaf import LeafContract
 from verifier.formats.project import HypothesisId
 
@@ -17,15 +17,15 @@ ObjectRef = Annotated[str, StringConstraints(pattern=r"^(fnd|lnk|src)_[0-9a-f]{1
 
 class Plan(Strict):
     plan_id: DocumentId
-    hypotheses: list[HypothesisId] = Field(default_factory=list)
-    leaves: list[str] = Field(default_factory=list)
-    decisions: list[Text] = Field(default_factory=list)
-    cites: list[ObjectRef] = Field(default_factory=list)
+    hypotheses: list[HypothesisId] = Field(default_factory=no_items)
+    leaves: list[str] = Field(default_factory=no_items)
+    decisions: list[Text] = Field(default_factory=no_items)
+    cites: list[ObjectRef] = Field(default_factory=no_items)
     author: Handle
     created_at: Timestamp
     # A held plan's leaf contracts (the Planner's, docs/planner.md): written to leaves/ after a
     # person approves the plan, and only if their sha256 is the one its `plan` ledger row names.
-    waiting: list[LeafContract] = Field(default_factory=list)
+    waiting: list[LeafContract] = Field(default_factory=no_items)
 
     @field_validator("cites", "hypotheses", "leaves")
     @classmethod
@@ -36,9 +36,9 @@ class Plan(Strict):
 class Report(Strict):
     report_id: DocumentId
     title: Text
-    hypotheses: list[HypothesisId] = Field(default_factory=list)
-    introduced: list[ObjectRef] = Field(default_factory=list)
-    cites: list[ObjectRef] = Field(default_factory=list)
+    hypotheses: list[HypothesisId] = Field(default_factory=no_items)
+    introduced: list[ObjectRef] = Field(default_factory=no_items)
+    cites: list[ObjectRef] = Field(default_factory=no_items)
     author: Handle
     created_at: Timestamp
 

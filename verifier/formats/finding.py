@@ -1,9 +1,7 @@
 """Findings: one exact excerpt from one source, the claim it supports and its limitation
 (findings/<shard>/<finding_id>.yaml)."""
 
-from __future__ import annotations
-
-from typing import Annotated
+from typing import Annotated, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -22,7 +20,7 @@ class Location(Strict):
     end: int = Field(ge=1)
 
     @model_validator(mode="after")
-    def _ordered(self) -> Location:
+    def _ordered(self) -> Self:
         if self.end <= self.start:
             raise ValueError("end must be greater than start")
         return self

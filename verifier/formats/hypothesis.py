@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from verifier.formats.base import Day, Strict, Text, Timestamp, parse_front_matter_model
+from verifier.formats.base import Day, Strict, Text, Timestamp, no_items, parse_front_matter_model
 from verifier.formats.project import HypothesisId
 
 HypothesisStatus = Literal["loose", "active", "resolved"]
@@ -33,7 +33,7 @@ class Verdict(Strict):
 
 class VerdictBlock(Strict):
     current: Verdict = Field(default_factory=Verdict)
-    history: list[Verdict] = Field(default_factory=list)
+    history: list[Verdict] = Field(default_factory=no_items)
 
 
 class Baseline(Strict):

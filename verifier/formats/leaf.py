@@ -8,15 +8,13 @@ writes the result when a submission of the leaf lands (accepted or held), and re
 byte for byte from the ledger row.
 """
 
-from __future__ import annotations
-
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from verifier.errors import FormatError
-from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, iso, parse_yaml_model
+from verifier.formats.base import CommitId, Handle, Strict, Text, Timestamp, iso, no_items, parse_yaml_model
 from verifier.formats.outcome import Outcome
 from verifier.formats.project import HypothesisId
 from verifier.formats.source import SourceId
@@ -44,7 +42,7 @@ class LeafInputs(Strict):
     hypothesis_id: HypothesisId | None = None
     hypothesis_revision: int | None = Field(default=None, ge=1)
     gap: Text | None = None
-    finding_ids: list[str] = Field(default_factory=list)
+    finding_ids: list[str] = Field(default_factory=no_items)
     object_path: str | None = None
 
 
@@ -78,7 +76,7 @@ class LeafContract(Strict):
     trace_level: TraceLevel | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> LeafContract:
+    def _consistent(self) -> Self:
         if self.check != self.kind:
             raise ValueError(f"check {self.check!r} does not match kind {self.kind!r}")
         if self.expires_at <= self.created_at:

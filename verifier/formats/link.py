@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from verifier.formats.base import Strict, Text, parse_yaml_model
+from verifier.formats.base import Strict, Text, no_items, parse_yaml_model
 from verifier.formats.finding import FindingId
 from verifier.formats.project import HypothesisId
 
@@ -43,9 +43,9 @@ class CounterEvidenceNote(Strict):
     hypothesis_revision: int = Field(ge=1)
     none_found_after: int = Field(ge=1, description="how many sources were searched for counter-evidence")
     sources_checked: list[Annotated[str, StringConstraints(pattern=r"^src_[0-9a-f]{16}$")]] = Field(
-        default_factory=list
+        default_factory=no_items
     )
-    scout_requests: list[ScoutRequest] = Field(default_factory=list, max_length=5)
+    scout_requests: list[ScoutRequest] = Field(default_factory=no_items, max_length=5)
 
 
 def parse_link(data: bytes | str, where: str) -> Link:

@@ -2,8 +2,6 @@
 untouched template still runs. `steward` and `maintainers` name who holds authority over the
 project (the table: docs/authority.md; the rule: verifier.roles.authority)."""
 
-from __future__ import annotations
-
 import ipaddress
 import re
 from typing import Annotated, Literal
@@ -11,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from verifier.constants import MIN_EXCERPT_CHARS
-from verifier.formats.base import HANDLE_RE, Day, Strict, parse_front_matter_model
+from verifier.formats.base import HANDLE_RE, Day, Strict, no_items, parse_front_matter_model
 
 HoldType = Literal["sources", "plans", "links", "verdicts"]
 # A few letters occur in any source: an excerpt this short could pin any claim to it.
@@ -37,13 +35,13 @@ class SourcePolicy(Strict):
 
     allow_http: bool = False
 
-    allow_domains: list[str] = Field(default_factory=list)
-    deny_domains: list[str] = Field(default_factory=list)
+    allow_domains: list[str] = Field(default_factory=no_items)
+    deny_domains: list[str] = Field(default_factory=no_items)
     languages: list[Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")]] = (
-        Field(default_factory=list)
+        Field(default_factory=no_items)
     )
     rights: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]] = Field(
-        default_factory=list
+        default_factory=no_items
     )
     min_date: Day | None = None
 
@@ -69,12 +67,12 @@ class ProjectFile(Strict):
     question: str = ""
     steward: Annotated[str, StringConstraints(pattern=HANDLE_RE)] | None = None
     # People who revert and repair beside the steward (docs/authority.md); handles, each once.
-    maintainers: list[Annotated[str, StringConstraints(pattern=HANDLE_RE)]] = Field(default_factory=list)
-    holds: list[HoldType] = Field(default_factory=list)
+    maintainers: list[Annotated[str, StringConstraints(pattern=HANDLE_RE)]] = Field(default_factory=no_items)
+    holds: list[HoldType] = Field(default_factory=no_items)
     source_policy: SourcePolicy = Field(default_factory=SourcePolicy)
     budget_per_loop: Budget = Field(default_factory=Budget)
     loop_cadence: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,4}[smhd]$")] = "20m"
-    hypotheses: list[HypothesisId] = Field(default_factory=list)
+    hypotheses: list[HypothesisId] = Field(default_factory=no_items)
     # How many sources a "none found" counter-evidence note must list (issue 10).
     counter_evidence_min_sources: int = Field(default=3, ge=1, le=100)
     # The shortest excerpt a finding may quote, in characters after normalization.

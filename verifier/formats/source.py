@@ -1,8 +1,6 @@
 """Sources: the record of one retained document (sources/<shard>/<source_id>.yaml) beside its
 retained bytes (sources/<shard>/<source_id>.<ext>)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import StringConstraints

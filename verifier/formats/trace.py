@@ -5,8 +5,6 @@ has the same id whether it arrived as a folder, a tar file or an HTTP form:
 for each file in BUNDLE_ORDER that is present: name, NUL, decimal length, NUL, the bytes.
 """
 
-from __future__ import annotations
-
 import hashlib
 from dataclasses import dataclass
 from typing import Annotated, Literal
