@@ -32,8 +32,12 @@ once after it (the rate of the two together, so the shared machine's drift weigh
 last line one JSON object with lost, duplicated, ratio and failover_s (targets 0, 0, >= 0.85,
 <= 10), and where the time went: CPU per submission and cores used on each side (every process
 the run started, servers and git included: on a machine busy with other work both sides get
-about the same cores, so the ratio follows CPU per submission), the remote rate before the kill
-and after the failover, and the load average.
+about the same cores, so the ratio follows CPU per submission), the remote CPU by part
+(`remote_cpu_ms_by_part`: the instances' own processes, the git they ran, PostgreSQL, the S3
+server, the git host, and the killed instance's once it died), the remote rate before the kill
+and after the failover, and the load average. Figures measured, and under what load: docs/deploy.md
+("Two instances, measured" and "Where the remote CPU goes, by part"); the last: ratio 0.24-0.67
+in runs of 15 s at load average 8-10 from other sessions, lost 0 and duplicated 0 in each.
 """
 
 from __future__ import annotations
@@ -269,6 +273,51 @@ def tree_cpu_s(daemon: str | None = None) -> float:
         if ancestor in roots and pid != me:
             total += ticks
     return total / os.sysconf("SC_CLK_TCK")
+
+
+PARTS = ("instances", "instances_git", "postgres", "s3", "git_host", "killed")
+
+
+def cpu_by_part(daemon: str) -> dict[str, float]:
+    """CPU seconds so far of each part of the remote run (Linux /proc), as `tree_cpu_s(daemon)`
+    counts them in all: the instances' own processes, the git they ran (their reaped children),
+    PostgreSQL (the processes under the one whose command line holds `daemon`), the S3 server, the
+    git host (`git daemon` and the receive-packs it forked), and what this process reaped (the
+    killed instance, once dead)."""
+    table: dict[int, tuple[int, int, int, str]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        # fields after the name: state, ppid, ..., utime (11), stime (12), cutime (13), cstime (14)
+        table[int(stat.parent.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]),
+                                        int(fields[13]) + int(fields[14]), command)
+    me = os.getpid()
+    spent = dict.fromkeys(PARTS, 0)
+
+    def part_of(pid: int) -> str | None:
+        while pid in table and pid not in (0, 1):
+            ppid, _, _, command = table[pid]
+            if daemon in command:
+                return "postgres"
+            if ppid == me:
+                return "s3" if "moto.server" in command else "git_host" if "git daemon" in command else "instances"
+            pid = ppid
+        return None
+
+    for pid, (_, own, reaped, command) in table.items():
+        if pid == me:
+            spent["killed"] += reaped
+            continue
+        part = part_of(pid)
+        if part == "instances":
+            spent["instances_git" if command.startswith("git") else "instances"] += own
+            spent["instances_git"] += reaped  # what an instance's process ran and reaped: git
+        elif part is not None:
+            spent[part] += own + reaped
+    return {part: ticks / os.sysconf("SC_CLK_TCK") for part, ticks in spent.items()}
 
 
 @contextlib.contextmanager
@@ -604,10 +653,11 @@ def main_remote(args: argparse.Namespace) -> int:
                 load_remote.instances(dep, ports, rw=RW, workers=args.workers, logs=scratch, lease_s=args.lease_s,
                                       wait_ready=wait_ready) as running:
             postgres = f"-p {load_remote.dsn_port(dep)} "  # the postmaster's command line
-            cpu = tree_cpu_s(postgres)
+            cpu, parts = tree_cpu_s(postgres), cpu_by_part(postgres)
             results, elapsed = remote_round(running, agent_queues(plan), args.seconds, failover,
                                             args.seconds * args.kill_at)
             remote_cpu = tree_cpu_s(postgres) - cpu  # both instances, PostgreSQL, moto and the git daemon
+            parts = {part: spent - parts[part] for part, spent in cpu_by_part(postgres).items()}
             checked = check_remote(dep.hosts, results)
         rate = len(results) / elapsed if elapsed else 0.0
         # The embedded run again, after: the two bracket the remote one, so a machine getting busier
@@ -625,6 +675,9 @@ def main_remote(args: argparse.Namespace) -> int:
             # work the ratio follows these (both sides get the same cores), when idle the parallelism.
             "remote_cpu_ms": round(1000 * remote_cpu / max(1, len(results)), 1),
             "embedded_cpu_ms": round(1000 * (embedded_cpu + after_cpu) / max(1, embedded + after), 1),
+            # remote_cpu_ms by part: where the remote CPU went (the killed instance's, once it died)
+            "remote_cpu_ms_by_part": {part: round(1000 * spent / max(1, len(results)), 1)
+                                      for part, spent in parts.items()},
             "remote_cores": round(remote_cpu / elapsed, 2) if elapsed else None,
             "embedded_cores": round((embedded_cpu + after_cpu) / (embedded_s + after_s), 2)
             if embedded_s + after_s else None,

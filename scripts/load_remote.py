@@ -12,7 +12,13 @@ Checks afterwards, against the git host only: a submission is `lost` if it was a
 accepted but its contribution commit is not on the host's branch exactly once, `duplicated` if one
 submission's objects landed more than once (two accepted rows for it); a crash row left by the
 killed attempt, followed by the retry's acceptance, is neither. A same-key replay (HTTP 200) is an
-answer like any other."""
+answer like any other.
+
+Measured (15 s runs, 16 agents, 4 projects, load average 8-10 from other sessions on 2 cores):
+ratio 0.24-0.67 to the embedded instance, failover 2.5-4.5 s, lost 0, duplicated 0; per
+submission 58-102 ms of CPU remote against 37-44 ms embedded, of which the git host's
+receive-packs 15-24 ms, the instances' pushes 7.5-11 ms, moto 5-8 ms and PostgreSQL 3-8 ms
+(docs/deploy.md, "Where the remote CPU goes, by part")."""
 
 from __future__ import annotations
 
