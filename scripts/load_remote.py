@@ -86,6 +86,7 @@ class Failover:
     started_at: float | None = None  # the agents' start (monotonic)
     killed_at: float | None = None
     first_landing_at: float | None = None
+    victim_cpu: tuple[float, float] = (0.0, 0.0)  # the victim's CPU just before the kill (load.instance_cpu_s)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def landed(self, instance: str, slug: str) -> None:
