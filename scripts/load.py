@@ -38,7 +38,7 @@ server, the git host; the killed instance's up to its kill, since its workers, r
 it died, take their CPU with them), the remote rate before the kill
 and after the failover, and the load average. Figures measured, and under what load: docs/deploy.md
 ("Two instances, measured" and "Where the remote CPU goes, by part"); the last: ratio 0.24-0.67
-in runs of 15 s at load average 8-10 from other sessions, lost 0 and duplicated 0 in each.
+in runs of 15 s at load average 8-11 from other sessions, lost 0 and duplicated 0 in each.
 """
 
 from __future__ import annotations

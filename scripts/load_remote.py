@@ -14,10 +14,10 @@ submission's objects landed more than once (two accepted rows for it); a crash r
 killed attempt, followed by the retry's acceptance, is neither. A same-key replay (HTTP 200) is an
 answer like any other.
 
-Measured (15 s runs, 16 agents, 4 projects, load average 8-10 from other sessions on 2 cores):
-ratio 0.24-0.67 to the embedded instance, failover 2.5-4.5 s, lost 0, duplicated 0; per
-submission 58-102 ms of CPU remote against 37-44 ms embedded, of which the git host's
-receive-packs 15-24 ms, the instances' pushes 7.5-11 ms, moto 5-8 ms and PostgreSQL 3-8 ms
+Measured (15 s runs, 16 agents, 4 projects, load average 8-11 from other sessions on 2 cores):
+ratio 0.24-0.67 to the embedded instance, failover 2.5-4.5 s, lost 0, duplicated 0; in the run
+counted by part, 104.8 ms of CPU per submission remote against 36.5 ms embedded: the instances
+57.4, their pushes 10.3, the git host's receive-packs 22.6, moto 8.6, PostgreSQL 5.8
 (docs/deploy.md, "Where the remote CPU goes, by part")."""
 
 from __future__ import annotations
