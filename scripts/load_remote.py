@@ -15,9 +15,9 @@ killed attempt, followed by the retry's acceptance, is neither. A same-key repla
 answer like any other.
 
 Measured (15 s runs, 16 agents, 4 projects, load average 8-11 from other sessions on 2 cores):
-ratio 0.24-0.67 to the embedded instance, failover 2.5-4.5 s, lost 0, duplicated 0; in the run
-counted by part, 104.8 ms of CPU per submission remote against 36.5 ms embedded: the instances
-57.4, their pushes 10.3, the git host's receive-packs 22.6, moto 8.6, PostgreSQL 5.8
+ratio 0.24-0.67 to the embedded instance, failover 2.5-4.5 s, lost 0, duplicated 0; in the two
+runs counted by part, 104-105 ms of CPU per submission remote against 37-47 ms embedded: the
+instances 55-57, their pushes 10, the git host's receive-packs 23-24, moto 9, PostgreSQL 6
 (docs/deploy.md, "Where the remote CPU goes, by part")."""
 
 from __future__ import annotations
