@@ -32,8 +32,13 @@ once after it (the rate of the two together, so the shared machine's drift weigh
 last line one JSON object with lost, duplicated, ratio and failover_s (targets 0, 0, >= 0.85,
 <= 10), and where the time went: CPU per submission and cores used on each side (every process
 the run started, servers and git included: on a machine busy with other work both sides get
-about the same cores, so the ratio follows CPU per submission), the remote rate before the kill
-and after the failover, and the load average.
+about the same cores, so the ratio follows CPU per submission), the remote CPU by part
+(`remote_cpu_ms_by_part`: the instances' own processes, the git they ran, PostgreSQL, the S3
+server, the git host; the killed instance's up to its kill, since its workers, reaped by init once
+it died, take their CPU with them), the remote rate before the kill
+and after the failover, and the load average. Figures measured, and under what load: docs/deploy.md
+("Two instances, measured" and "Where the remote CPU goes, by part"); the last: ratio 0.24-0.67
+in runs of 15 s at load average 8-11 from other sessions, lost 0 and duplicated 0 in each.
 """
 
 from __future__ import annotations
@@ -269,6 +274,66 @@ def tree_cpu_s(daemon: str | None = None) -> float:
         if ancestor in roots and pid != me:
             total += ticks
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def _processes() -> dict[int, tuple[int, int, int, int, str]]:
+    """Every live process (Linux /proc): pid -> (ppid, process group, own CPU ticks, reaped
+    children's CPU ticks, command line)."""
+    table: dict[int, tuple[int, int, int, int, str]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        # fields after the name: state, ppid, pgrp, ..., utime (11), stime (12), cutime (13), cstime (14)
+        table[int(stat.parent.name)] = (int(fields[1]), int(fields[2]), int(fields[11]) + int(fields[12]),
+                                        int(fields[13]) + int(fields[14]), command)
+    return table
+
+
+def instance_cpu_s(pgid: int) -> tuple[float, float]:
+    """CPU seconds so far of one `rw serve` instance (its process group: the main process and its
+    workers): (its own processes, the git they ran, live or reaped). Taken just before a kill -9,
+    it is what the killed instance spent: once dead, its workers are reaped by init, not by us."""
+    own = ran = 0
+    for _, group, mine, reaped, command in _processes().values():
+        if group == pgid:
+            if command.startswith("git"):
+                ran += mine
+            else:
+                own += mine
+            ran += reaped  # what a process of the instance ran and waited for: git
+    tick = os.sysconf("SC_CLK_TCK")
+    return own / tick, ran / tick
+
+
+SERVERS = ("postgres", "s3", "git_host")
+
+
+def servers_cpu_s(daemon: str) -> dict[str, float]:
+    """CPU seconds so far of the stand-ins of the remote run (Linux /proc), live processes and what
+    they reaped: PostgreSQL (the processes under the one whose command line holds `daemon`), the S3
+    server (moto) and the git host (`git daemon` and the receive-packs it forked)."""
+    table = _processes()
+    me = os.getpid()
+    spent = dict.fromkeys(SERVERS, 0)
+
+    def part_of(pid: int) -> str | None:
+        while pid in table and pid not in (0, 1):
+            ppid, _, _, _, command = table[pid]
+            if daemon in command:
+                return "postgres"
+            if ppid == me:
+                return "s3" if "moto.server" in command else "git_host" if "git daemon" in command else None
+            pid = ppid
+        return None
+
+    for pid, (_, _, mine, reaped, _) in table.items():
+        part = part_of(pid)
+        if part is not None:
+            spent[part] += mine + reaped
+    return {part: ticks / os.sysconf("SC_CLK_TCK") for part, ticks in spent.items()}
 
 
 @contextlib.contextmanager
@@ -523,6 +588,7 @@ def remote_round(running: list[load_remote.Instance], queues: dict[str, list[Wor
         failover.victim_slugs = frozenset(slugs)
         with failover.lock:
             failover.killed_at = time.monotonic()
+        failover.victim_cpu = instance_cpu_s(victim.proc.pid)  # its workers' CPU is lost with them
         load_remote.kill(victim)
 
     threads = [threading.Thread(target=agent, args=(items,)) for items in queues.values() if items]
@@ -604,10 +670,17 @@ def main_remote(args: argparse.Namespace) -> int:
                 load_remote.instances(dep, ports, rw=RW, workers=args.workers, logs=scratch, lease_s=args.lease_s,
                                       wait_ready=wait_ready) as running:
             postgres = f"-p {load_remote.dsn_port(dep)} "  # the postmaster's command line
-            cpu = tree_cpu_s(postgres)
+            servers, started = servers_cpu_s(postgres), {i.name: instance_cpu_s(i.proc.pid) for i in running}
             results, elapsed = remote_round(running, agent_queues(plan), args.seconds, failover,
                                             args.seconds * args.kill_at)
-            remote_cpu = tree_cpu_s(postgres) - cpu  # both instances, PostgreSQL, moto and the git daemon
+            parts = {part: spent - servers[part] for part, spent in servers_cpu_s(postgres).items()}
+            parts["instances"] = parts["instances_git"] = 0.0
+            for instance in running:  # the victim as it was just before the kill
+                dead = instance.name == failover.victim
+                own, ran = failover.victim_cpu if dead else instance_cpu_s(instance.proc.pid)
+                parts["instances"] += own - started[instance.name][0]
+                parts["instances_git"] += ran - started[instance.name][1]
+            remote_cpu = sum(parts.values())  # both instances, PostgreSQL, moto and the git daemon
             checked = check_remote(dep.hosts, results)
         rate = len(results) / elapsed if elapsed else 0.0
         # The embedded run again, after: the two bracket the remote one, so a machine getting busier
@@ -625,6 +698,9 @@ def main_remote(args: argparse.Namespace) -> int:
             # work the ratio follows these (both sides get the same cores), when idle the parallelism.
             "remote_cpu_ms": round(1000 * remote_cpu / max(1, len(results)), 1),
             "embedded_cpu_ms": round(1000 * (embedded_cpu + after_cpu) / max(1, embedded + after), 1),
+            # remote_cpu_ms by part: where the remote CPU went (the killed instance's up to its kill)
+            "remote_cpu_ms_by_part": {part: round(1000 * spent / max(1, len(results)), 1)
+                                      for part, spent in parts.items()},
             "remote_cores": round(remote_cpu / elapsed, 2) if elapsed else None,
             "embedded_cores": round((embedded_cpu + after_cpu) / (embedded_s + after_s), 2)
             if embedded_s + after_s else None,

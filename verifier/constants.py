@@ -122,6 +122,10 @@ NOTIFY_READ_WAIT_S: Final = 10.0
 # so it travels in the same push instead of a round trip of its own (verifier.deploy.publishing):
 # about one judging on a loaded machine; an idle project (nobody judged) pushes at once.
 PUBLISH_LINGER_S: Final = 1.0
+# An instance's start-up reads every project's digest at most this long before its workers fork, so
+# each worker starts with the projects' leaf contracts parsed (verifier.deploy.instances.warm): the
+# projects it writes and those it may take over after a failover, about 0.2 s each here.
+WARM_START_S: Final = 20.0
 # A forwarded write waits this long for the holder: a whole verdict on a loaded machine.
 FORWARD_TIMEOUT_S: Final = 300.0
 # A push's quarantined objects older than this are swept: far longer than any hook may take.

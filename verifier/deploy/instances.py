@@ -27,12 +27,14 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from verifier.constants import LEASE_IDLE_S as IDLE_S
-from verifier.constants import RECENT_LANDINGS_S
+from verifier.constants import RECENT_LANDINGS_S, WARM_START_S
 from verifier.deploy import publishing
 from verifier.errors import HistoryBrokenError, RetryableError
+from verifier.pipeline.digest import digest
 from verifier.pipeline.ledger import ledger_head
 from verifier.store.backends import commons_dsn
 from verifier.store.files import exclusive_lock, write_atomic
@@ -294,3 +296,26 @@ def resync(home: Home, slug: str) -> None:
     publishing.write_record(home, publishing.pushing_path(home, slug), None)
     publishing.write_record(home, publishing.pushed_path(home, slug), Anchor(head_seq - 1, head_hash, tip))
     repo.move_staged(tip, repo.staged())  # and what it had staged on an older main is dropped
+
+
+def warm(home: Home, now: datetime, *, budget_s: float = WARM_START_S) -> int:
+    """Before the workers fork (the service's start-up): read each project's digest, so every
+    worker starts with its leaf contracts, PROJECT.md and ledger rows parsed (per-process caches,
+    inherited by the fork), for the projects it writes and for those a failover may hand it; at
+    most `budget_s` in all. The embedded instance gets the same from its notifier's start-up pass;
+    an instance on a shared Commons whose peer already passed the rows does not. Returns how many
+    projects were read; a project that cannot be read is skipped (its first request reads it)."""
+    if home.settings.backends.instance is None:
+        return 0
+    deadline = time.monotonic() + budget_s
+    done = 0
+    for slug in home.projects():
+        if time.monotonic() >= deadline:
+            break
+        try:
+            digest(home, slug, now)
+        except Exception as exc:  # a broken project is the writer's to refuse, not start-up's
+            log.warning("warming %s failed: %s", slug, exc)
+            continue
+        done += 1
+    return done

@@ -25,6 +25,7 @@ from granian.server import Server
 from verifier.commons.backend import commons_database
 from verifier.commons.local import LocalCommons
 from verifier.constants import SERVICE_LOCK_WAIT_S
+from verifier.deploy.instances import warm
 from verifier.errors import ConflictError
 from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import digest
@@ -64,6 +65,7 @@ def start_up(home: Home, config: ServiceConfig) -> RecoveryReport:
     report = recover(home, journal, commons, Notifier(home, commons, db, digest), Heartbeat(db), now=clock(),
                      outage_min_s=config.outage_min_s)
     db.close()
+    warm(home, clock())  # several instances: the workers fork with every project parsed
     return report
 
 
