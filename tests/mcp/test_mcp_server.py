@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.agent import sentences
-from tests.support.first_hour import agent_token, initialised, serving
+from tests.support.first_hour import agent_token, copied_initialised, serving
 from tests.support.mcp_session import call, session
 from verifier.constants import MCP_MAX_TEXT
 from verifier.errors import EXIT_REJECTED, EXIT_UNTRUSTED, EXIT_USAGE
@@ -23,7 +23,7 @@ LOOP_TOOLS = {"board", "work", "read_payload", "read_source", "read_file", "new_
 
 
 def test_an_mcp_client_claims_a_warm_leaf_and_reaches_an_accepted_extract(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     folder = tmp_path / "agent"
 
     async def scenario(url: str, token: str) -> None:
@@ -82,7 +82,7 @@ def test_an_mcp_client_claims_a_warm_leaf_and_reaches_an_accepted_extract(tmp_pa
 
 
 def test_hostile_tool_arguments_are_tool_errors_and_the_server_keeps_answering(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     folder = tmp_path / "agent"
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -127,7 +127,7 @@ def test_hostile_tool_arguments_are_tool_errors_and_the_server_keeps_answering(t
 
 
 def test_without_a_token_the_tools_say_so_with_the_cli_exit_code(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
 
     async def scenario(url: str) -> None:
         async with session(url, "", tmp_path / "agent") as client:

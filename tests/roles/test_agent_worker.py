@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.agent_cli import install
-from tests.support.first_hour import Steward, agent_token, initialised, serving
+from tests.support.first_hour import Steward, agent_token, copied_initialised, serving
 from verifier.formats.ledger import LedgerRow
 from verifier.roles.liveskill import live_skill_version
 from verifier.state.project import rows_from
@@ -49,7 +49,7 @@ def _runner(steward: Steward, url: str, env: dict[str, str], worker: str = "clau
 
 def test_runner_with_claude_reaches_an_accepted_extract_carrying_model_tokens_usd_and_the_live_skill(
         tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     token = agent_token(steward.home, "claude-worker")
     with serving(steward.home) as server:
         _runner(steward, server.url, _env(tmp_path, token))
@@ -80,7 +80,7 @@ def test_runner_with_claude_reaches_an_accepted_extract_carrying_model_tokens_us
 
 def test_a_claude_that_exits_1_is_a_crash_row_with_its_exit_code_and_the_leaf_is_claimable_again(
         tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     token = agent_token(steward.home, "claude-worker")
     with serving(steward.home) as server:
         before = _open_leaves(steward, server.url)
@@ -92,7 +92,7 @@ def test_a_claude_that_exits_1_is_a_crash_row_with_its_exit_code_and_the_leaf_is
 
 
 def test_a_hanging_claude_is_killed_at_the_limit_and_is_a_crash_row(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     token = agent_token(steward.home, "claude-worker")
     with serving(steward.home) as server:
         before = _open_leaves(steward, server.url)
@@ -104,7 +104,7 @@ def test_a_hanging_claude_is_killed_at_the_limit_and_is_a_crash_row(tmp_path: Pa
 
 
 def test_a_claude_that_says_nothing_is_a_crash_row(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     token = agent_token(steward.home, "claude-worker")
     with serving(steward.home) as server:
         _runner(steward, server.url, _env(tmp_path, token, "silent"))
@@ -113,7 +113,7 @@ def test_a_claude_that_says_nothing_is_a_crash_row(tmp_path: Path) -> None:
 
 
 def test_a_token_the_agent_printed_is_redacted_from_the_transcript_before_import(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     token = agent_token(steward.home, "claude-worker")
     with serving(steward.home) as server:
         _runner(steward, server.url, _env(tmp_path, token, "leak"))
@@ -124,7 +124,7 @@ def test_a_token_the_agent_printed_is_redacted_from_the_transcript_before_import
 
 
 def test_worker_run_with_codex_installs_agents_md_and_submits_through_the_codex_transcript(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     token = agent_token(steward.home, "codex-worker")
     with serving(steward.home) as server:
         leaf_id = sorted(_open_leaves(steward, server.url))[0]

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.agent import RW
 from tests.support.agent_cli import install
-from tests.support.first_hour import Steward, agent_token, initialised, serving
+from tests.support.first_hour import Steward, agent_token, copied_initialised, serving
 from tests.support.loop import SEED_SKILL, skill_following_worker, with_extract
 from tests.support.world import NOW
 from verifier.client.http import Client
@@ -45,7 +45,7 @@ def _run_claude(steward: Steward, url: str, token: str, tmp_path: Path, mode: st
 
 
 def test_the_service_serves_the_live_skill_and_skill_install_writes_its_bytes(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     install_skill(steward.home, SEED_SKILL)
     with serving(steward.home) as server:
         body = Client(server.url).get("/skill", auth=False).body
@@ -63,7 +63,7 @@ def test_the_service_serves_the_live_skill_and_skill_install_writes_its_bytes(tm
 
 
 def test_a_kept_proposal_reaches_the_next_worker_and_eval_sets_validation_beside_live(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     token = agent_token(steward.home, "claude-worker")
     install_skill(steward.home, SEED_SKILL)
     seed_version = live_skill_version(steward.home)

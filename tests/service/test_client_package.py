@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.first_hour import initialised, serving
+from tests.support.first_hour import copied_initialised, serving
 from verifier import VERSION
 from verifier.service.client_package import WHEEL_NAME, build_wheel, package_files
 from verifier.version import PACKAGE, verifier_version
@@ -60,7 +60,7 @@ def _get(url: str) -> tuple[bytes, dict[str, str]]:
 
 @pytest.mark.slow
 def test_a_fresh_virtual_environment_installs_a_working_rw_by_the_documented_command(tmp_path: Path) -> None:
-    steward = initialised(tmp_path, SLUG, "demo-project")
+    steward = copied_initialised(tmp_path, SLUG, "demo-project")
     with serving(steward.home) as server:
         version = json.loads(_get(f"{server.url}/version")[0])
         assert version["verifier_version"] == verifier_version() and version["requires_python"] == ">=3.11"

@@ -18,7 +18,7 @@ from tests.support import service_harness
 from tests.support.elsewhere import elsewhere_env, get_status, rw
 from tests.support.graph import edit_file, read
 from tests.support.people import get_json, signed_in
-from tests.support.ui import UiProject, ui_project
+from tests.support.ui import UiProject, copied_ui_project
 from tests.support.world import NOW, SLUG, World
 from verifier.pipeline.ledger import read_chain
 from verifier.state.project import ProjectView
@@ -31,8 +31,9 @@ EXIT_NOT_AUTHORISED = 10
 
 
 @pytest.fixture
-def served(world: World) -> Iterator[tuple[UiProject, service_harness.Server]]:
-    project = ui_project(world)
+def served(tmp_path: Path) -> Iterator[tuple[UiProject, service_harness.Server]]:
+    project = copied_ui_project(tmp_path)
+    world = project.world
     old = (read(world, "PROJECT.md") or b"").decode()
     handed = edit_file(world, project.scenario.steward_token, "PROJECT.md",
                        old.replace("steward: ericxtang\n", f"steward: {STEWARD}\n"))

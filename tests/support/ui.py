@@ -1,16 +1,19 @@
 """The UI's fixture project: the resolution fixture (three operators' evidence on H1, reviews, a
 steward's report, baselines sealed for H1 and H3), plus what the UI must show and must not run:
 a person's source whose text holds a `<script>` and a finding quoting it, a link held in the
-links queue, a rejected submission; then H1 resolved (its baseline opened, H3's still sealed)."""
+links queue, a rejected submission; then H1 resolved (its baseline opened, H3's still sealed).
+`copied_ui_project` hands a test its own copy of the project built once per test process."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from pathlib import Path
 
 from tests.support.edits import edit
-from tests.support.resolution import AFTER_H1, Scenario, build, resolve
-from tests.support.world import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World
+from tests.support.resolution import AFTER_H1, Scenario, build, copied, resolve
+from tests.support.templates import built
+from tests.support.world import GUIDE_ID, NOTE_ID, NOW, PDF_ID, SLUG, World, make_world
 from verifier.agentkit.objects import finding_file, link_file, note_file, source_files
 from verifier.pipeline.submit import Submission
 
@@ -80,4 +83,13 @@ def ui_project(world: World, *, resolved: bool = True) -> UiProject:
     return UiProject(scenario, hostile, held, source_id)
 
 
-__all__ = ["AFTER_H1", "HOSTILE", "SLUG", "UiProject", "edit", "resolve", "ui_project"]
+def copied_ui_project(dest: Path, *, resolved: bool = True) -> UiProject:
+    """`ui_project` on a fresh world, as a home of its own under `dest`/home: the project is built
+    once per test process (seconds of submissions, sealing and resolving) and copied for each
+    caller (a fraction of a second), so what one test changes no other sees."""
+    name = "ui-project" if resolved else "ui-project-unresolved"
+    template = built(name, lambda folder: ui_project(make_world(folder), resolved=resolved))
+    return replace(template, scenario=copied(template.scenario, dest))
+
+
+__all__ = ["AFTER_H1", "HOSTILE", "SLUG", "UiProject", "copied_ui_project", "edit", "resolve", "ui_project"]

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support import service_harness
 from tests.support.people import error_code, get_json, newest_revertable, post, signed_in
-from tests.support.ui import UiProject, ui_project
-from tests.support.world import SLUG, World
+from tests.support.ui import UiProject, copied_ui_project
+from tests.support.world import SLUG
 from verifier.pipeline.ledger import read_chain
 from verifier.state.project import ProjectView
 
@@ -23,9 +24,9 @@ pytestmark = pytest.mark.slow  # a real `rw serve`
 
 
 @pytest.fixture
-def served(world: World) -> Iterator[tuple[UiProject, service_harness.Server]]:
-    project = ui_project(world)
-    server = service_harness.start(world.home.root)
+def served(tmp_path: Path) -> Iterator[tuple[UiProject, service_harness.Server]]:
+    project = copied_ui_project(tmp_path)
+    server = service_harness.start(project.world.home.root)
     try:
         yield project, server
     finally:

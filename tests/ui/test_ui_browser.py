@@ -18,16 +18,16 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.support import service_harness
 from tests.support.browser import chromium
-from tests.support.ui import HOSTILE, UiProject, ui_project
-from tests.support.world import SLUG, World
+from tests.support.ui import HOSTILE, UiProject, copied_ui_project
+from tests.support.world import SLUG
 
 pytestmark = pytest.mark.slow  # a real `rw serve` and headless Chromium
 
 
 @pytest.fixture
-def served(world: World) -> Iterator[tuple[UiProject, service_harness.Server]]:
-    project = ui_project(world)
-    server = service_harness.start(world.home.root)
+def served(tmp_path: Path) -> Iterator[tuple[UiProject, service_harness.Server]]:
+    project = copied_ui_project(tmp_path)
+    server = service_harness.start(project.world.home.root)
     try:
         yield project, server
     finally:

@@ -4,16 +4,19 @@ the UI shows it is found on the page and in its JSON."""
 
 from __future__ import annotations
 
-from tests.support.ui import AFTER_H1, edit, ui_project
-from tests.support.world import SLUG, World
+from pathlib import Path
+
+from tests.support.ui import AFTER_H1, copied_ui_project, edit
+from tests.support.world import SLUG
 from verifier.audits.leaks import agent_visible_payloads, leak_test, open_seals
 from verifier.formats.yamlout import dump_yaml
 
 P = f"ui:p/{SLUG}/"
 
 
-def test_the_leak_test_covers_every_ui_page_and_finds_nothing_in_the_fixture(world: World) -> None:
-    project = ui_project(world)
+def test_the_leak_test_covers_every_ui_page_and_finds_nothing_in_the_fixture(tmp_path: Path) -> None:
+    project = copied_ui_project(tmp_path)
+    world = project.world
     payloads = agent_visible_payloads(world.repo, SLUG, now=AFTER_H1)
     for page in ("index.html", "index.json", "hypotheses/H1.html", "holds.html", "ledger/1.html",
                  "findings/all/all/1.html", "findings/all/all/1.json", "who/op-b.html"):
@@ -22,8 +25,9 @@ def test_the_leak_test_covers_every_ui_page_and_finds_nothing_in_the_fixture(wor
     assert report.ok and report.baselines == ["H3"], [leak.line() for leak in report.leaks]
 
 
-def test_a_baseline_planted_in_a_report_is_found_on_the_project_page(world: World) -> None:
-    project = ui_project(world)
+def test_a_baseline_planted_in_a_report_is_found_on_the_project_page(tmp_path: Path) -> None:
+    project = copied_ui_project(tmp_path)
+    world = project.world
     scenario = project.scenario
     opened, problems = open_seals(scenario.view(), SLUG, scenario.private_key)
     assert not problems

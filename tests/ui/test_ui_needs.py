@@ -4,15 +4,18 @@ and revert (never a contribution already reverted), and a project refusing write
 
 from __future__ import annotations
 
-from tests.support.ui import AFTER_H1, ui_project
-from tests.support.world import SLUG, World
+from pathlib import Path
+
+from tests.support.ui import AFTER_H1, copied_ui_project
+from tests.support.world import SLUG
 from verifier.ui.needs import ProjectNeeds, needs_you_page
 from verifier.ui.site import open_reader
 from verifier.writes.revert import revert
 
 
-def test_the_page_lists_what_waits_in_each_project_and_the_stewards_first(world: World) -> None:
-    project = ui_project(world)
+def test_the_page_lists_what_waits_in_each_project_and_the_stewards_first(tmp_path: Path) -> None:
+    project = copied_ui_project(tmp_path)
+    world = project.world
     reader = open_reader(world.repo, SLUG, AFTER_H1)
     page = needs_you_page([ProjectNeeds("a-broken-one", None, "its tip moved"), ProjectNeeds(SLUG, reader)],
                           "ericxtang", "csrf-token")
@@ -25,8 +28,9 @@ def test_the_page_lists_what_waits_in_each_project_and_the_stewards_first(world:
     assert page["csrf"] == "csrf-token" and page["total"] == first["count"] + second["count"]
 
 
-def test_a_reverted_contribution_is_not_offered_again(world: World) -> None:
-    project = ui_project(world)
+def test_a_reverted_contribution_is_not_offered_again(tmp_path: Path) -> None:
+    project = copied_ui_project(tmp_path)
+    world = project.world
     reader = open_reader(world.repo, SLUG, AFTER_H1)
     (first,) = needs_you_page([ProjectNeeds(SLUG, reader)], "ericxtang", "x")["projects"]
     newest = first["revertable"][0]["commit"]

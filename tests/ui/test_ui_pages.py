@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.support.ui import AFTER_H1, HOSTILE, UiProject, edit, resolve, ui_project
-from tests.support.world import SLUG, World, make_world
+from tests.support.ui import AFTER_H1, HOSTILE, UiProject, copied_ui_project, edit, resolve
+from tests.support.world import SLUG
 from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.ui.site import build_site, open_reader, project_page
@@ -24,8 +24,8 @@ P = f"p/{SLUG}/"
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> UiProject:
-    """Built once for the module: the tests that take it only read it (those that write build their own)."""
-    return ui_project(make_world(tmp_path_factory.mktemp("ui")))
+    """One copy for the module: the tests that take it only read it (those that write take their own)."""
+    return copied_ui_project(tmp_path_factory.mktemp("ui"))
 
 
 def site(project: UiProject) -> dict[str, bytes]:
@@ -83,8 +83,8 @@ def test_each_excerpt_is_shown_in_its_place_in_the_source_text(project: UiProjec
     assert '<span class="context">An analyst pasted this into the note: </span><mark class="excerpt">&lt;script' in text
 
 
-def test_a_baseline_shows_only_after_resolution(world: World) -> None:
-    project = ui_project(world, resolved=False)
+def test_a_baseline_shows_only_after_resolution(tmp_path: Path) -> None:
+    project = copied_ui_project(tmp_path, resolved=False)
     before = site(project)
     card = json.loads(before[P + "hypotheses/H1.json"])["cards"][0]
     assert card["resolution"] is None
@@ -166,9 +166,9 @@ def test_a_commit_page_shows_what_the_ledger_names_and_nothing_else(project: UiP
     assert project_page(reader, repo, P + f"commits/{tip}.html") is None
 
 
-def test_a_held_verdict_is_in_the_hold_queue_and_its_baseline_is_not_shown(world: World) -> None:
-    project = ui_project(world, resolved=False)
-    scenario = project.scenario
+def test_a_held_verdict_is_in_the_hold_queue_and_its_baseline_is_not_shown(tmp_path: Path) -> None:
+    project = copied_ui_project(tmp_path, resolved=False)
+    world, scenario = project.world, project.scenario
     text = (scenario.read("PROJECT.md") or b"").decode().replace("holds: [ links ]", "holds: [ links, verdicts ]")
     assert world.submit(edit(world, scenario.steward_token, {"PROJECT.md": text.encode()})).outcome == "accepted"
     assert resolve(scenario) == ["H1 queued"]

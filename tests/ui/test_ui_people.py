@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from tests.support import service_harness
 from tests.support.browser import chromium
 from tests.support.people import error_code, evil_site, get_json, post, result_text, session_cookie, sign_in, wait_for
-from tests.support.ui import UiProject, ui_project
+from tests.support.ui import UiProject, copied_ui_project
 from tests.support.world import NOW, SLUG, World
 from verifier.formats.ledger import LedgerRow
 from verifier.pipeline.ledger import read_chain
@@ -25,9 +25,9 @@ pytestmark = pytest.mark.slow  # a real `rw serve` and headless Chromium
 
 
 @pytest.fixture
-def served(world: World) -> Iterator[tuple[UiProject, service_harness.Server]]:
-    project = ui_project(world)
-    server = service_harness.start(world.home.root)
+def served(tmp_path: Path) -> Iterator[tuple[UiProject, service_harness.Server]]:
+    project = copied_ui_project(tmp_path)
+    server = service_harness.start(project.world.home.root)
     try:
         yield project, server
     finally:
