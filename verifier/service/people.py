@@ -18,8 +18,6 @@ from datetime import datetime
 
 from verifier.audits.audit import verify_ledger
 from verifier.errors import FormatError
-from verifier.evaluation.report import EvalOptions
-from verifier.evaluation.sources import evaluate_home, validation_from_home
 from verifier.roles.planner import local_commons, wake
 from verifier.roles.records import read_record
 from verifier.roles.resolver import approve, set_verdict
@@ -180,6 +178,11 @@ def trace(home: Home, actor: Actor, slug: str, trace_id: str, *, now: datetime) 
 
 def evaluation(home: Home, slug: str, *, now: datetime) -> Json:
     """`rw eval SLUG --json`: the design's §12 numbers for one project, from its history alone."""
+    # The evaluation brings numpy (a tenth of a second to import): a server pays for it at its
+    # first evaluation, not at every start.
+    from verifier.evaluation.report import EvalOptions  # noqa: PLC0415
+    from verifier.evaluation.sources import evaluate_home, validation_from_home  # noqa: PLC0415
+
     home.project(slug)
     options = EvalOptions(now=now, recruited=tuple(home.settings.recruited_by_steward),
                           validation=tuple(validation_from_home(home, None)))

@@ -20,7 +20,6 @@ from verifier.formats.usescores import UseSummary
 from verifier.state.layout import USE_SCORES, source_bytes_path, source_record_path
 from verifier.store.gitrepo import GitTree, ProjectRepo
 from verifier.store.home import Home
-from verifier.text.extract import extract_text
 from verifier.ui import pages
 from verifier.ui.readmodel import ProjectReader, TextOf
 from verifier.ui.render import model_json, render, static_file
@@ -52,6 +51,10 @@ def text_reader(view: GitTree, derive: Deriver) -> TextOf:
 
 
 def uncached_text(_blob: str, data: bytes, media_type: str) -> str:
+    # The extractor brings bs4 and pypdf (a quarter of a second to import): only a reader that
+    # derives a text without the home's cache pays for them.
+    from verifier.text.extract import extract_text  # noqa: PLC0415
+
     return extract_text(data, media_type)
 
 
