@@ -20,7 +20,7 @@ from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, read_records
 from verifier.scoring.useindex import counted_use, is_live, parse_index_file
 from verifier.seal.status import hypothesis_ids, unsealed
-from verifier.state.layout import PLANNER_SCORES, leaf_path, use_index_path, use_shard_path
+from verifier.state.layout import PLANNER_SCORES, id_digits, leaf_path, use_index_path, use_shard_path
 from verifier.state.view import TreeView
 
 
@@ -33,11 +33,15 @@ def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
 
 
 def _use_from_index(view: TreeView, object_ids: set[str]) -> dict[str, float]:
+    # Grouped by the ids' first two digits, each file's path made once from one of its ids: rw
+    # eval asks for every accepted object of a project, and a path formatted per id costs more
+    # than the lookup.
     wanted: dict[str, list[str]] = defaultdict(list)
     for object_id in object_ids:
-        wanted[use_index_path(object_id)].append(object_id)
+        wanted[id_digits(object_id)[:2]].append(object_id)
     use: dict[str, float] = {}
-    for path, ids in wanted.items():
+    for ids in wanted.values():
+        path = use_index_path(ids[0])
         data = view.read(path)
         if not data:
             continue

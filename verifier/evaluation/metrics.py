@@ -42,13 +42,28 @@ STALE = "stale"
 
 
 @dataclass(frozen=True)
-class Context:
-    """What the per-attempt metrics look up: when each leaf was written, each object's use, and
-    each object's resolution credit, all keyed by (project, id)."""
+class ProjectContext:
+    """What the per-attempt metrics look up in one project: when each leaf was written, each
+    object's use, and each object's resolution credit, keyed by the project's own ids."""
 
-    opened: Mapping[tuple[str, str], float]  # (project, leaf_id) -> epoch seconds of its opening
-    use: Mapping[tuple[str, str], float]
-    credit: Mapping[tuple[str, str], int]
+    opened: Mapping[str, float]  # leaf_id -> epoch seconds of its opening
+    use: Mapping[str, float]
+    credit: Mapping[str, int]
+
+
+_NO_CONTEXT = ProjectContext({}, {}, {})
+
+
+@dataclass(frozen=True)
+class Context:
+    """Each project's lookups (ProjectContext), by project slug. Per project rather than keyed by
+    (project, id) pairs: a submission looks its objects up by their ids alone, with no pair made
+    and hashed per object (rw eval does that for every object of the platform)."""
+
+    projects: Mapping[str, ProjectContext]
+
+    def of(self, project: str) -> ProjectContext:
+        return self.projects.get(project, _NO_CONTEXT)
 
 
 def object_credits(resolutions: Iterable[ResolvedHypothesis]) -> dict[str, int]:
@@ -66,17 +81,18 @@ def object_credits(resolutions: Iterable[ResolvedHypothesis]) -> dict[str, int]:
 
 
 def context_of(histories: Iterable[ProjectHistory]) -> Context:
-    opened: dict[tuple[str, str], float] = {}
-    use: dict[tuple[str, str], float] = {}
-    credit: dict[tuple[str, str], int] = {}
+    """Each project's lookups; a leaf's opening is its contract's created_at, else its first
+    `leaf` row. One history per project (a home's projects have distinct slugs)."""
+    projects: dict[str, ProjectContext] = {}
     for history in histories:
-        opened.update(((history.project, leaf_id), at.timestamp()) for leaf_id, at in history.opened.items())
+        opened = {leaf_id: at.timestamp() for leaf_id, at in history.opened.items()}
         for row in history.rows:
-            if row.action == "leaf" and row.leaf_id is not None:
-                opened.setdefault((history.project, row.leaf_id), row.at.timestamp())
-        use.update(((history.project, key), value) for key, value in history.use.items())
-        credit.update(((history.project, key), value) for key, value in object_credits(history.resolutions).items())
-    return Context(opened, use, credit)
+            if row.action == "leaf" and row.leaf_id is not None and row.leaf_id not in opened:
+                opened[row.leaf_id] = row.at.timestamp()
+        if history.project in projects:
+            raise ValueError(f"context_of: two histories of project {history.project}")
+        projects[history.project] = ProjectContext(opened, history.use, object_credits(history.resolutions))
+    return Context(projects)
 
 
 def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[list[tuple[float, float]], int]:
@@ -121,23 +137,21 @@ def facts_of(row: Attempt, context: Context) -> tuple[Unit, Counts]:
     cost_known = row.usd is not None and not objects_unknown
     usd, paid = (row.usd or 0.0, float(len(found))) if cost_known else (0.0, 0.0)
     seconds, timed = 0.0, 0.0
+    local = context.of(row.project)
     from_claim = row.claimed_at is not None
     if row.claimed_at is not None:
         start: float | None = row.claimed_at.timestamp()
     else:
-        start = context.opened.get((row.project, row.leaf_id or ""))
+        start = local.opened.get(row.leaf_id or "")
     if start is not None:
         seconds, timed = max(0.0, row.at.timestamp() - start), 1.0
-    uses: list[float] = []
+    uses = [use for use in map(local.use.get, found) if use is not None]
     right = judged = 0
-    for object_id in found:
-        key = (row.project, object_id)
-        use = context.use.get(key)
-        if use is not None:
-            uses.append(use)
-        credit = context.credit.get(key, 0)
-        right += credit > 0
-        judged += credit != 0
+    if local.credit:  # most projects have few decided links: most rows skip this
+        for credit in map(local.credit.get, found):
+            if credit:
+                right += credit > 0
+                judged += 1
     return ((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))),
             (1, int(cost_known), len(found), int(objects_unknown), right, judged, int(timed), len(uses),
              int(from_claim)))
