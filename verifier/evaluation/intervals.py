@@ -173,11 +173,12 @@ def bootstrap_ratios(units: Iterable[Sequence[float]], ratios: Sequence[tuple[in
     """For each (numerator column, denominator column): Σ numerator / Σ denominator over the units
     with a percentile-bootstrap interval from one shared resampling of whole units; (value, low,
     high), all None when Σ denominator is 0. Units are sorted first, so their order never matters."""
-    rows = [tuple(unit) for unit in units]
+    rows = units if isinstance(units, list) else list(units)
     if not rows:
         return [(None, None, None) for _ in ratios]
+    widths = set(map(len, rows))
     width = len(rows[0])
-    if any(len(row) != width for row in rows):
+    if len(widths) != 1:
         raise ValueError(f"bootstrap_ratios: units of {width} and of other widths")
     # A flat stream of numbers: numpy reads it far faster than a list of tuples.
     array = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=width * len(rows)).reshape(-1, width)
@@ -202,15 +203,26 @@ def ratios_of_sorted(sample: Sequence[Sequence[float]] | np.ndarray, ratios: Seq
     array = np.asarray(sample, dtype=np.float64)
     totals = [math.fsum(array[:, column].tolist()) for column in range(array.shape[1])]
     wanted = [(a, b) for a, b in ratios if totals[b] != 0]
-    sums = _resampled_sums(array, key) if wanted else np.zeros((0, array.shape[1]))
+    if not wanted:
+        return [(None, None, None) for _ in ratios]
+    sums = _resampled_sums(array, key)
+    numerators = sums[:, [a for a, _ in wanted]]
+    denominators = sums[:, [b for _, b in wanted]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(denominators > 0, numerators / np.where(denominators > 0, denominators, 1), np.nan)
+    # Every ratio's ends in one call when no resample left a denominator at 0 (the usual case);
+    # numpy's percentile along an axis is its percentile of each column, to the bit.
+    if np.isfinite(values).all():
+        ends = np.percentile(values, [2.5, 97.5], axis=0)
+        intervals = [(float(ends[0, column]), float(ends[1, column])) for column in range(len(wanted))]
+    else:
+        intervals = [_percentiles(values[:, column]) for column in range(len(wanted))]
+    found = dict(zip(wanted, intervals, strict=True))
     for a, b in ratios:
         if totals[b] == 0:
             out.append((None, None, None))
             continue
-        denominators = sums[:, b]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            values = np.where(denominators > 0, sums[:, a] / np.where(denominators > 0, denominators, 1), np.nan)
-        low, high = _percentiles(values)
+        low, high = found[(a, b)]
         out.append((totals[a] / totals[b], None if math.isnan(low) else low, None if math.isnan(high) else high))
     return out
 

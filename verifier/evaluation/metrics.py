@@ -98,18 +98,15 @@ def context_of(histories: Iterable[ProjectHistory]) -> Context:
 def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[list[tuple[float, float]], int]:
     """(usd, accepted objects or moves) per attempt that disclosed usd, and how many did not (or
     whose accepted objects are unknown: rows written before the ledger recorded them)."""
-    pairs: list[tuple[float, float]] = []
-    excluded = 0
-    for row in attempts:
-        if moves:
-            units: float | None = float(row.accepted and row.kind in EVIDENCE_KINDS)
-        else:
-            units = (float(len(row.objects)) if row.objects is not None else None) if row.accepted else 0.0
-        if row.usd is None or units is None:
-            excluded += 1
-        else:
-            pairs.append((row.usd, units))
-    return pairs, excluded
+    # Comprehensions, not one loop with appends: this runs over every agent submission of the
+    # platform (skill versions) and of each project (hypothesis moves).
+    if moves:
+        pairs = [(row.usd, float(row.accepted and row.kind in EVIDENCE_KINDS)) for row in attempts
+                 if row.usd is not None]
+    else:
+        pairs = [(row.usd, float(len(row.objects or ())) if row.accepted else 0.0) for row in attempts
+                 if row.usd is not None and (row.objects is not None or not row.accepted)]
+    return pairs, len(attempts) - len(pairs)
 
 
 Unit = tuple[float, float, float, float, float, float]
