@@ -29,7 +29,6 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -205,16 +204,67 @@ class Submissions:
 
 
 def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions:
+    """The agent submissions among `attempts` as arrays: each row's facts_of, worked out a column
+    at a time (one pass over the rows per column, the arithmetic in numpy) rather than a tuple
+    per row; the fast-path test holds the two to one document."""
     rows = [row for row in attempts if row.is_agent_submission]
-    # Once per row: a project's submissions are worked out once and the platform's are theirs joined.
-    facts = [facts_of(row, context) for row in rows]
-    # Flat iterators: numpy reads a flat stream of numbers far faster than a list of tuples.
-    return Submissions(np.fromiter(chain.from_iterable(unit for unit, _ in facts), dtype=np.float64,
-                                   count=6 * len(facts)).reshape(-1, 6),
-                       np.fromiter(chain.from_iterable(counts for _, counts in facts), dtype=np.int64,
-                                   count=9 * len(facts)).reshape(-1, 9),
-                       tuple(row.kind or "" for row in rows), tuple(model_of(row) for row in rows),
-                       np.asarray([row.accepted for row in rows], dtype=bool))
+    n = len(rows)
+    accepted = np.fromiter((row.accepted for row in rows), dtype=bool, count=n)
+    # `or 0.0`, as facts_of: an undisclosed usd adds nothing, and a -0.0 adds a 0.0.
+    usd = np.fromiter((row.usd or 0.0 for row in rows), dtype=np.float64, count=n)
+    disclosed = np.fromiter((row.usd is not None for row in rows), dtype=bool, count=n)
+    taken = [row for row in rows if row.accepted]
+    found = [row.objects for row in taken]
+    k = len(taken)
+    unknown = np.fromiter((objects is None for objects in found), dtype=bool, count=k)
+    sizes = np.fromiter((len(objects or ()) for objects in found), dtype=np.int64, count=k)
+    at = np.fromiter((row.at.timestamp() for row in taken), dtype=np.float64, count=k)
+    claimed = np.fromiter((row.claimed_at is not None for row in taken), dtype=bool, count=k)
+    locals_ = [context.of(row.project) for row in taken]
+    # From the agent's claim, else the leaf's opening; NaN: neither is known.
+    start = np.fromiter((row.claimed_at.timestamp() if row.claimed_at is not None
+                         else local.opened.get(row.leaf_id or "", math.nan)
+                         for row, local in zip(taken, locals_, strict=True)), dtype=np.float64, count=k)
+    uses = [[use for use in map(local.use.get, objects or ()) if use is not None]
+            for objects, local in zip(found, locals_, strict=True)]
+    credits = [(0, 0) if not local.credit or not objects else _right_and_judged(objects, local.credit)
+               for objects, local in zip(found, locals_, strict=True)]
+    timed = ~np.isnan(start)
+    cost_known = disclosed.copy()
+    cost_known[accepted] &= ~unknown
+    units = np.zeros((n, 6), dtype=np.float64)
+    units[:, 0] = np.where(cost_known, usd, 0.0)
+    taken_units = units[accepted]
+    taken_units[:, 1] = np.where(cost_known[accepted], sizes, 0)
+    taken_units[:, 2] = np.where(timed, np.maximum(0.0, at - np.where(timed, start, at)), 0.0)
+    taken_units[:, 3] = timed
+    taken_units[:, 4] = np.fromiter((math.fsum(values) for values in uses), dtype=np.float64, count=k)
+    scored = np.fromiter((len(values) for values in uses), dtype=np.int64, count=k)
+    taken_units[:, 5] = scored
+    units[accepted] = taken_units
+    counts = np.zeros((n, 9), dtype=np.int64)
+    counts[:, 1] = cost_known
+    taken_counts = np.zeros((k, 9), dtype=np.int64)
+    taken_counts[:, 0] = 1
+    taken_counts[:, 1] = cost_known[accepted]
+    taken_counts[:, 2] = sizes
+    taken_counts[:, 3] = unknown
+    taken_counts[:, 4:6] = np.asarray(credits, dtype=np.int64).reshape(k, 2)
+    taken_counts[:, 6] = timed
+    taken_counts[:, 7] = scored
+    taken_counts[:, 8] = claimed
+    counts[accepted] = taken_counts
+    return Submissions(units, counts, tuple(row.kind or "" for row in rows), tuple(model_of(row) for row in rows),
+                       accepted)
+
+
+def _right_and_judged(objects: tuple[str, ...], credit: Mapping[str, int]) -> tuple[int, int]:
+    right = judged = 0
+    for value in map(credit.get, objects):
+        if value:
+            right += value > 0
+            judged += 1
+    return right, judged
 
 
 def _codes(labels: Sequence[str]) -> tuple[list[str], np.ndarray]:
