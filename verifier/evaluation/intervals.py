@@ -4,6 +4,9 @@ percentile bootstrap for means and ratios. Pure and deterministic.
 Order independence: the bootstrap sorts its sample before resampling and seeds its generator from
 the metric's name, so the same multiset of values gives the same interval whatever order the rows
 landed in; sums use `math.fsum`, which is exactly rounded and so independent of order too.
+
+The resampled indices are numpy's `Generator(PCG64(seed)).integers(0, n)`, replayed in bulk from
+the bit generator's raw outputs (`_Draws`): the same numbers, drawn for less.
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ WORK_CAP = 100_000
 # Resampling is done in slices of about this many drawn indices (256 KiB as int64): a slice's
 # draws, their counts and the counts as floats stay in the core's cache from the draw to the
 # product, where one slice of every resample at once went through memory three times over (a
-# platform-wide group of 10,000 units draws 2,000,000 indices). PCG64 keeps the unused half of
-# a 64-bit output in its state, so the indices drawn do not depend on how they are sliced: the
-# same seed gives the same resamples as one draw of them all.
+# platform-wide group of 10,000 units draws 2,000,000 indices). The draws keep the words drawn
+# past a slice for the next one (`_Draws.spare`), so the indices drawn do not depend on how they
+# are sliced: the same seed gives the same resamples as one draw of them all.
 _SLICE_ELEMENTS = 32_768
 # The resampled sums are one thin matrix product per slice of at most this much work (rows x n x
 # columns): OpenBLAS runs a product that small on one thread. A bigger one it spreads over every
