@@ -22,10 +22,11 @@ read not: ratio 1.31-2.67 (median 1.71); with both sides reading rows that way
 (formats.ledger.parse_row), load average 2.9: eval 3.49 s, read 1.52 s, ratio 2.29, cpu_ratio
 2.26. Issue 26's third round (numpy's bounded draws replayed in bulk, each project's lookups by
 its own ids, the submissions a column at a time, batched percentiles; the document unchanged to
-the byte), five runs, load average 5-11: ratio 1.88, 1.89, 1.59, 2.43, 2.10 (median 1.89),
-cpu_ratio 2.12, 2.35, 1.62, 2.09, 2.05 (median 2.09); in the quietest of them (wall equal to
-CPU) eval 3.42 s CPU, read 1.67 s. The target (2) is met by the median wall ratio, not by every
-run. docs/eval.md says where the time goes.
+the byte), six runs, load average 2.6-11 and moving within runs: ratio 1.59, 1.89, 2.10, 2.22,
+2.38, 2.43 (median 2.16), cpu_ratio 1.62, 2.05, 2.09, 2.35, 2.51, 2.61 (median 2.22); in the
+quietest (wall equal to CPU) eval 3.42 s CPU, read 1.67 s: ratio 2.10. The target (2) is not
+reached: what eval adds to the read is ~1.75 s, about 0.45 s of it the bootstrap.
+docs/eval.md says where the time goes.
 """
 
 from __future__ import annotations
