@@ -20,7 +20,13 @@ second round (cache-sized bootstrap slices, a plain slots Attempt), under load (
 2-7), read and eval in turn, six runs with the eval reading rows from their JSON bytes and the
 read not: ratio 1.31-2.67 (median 1.71); with both sides reading rows that way
 (formats.ledger.parse_row), load average 2.9: eval 3.49 s, read 1.52 s, ratio 2.29, cpu_ratio
-2.26. docs/eval.md says where the time goes.
+2.26. Issue 26's third round (numpy's bounded draws replayed in bulk, each project's lookups by
+its own ids, the submissions a column at a time, batched percentiles; the document unchanged to
+the byte), six runs, load average 2.6-11 and moving within runs: ratio 1.59, 1.89, 2.10, 2.22,
+2.38, 2.43 (median 2.16), cpu_ratio 1.62, 2.05, 2.09, 2.35, 2.51, 2.61 (median 2.22); in the
+quietest (wall equal to CPU) eval 3.42 s CPU, read 1.67 s: ratio 2.10. The target (2) is not
+reached: what eval adds to the read is ~1.75 s, about 0.45 s of it the bootstrap.
+docs/eval.md says where the time goes.
 """
 
 from __future__ import annotations

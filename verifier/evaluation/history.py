@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from verifier.errors import FormatError
 from verifier.evaluation.rows import ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.formats.leaf import parse_leaf
+from verifier.formats.ledger import LedgerRow
 from verifier.formats.usescores import UseEntry, load_shard
 from verifier.pipeline.ledger import read_chain
 from verifier.roles.records import ResolutionRecord, read_records
 from verifier.scoring.useindex import counted_use, is_live, parse_index_file
 from verifier.seal.status import hypothesis_ids, unsealed
-from verifier.state.layout import PLANNER_SCORES, leaf_path, use_index_path, use_shard_path
+from verifier.state.layout import PLANNER_SCORES, id_digits, leaf_path, use_index_path, use_shard_path
 from verifier.state.view import TreeView
 
 
@@ -33,11 +35,15 @@ def read_use(view: TreeView, object_ids: set[str]) -> dict[str, float]:
 
 
 def _use_from_index(view: TreeView, object_ids: set[str]) -> dict[str, float]:
+    # Grouped by the ids' first two digits, each file's path made once from one of its ids: rw
+    # eval asks for every accepted object of a project, and a path formatted per id costs more
+    # than the lookup.
     wanted: dict[str, list[str]] = defaultdict(list)
     for object_id in object_ids:
-        wanted[use_index_path(object_id)].append(object_id)
+        wanted[id_digits(object_id)[:2]].append(object_id)
     use: dict[str, float] = {}
-    for path, ids in wanted.items():
+    for ids in wanted.values():
+        path = use_index_path(ids[0])
         data = view.read(path)
         if not data:
             continue
@@ -75,8 +81,11 @@ def resolved_of(record: ResolutionRecord) -> ResolvedHypothesis:
 
 
 def read_history(view: TreeView, project: str) -> ProjectHistory:
-    ledger = [row for _, row in read_chain(view)]
-    rows = tuple(attempt_of(project, row) for row in ledger)
+    # Each row made into an Attempt as it is read, its LedgerRow let go at once: holding a project's
+    # whole ledger of models (kilobytes a row) to the end costs a read of it again in cache misses.
+    # The seal status reads only `resolve` rows (seal.status.recorded_reasons): they are kept.
+    resolving: list[LedgerRow] = []
+    rows = tuple(attempt_of(project, row) for row in _keeping(read_chain(view), resolving))
     needed = {object_id for row in rows if row.accepted and row.objects for object_id in row.objects}
     records = read_records(view)
     resolutions = tuple(resolved_of(records[h]) for h in sorted(records) if records[h].outcome is not None)
@@ -87,12 +96,19 @@ def read_history(view: TreeView, project: str) -> ProjectHistory:
             unresolved = int(json.loads(planner)["unresolved_count"])
         except (ValueError, KeyError, TypeError) as exc:
             raise FormatError(f"no readable unresolved_count: {exc}", PLANNER_SCORES) from exc
-    not_sealed = tuple((item.hypothesis_id, item.why) for item in unsealed(view, hypothesis_ids(view), ledger))
+    not_sealed = tuple((item.hypothesis_id, item.why) for item in unsealed(view, hypothesis_ids(view), resolving))
     unclaimed = {row.leaf_id for row in rows if row.is_agent_submission and row.accepted and row.leaf_id
                  and row.claimed_at is None}
     return ProjectHistory(project=project, rows=rows, use=read_use(view, needed), resolutions=resolutions,
                           unresolved_count=unresolved, unsealed=not_sealed,
                           opened=read_openings(view, unclaimed))
+
+
+def _keeping(chain: Iterable[tuple[bytes, LedgerRow]], resolving: list[LedgerRow]) -> Iterator[LedgerRow]:
+    for _, row in chain:
+        if row.action == "resolve":
+            resolving.append(row)
+        yield row
 
 
 def read_openings(view: TreeView, leaf_ids: set[str]) -> dict[str, datetime]:
