@@ -92,7 +92,8 @@ bare git 10.7-13.9/s (ratio 1.37-1.79), p50 680-760 ms, p99 2.2-2.3 s, lost 0, d
 peak_rss_mb 318-324. On a quiet machine (load average 1.4, nothing else running): landings_per_s
 29.44, bare_git_per_s 25.30, ratio 1.16, p50 458 ms, p99 1.49 s, lost 0, duplicated 0, peak_rss_mb
 333, server CPU 39.9 ms a landing (quiet, fewer attempts queue behind a landing, so groups are
-smaller and share less; round two: 25.85/s, ratio 0.997, 44 ms). What is left (py-spy, GIL held): judging a fifth (the finding YAML and the
+smaller and share less; round two: 25.85/s, ratio 0.997, 44 ms).
+What is left (py-spy, GIL held): judging a fifth (the finding YAML and the
 extract check, the rescore), the contribution's own loose objects a tenth, the notifier's pass
 (after the answer) a seventh, HTTP and the multipart body a tenth. Ratio >= 5 would need about
 8 ms of CPU a landing on these two cores, beside the agents' own: not reached.
