@@ -9,7 +9,8 @@ the verifier, with the trailers), then the verifier's ledger commit holding the 
 bookkeeping files, then the branch move and the anchor, all or nothing. Inside `batch()` several
 landings are staged on one another and published by one branch move at the end, or not at all (a
 push of many commits is all-or-nothing); `batch(carry=True)` also leaves the ledger segment, the
-scores and the leaf results to the batch's last ledger commit (ADR 0014).
+scores (but each row's use-score shards) and the leaf results to the batch's last ledger commit
+(ADR 0014).
 
 A project on a git host (config.json backends.remotes) publishes differently: under the lock the
 writer only stages its landings (refs/rw/staged), and when the block ends, with the lock let go,
@@ -456,12 +457,12 @@ class ProjectWriter:
         when the block ends, or none of them when it raises.
 
         With `carry`, each landing's ledger commit leaves the bookkeeping (the ledger segment, the
-        scores, the leaf result) to the block's last ledger commit, made again at the end with all
-        of it: each landing keeps its own contribution commit and its own ledger commit carrying
-        its row, and the group writes the bookkeeping's trees once instead of once per landing
-        (ADR 0014). Only the published tip, the last, is read as a whole state; the view() of the
-        block reads what is carried as if it were written. `amended` then names the ledger
-        commit that was made again, and its replacement."""
+        scores but its own use-score shards, the leaf result) to the block's last ledger commit,
+        made again at the end with all of it: each landing keeps its own contribution commit and
+        its own ledger commit carrying its row, and the group writes the bookkeeping's trees once
+        instead of once per landing (ADR 0014). Only the published tip, the last, is read as a
+        whole state; the view() of the block reads what is carried as if it were written.
+        `amended` then names the ledger commit that was made again, and its replacement."""
         if self._batch is not None:
             raise RuntimeError("batches do not nest")
         self._batch = batch = _Batch(self.tip, [], {} if carry else None)
