@@ -130,16 +130,23 @@ def test_secret_in_trace_tells_the_agent(world: World, commons: LocalCommons, no
     assert told.kind == "secret" and secret not in told.body and secret not in json.dumps(told.data)
 
 
-def test_linked_finding_and_hypothesis_moves_reach_their_authors(
-        world: World, commons: LocalCommons, notifier: Notifier, second_agent: Callable[[], ScriptedAgent]) -> None:
+def _two_links(world: World) -> tuple[list[str], dict[str, bytes]]:
+    """agent-a's accepted findings, and a link leaf's files linking the first two to H1 (one
+    supporting, one contradicting), for another agent to submit."""
     world.leaf("extract-1")
     assert world.submit(world.extract("extract-1")).outcome == "accepted"
     findings = sorted(path.rsplit("/", 1)[1][:-5] for path in world.findings("extract-1"))
-    other = second_agent()
     world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     links = dict(link_file(finding_id=finding_id, hypothesis_id="H1", revision=1, stance=stance,
                            rationale=f"{stance} because the figures say so", leaf_kind="link", leaf_id="link-1")
                  for finding_id, stance in zip(findings[:2], ["supports", "contradicts"], strict=True))
+    return findings, links
+
+
+def test_linked_finding_and_hypothesis_moves_reach_their_authors(
+        world: World, commons: LocalCommons, notifier: Notifier, second_agent: Callable[[], ScriptedAgent]) -> None:
+    findings, links = _two_links(world)
+    other = second_agent()
     assert world.submit(world.creation("link-1", links, agent=other)).outcome == "accepted"
     notifier.catch_up(SLUG, now=NOW)
     linked = [m for m in commons.inbox("agent-a") if m.kind == "finding_linked"]
@@ -163,15 +170,9 @@ def test_linked_finding_and_hypothesis_moves_reach_their_authors(
 
 def test_a_link_landed_in_a_group_tells_the_findings_author_of_its_own_use_move(
         world: World, commons: LocalCommons, notifier: Notifier, second_agent: Callable[[], ScriptedAgent]) -> None:
-    world.leaf("extract-1")
-    assert world.submit(world.extract("extract-1")).outcome == "accepted"
-    findings = sorted(path.rsplit("/", 1)[1][:-5] for path in world.findings("extract-1"))
+    findings, links = _two_links(world)
     other = second_agent()
-    world.leaf("link-1", "link", source_id=None, hypothesis_id="H1", hypothesis_revision=1)
     world.leaf("extract-2")
-    links = dict(link_file(finding_id=finding_id, hypothesis_id="H1", revision=1, stance=stance,
-                           rationale=f"{stance} because the figures say so", leaf_kind="link", leaf_id="link-1")
-                 for finding_id, stance in zip(findings[:2], ["supports", "contradicts"], strict=True))
     group = [world.creation("link-1", links, agent=other),
              world.creation("extract-2", distinct_findings(world.agent, "extract-2", 3))]
     verdicts = land_group(world.home, SLUG, [prepare(world.home, s, now=NOW, fetcher=world.fetcher) for s in group])
