@@ -250,20 +250,10 @@ def tree_cpu_s(daemon: str | None = None) -> float:
     `daemon`, also of the processes under the one whose command line holds it (PostgreSQL, which
     pg_ctl detaches). Taken before and after a round, the difference is the round's CPU, servers
     and git included, the load generator's own excluded."""
-    parents: dict[int, int] = {}
-    spent: dict[int, int] = {}
-    roots = {os.getpid()}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        pid = int(stat.parent.name)
-        parents[pid] = int(fields[1])  # fields after the name: state, ppid, ..., utime (11) .. cstime (14)
-        spent[pid] = sum(int(value) for value in fields[11:15])
-        if daemon is not None and daemon in command:
-            roots.add(pid)
+    table = _processes()
+    parents = {pid: row[0] for pid, row in table.items()}
+    spent = {pid: row[2] + row[3] for pid, row in table.items()}  # own and reaped children's CPU
+    roots = {os.getpid()} | {pid for pid, row in table.items() if daemon is not None and daemon in row[4]}
     me = os.getpid()
     total = spent.get(me, 0) - sum(int(value) for value in
                                    Path(f"/proc/{me}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
