@@ -5,18 +5,21 @@ outside it each thread keeps its own; and what a handle learns of ancestry every
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from verifier.store.gitrepo import VERIFIER, ProjectRepo, landing_handle, open_repo
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 JOIN_S = 30
+T = TypeVar("T")
 
 
-def _other_thread(job: object) -> object:
-    out: list[object] = []
-    thread = threading.Thread(target=lambda: out.append(job()))  # type: ignore[operator]
+def _other_thread(job: Callable[[], T]) -> T:
+    out: list[T] = []
+    thread = threading.Thread(target=lambda: out.append(job()))
     thread.start()
     thread.join(JOIN_S)
     assert not thread.is_alive()
@@ -64,4 +67,4 @@ def test_what_one_threads_handle_learns_of_ancestry_the_others_know(tmp_path: Pa
     tip = repo.create_commit(tree=tree, parents=[base], author=VERIFIER, committer=VERIFIER, message="tip", when=T0)
     assert open_repo(path).is_ancestor(base, tip)
     other = _other_thread(lambda: open_repo(path))
-    assert isinstance(other, ProjectRepo) and other._known.descends.get(base) == tip
+    assert other._known.descends.get(base) == tip

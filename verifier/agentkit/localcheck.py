@@ -72,11 +72,11 @@ class CommitTree:
     def _walk(self, revision: str) -> None:
         if not _OBJECT_ID.fullmatch(revision):  # it becomes a line of git's input
             raise RuntimeError(f"git cat-file: base revision {revision[:80]!r} is not a commit id")
-        _root_id, root = self._object(f"{revision}^{{tree}}", "tree")
+        root_id, root = self._object(f"{revision}^{{tree}}", "tree")
+        width = len(root_id) // 2  # a raw object id: 20 bytes (SHA-1) or 32 (SHA-256)
         trees: list[tuple[str, bytes]] = [("", root)]
         while trees:
             folder, body = trees.pop()
-            width = len(_root_id) // 2  # a raw object id: 20 bytes (SHA-1) or 32 (SHA-256)
             at = 0
             while at < len(body):
                 space = body.index(b" ", at)
