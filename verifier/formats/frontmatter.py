@@ -15,13 +15,20 @@ first is refused. Size is bounded before parsing and nesting after. Errors name 
 
 from __future__ import annotations
 
+import functools
 import io
 import re
-import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import SafeConstructor
+from ruamel.yaml.cyaml import CParser  # type: ignore[attr-defined]  # clib's C parser, re-exported there
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent, DocumentStartEvent, NodeEvent, ScalarEvent
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver, implicit_resolvers
+from ruamel.yaml.tag import Tag
 
 from verifier.constants import MAX_DOCUMENT_BYTES
 from verifier.errors import FormatError
@@ -30,17 +37,71 @@ MAX_DEPTH = 32
 FENCE = "---"
 
 
-_LOCAL = threading.local()
+# A plain scalar's rules: (tag, the pattern's match), tried in order.
+_Rules = tuple[tuple[str, Callable[[str], object]], ...]
 
 
-def _yaml() -> YAML:
-    # One loader per thread: ruamel loaders keep state between calls and are not thread-safe,
-    # and making one costs more than parsing a small document. The C parser from
-    # ruamel.yaml.clib is used when installed (about four times faster than pure Python).
-    loader: YAML | None = getattr(_LOCAL, "yaml", None)
-    if loader is None:
-        loader = _LOCAL.yaml = YAML(typ="safe")
-    return loader
+@functools.cache
+def _rules_12() -> tuple[dict[str, _Rules], _Rules]:
+    """The plain-scalar rules of YAML 1.2, ruamel's own (`implicit_resolvers`), by first character,
+    and those for any first character; built at first use (ruamel compiles its patterns lazily,
+    and a process that loads no YAML should not pay for them). Only 1.2 is ever needed: a %YAML
+    directive, the one way to ask for 1.1, is refused before any document is loaded."""
+    by_first: dict[str, list[tuple[str, Callable[[str], object]]]] = {}
+    any_first: list[tuple[str, Callable[[str], object]]] = []
+    for versions, tag, pattern, first in implicit_resolvers:
+        if (1, 2) in versions:
+            for character in first if first is not None else [None]:
+                (any_first if character is None else by_first.setdefault(character, [])).append((tag, pattern.match))
+    return {character: (*rules, *any_first) for character, rules in by_first.items()}, tuple(any_first)
+
+
+class _Resolver12(VersionedResolver):
+    """ruamel's resolver with its YAML 1.2 table made once, not once per document and looked up
+    again for every scalar (half of what loading a small document cost)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode and implicit[0]:
+            by_first, any_first = _rules_12()
+            for tag, match in by_first.get(value[:1], any_first):
+                if match(value):
+                    return Tag(suffix=tag)
+            implicit = (False, implicit[1])
+        return super().resolve(kind, value, implicit)
+
+
+class _SafeLoader(CParser, SafeConstructor, _Resolver12):  # type: ignore[misc]
+    """What `YAML(typ="safe")` puts together from ruamel.yaml.clib's C parser for every document
+    (a class made anew each time), made once: C scanner, parser and composer, ruamel's safe
+    constructor (duplicate keys refused), YAML 1.2. One is made per document, so threads share
+    nothing. tests/formats/test_yaml_loading.py holds it to `YAML(typ="safe")` value for value."""
+
+    def __init__(self, text: str) -> None:
+        CParser.__init__(self, io.StringIO(text))
+        self._parser = self._composer = self
+        SafeConstructor.__init__(self, loader=self)
+        self.allow_duplicate_keys = False
+        _Resolver12.__init__(self, version=None, loadumper=self)
+
+
+def _events(text: str) -> Iterator[object]:
+    loader = _SafeLoader(text)
+    try:
+        while loader.check_event():
+            yield loader.get_event()
+    finally:
+        loader.dispose()
+
+
+def _documents(text: str) -> list[object]:
+    loader = _SafeLoader(text)
+    try:
+        documents = []
+        while loader.check_data():
+            documents.append(loader.get_data())
+        return documents
+    finally:
+        loader.dispose()
 
 
 def _decode(data: bytes | str, where: str) -> str:
@@ -113,7 +174,7 @@ def _event_problem(event: object) -> str | None:
 
 def _refuse_ambiguous(text: str, where: str, line_offset: int) -> None:
     """Walk the YAML events once; refuse what another reader would read differently."""
-    for event in _yaml().parse(io.StringIO(text)):
+    for event in _events(text):
         problem = _event_problem(event)
         if problem is not None:
             mark = getattr(event, "start_mark", None)
@@ -126,7 +187,7 @@ def load_yaml(data: bytes | str, where: str, *, line_offset: int = 0) -> object:
     text = _decode(data, where)
     try:
         _refuse_ambiguous(text, where, line_offset)
-        docs = list(_yaml().load_all(io.StringIO(text)))
+        docs = _documents(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 + line_offset if mark is not None else "?"
