@@ -128,3 +128,12 @@ def test_a_token_in_a_model_answer_to_the_planner_is_revoked_and_the_steward_tol
     deliver(world.home, now=NOW)
     ((body, data),) = needs_you(world.home, STEWARD, "revoked")
     assert data["revoked"] == ["agent-v"] and "the Planner" in body and victim not in body
+
+
+def test_who_answers_for_a_project_follows_each_edit_of_its_project_file() -> None:
+    first = b"---\nproject: p\nsteward: ada\nmaintainers: [bo]\n---\nBody.\n"
+    edited = first.replace(b"ada", b"cy")
+    assert stewards_of(first) == Stewards("ada", ("bo",))
+    assert stewards_of(bytes(first)) is stewards_of(first)  # the same version is read once
+    assert stewards_of(edited) == Stewards("cy", ("bo",))
+    assert stewards_of(first) == Stewards("ada", ("bo",))

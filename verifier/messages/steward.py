@@ -20,6 +20,7 @@ they keep going to the agent and its operator (`triggers`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -57,8 +58,12 @@ def _handle(value: object) -> str | None:
     return value if isinstance(value, str) and _HANDLE.fullmatch(value) else None
 
 
+# The notifier asks for every row it passes, and PROJECT.md changes only when a steward edits it:
+# its front matter (holds, policy, budget: kilobytes of YAML) is parsed once per version, not per row.
+@functools.lru_cache(maxsize=32)
 def stewards_of(project_md: bytes | None) -> Stewards:
-    """The steward and maintainers named in PROJECT.md's front matter; nobody when it is unreadable."""
+    """The steward and maintainers named in PROJECT.md's front matter; nobody when it is unreadable.
+    Stewards is frozen, so one answer is shared by every caller given the same bytes."""
     if project_md is None:
         return Stewards()
     try:
