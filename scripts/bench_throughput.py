@@ -100,6 +100,22 @@ extract check, the rescore), the contribution's own loose objects a tenth, the n
 `--profile N` also prints where the first submission of a fresh process goes: on this bench's
 project, which was written by plumbing, it pays the notifier's catch-up over the 960 leaves the
 set-up added and the one-time build of the rests index; a project the product wrote has both.
+Round four (2026-12-02; YAML loaded by a loader made once, the notifier's stewards read once per
+PROJECT.md), nothing else running, 30 s: landings_per_s 35.35, bare_git_per_s 29.71, ratio 1.19,
+p50 367 ms, p99 1.25 s, lost 0, duplicated 0, peak_rss_mb 336.5, server CPU 33.6 ms a landing.
+Twenty seconds later in a slower minute (bare git 22-23/s): `--no-fsync` 35.7/s at 34.2 ms,
+`--workers 1` 30.0/s at 35.3 ms: the bound is CPU, not the syncs. In process (land_group on this
+project, no HTTP or notifier), CPU a landing by group size: 29.8 ms alone, 21.3 in threes, 17.8
+in eights: about 13 ms a group and 16 a landing. Of a landing's own part about 6 ms is objects:
+some 14 trees (0.1-0.4 ms each; leaves/, one flat folder of ~1,900 contracts and results here,
+0.9 ms, and its cost grows with every leaf a project keeps: 3 ms at 2,000 entries measured
+alone, 18 ms at 10,000) and ~30 small blobs (use-score shards, index files, findings) at 0.07 ms.
+Tried and not kept: libgit2's in-memory object store with one pack per group (pygit2 reads
+objects through read_prefix, which that store lacks, and packing saved 0.6-0.8 ms a landing: the
+cost is compressing the large trees, not creating files); loose objects at zlib level 1 (no
+change); libgit2's cache holding blobs (no change). The next levers are structural: leaves/
+sharded like findings/, and fewer files a landing (a new finding's use entry written only when
+its use moves).
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ load. RW_REQUIRE_SERVERS=1 is set for the runs, so a cluster that cannot start i
 not a skipped and so silently passing one. Exit status is 0 only if every run passed. Each run's
 output is kept in --log-dir (default: a temporary folder) so a failure can be read afterwards.
 
+Measured 2026-12-02 on the 2-core machine, the default run (20 runs of the 26 PostgreSQL tests,
+two busy loops, other work running beside it at times): 20 of 20 passed, 77-127 s a run (1,898 s
+in all), load_held true.
+
 Run: .venv/bin/python scripts/stress_suite.py [--runs 20] [--load N] [--log-dir DIR] [-- PYTEST_ARGS...]
 e.g. .venv/bin/python scripts/stress_suite.py --runs 1 -- -x tests/pipeline/test_faults.py
 """
