@@ -114,8 +114,8 @@ Tried and not kept: libgit2's in-memory object store with one pack per group (py
 objects through read_prefix, which that store lacks, and packing saved 0.6-0.8 ms a landing: the
 cost is compressing the large trees, not creating files); loose objects at zlib level 1 (no
 change); libgit2's cache holding blobs (no change). The next levers are structural: leaves/
-sharded like findings/, and fewer files a landing (a new finding's use entry written only when
-its use moves).
+sharded like findings/, and fewer files a landing (each new finding now writes four, each under
+its own shard folders: itself, its use entry, its use-index line and its rests entry).
 """
 
 from __future__ import annotations
