@@ -19,7 +19,6 @@ import functools
 import io
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import SafeConstructor
@@ -60,8 +59,10 @@ class _Resolver12(VersionedResolver):
     """ruamel's resolver with its YAML 1.2 table made once, not once per document and looked up
     again for every scalar (half of what loading a small document cost)."""
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is ScalarNode and implicit[0]:
+    def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool] | None) -> object:
+        # (kind, value, implicit) as ruamel's composer passes them: value and implicit are a
+        # scalar's, None for a sequence or mapping.
+        if kind is ScalarNode and value is not None and implicit is not None and implicit[0]:
             by_first, any_first = _rules_12()
             for tag, match in by_first.get(value[:1], any_first):
                 if match(value):
