@@ -167,10 +167,10 @@ class _LargeBlobs:
                 self._used -= len(dropped)
 
 
-# Large: a ledger segment past its first few dozen rows, a source's text. The process keeps 8 MB of
-# them, none over 1 MB.
+# Large: a ledger segment past its first few dozen rows, a source's text. The process keeps 4 MB of
+# them, none over 512 KB.
 _LARGE_BLOB_BYTES = 16 * 1024
-_large_blobs = _LargeBlobs(8 * 1024 * 1024)
+_large_blobs = _LargeBlobs(4 * 1024 * 1024)
 
 
 class _Known:
