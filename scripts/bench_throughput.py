@@ -103,6 +103,10 @@ set-up added and the one-time build of the rests index; a project the product wr
 Round four (2026-12-02; YAML loaded by a loader made once, the notifier's stewards read once per
 PROJECT.md), nothing else running, 30 s: landings_per_s 35.35, bare_git_per_s 29.71, ratio 1.19,
 p50 367 ms, p99 1.25 s, lost 0, duplicated 0, peak_rss_mb 336.5, server CPU 33.6 ms a landing.
+With large blobs kept by id (a landing read its ledger's last segment three times), 25 s, three
+runs as the machine's speed moved (bare git 21.8-26.5/s): 31.6-36.1 landings/s, ratio 1.35-1.56,
+32.1-35.7 ms a landing, p99 1.26-1.40 s, lost 0, duplicated 0, peak_rss_mb 343-348 (362 with
+`--planned 1400`).
 Twenty seconds later in a slower minute (bare git 22-23/s): `--no-fsync` 35.7/s at 34.2 ms,
 `--workers 1` 30.0/s at 35.3 ms: the bound is CPU, not the syncs. In process (land_group on this
 project, no HTTP or notifier), CPU a landing by group size: 29.8 ms alone, 21.3 in threes, 17.8
