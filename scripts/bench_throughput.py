@@ -106,7 +106,11 @@ p50 367 ms, p99 1.25 s, lost 0, duplicated 0, peak_rss_mb 336.5, server CPU 33.6
 With large blobs kept by id (a landing read its ledger's last segment three times), 25 s, three
 runs as the machine's speed moved (bare git 21.8-26.5/s): 31.6-36.1 landings/s, ratio 1.35-1.56,
 32.1-35.7 ms a landing, p99 1.26-1.40 s, lost 0, duplicated 0, peak_rss_mb 343-348 (362 with
-`--planned 1400`).
+`--planned 1400`). Keeping the blobs written too (the segment a landing writes is the next one's
+to read): 39.0/s against bare git 25.96/s, ratio 1.50, 29.2 ms a landing, p50 290 ms, p99 1.29 s,
+peak_rss_mb 344 (every planned submission landed before the 25 s ran out); with `--planned 1400`
+(a larger leaves/): 35.5/s against 23.05/s, ratio 1.54, 32.4 ms, peak_rss_mb 351; lost 0,
+duplicated 0.
 Twenty seconds later in a slower minute (bare git 22-23/s): `--no-fsync` 35.7/s at 34.2 ms,
 `--workers 1` 30.0/s at 35.3 ms: the bound is CPU, not the syncs. In process (land_group on this
 project, no HTTP or notifier), CPU a landing by group size: 29.8 ms alone, 21.3 in threes, 17.8
