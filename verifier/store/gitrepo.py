@@ -134,7 +134,7 @@ class GitTree:
 
 
 class _LargeBlobs:
-    """The last few large blobs read, by id, for the whole process. libgit2 keeps no blob contents
+    """The last large blobs read or written, by id, for the whole process. libgit2 keeps no blob contents
     in its cache, and a landing reads its ledger's last segment (up to 256 rows, ~128 KB, inflated
     each time) three times: the history check before judging, again as the writer opens, and the
     row's append; and the segment a landing writes is the next one's to read. Kept are those read
