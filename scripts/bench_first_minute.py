@@ -61,6 +61,13 @@ check's own result (no cheaper than a plain class). Not tried, as it would not r
 a cache of results keyed by the folder's bytes.
 tests/cli/test_light_commands.py keeps what `rw check`, `rw new` and `rw trace` import from
 growing back (click included).
+
+Round five (2026-12-02, a new machine, load average 1-3): on pyenv's Python 3.11 (built without
+profile-guided optimisation; `python -c pass` 0.03-0.05 s) check_cpu_s 0.32-0.35 against FLOOR
+0.235-0.26, first_minute_s 3.2-3.4; on the distribution's 3.11 (which scripts/setup.sh now
+prefers) check_cpu_s 0.24-0.265 against FLOOR 0.175-0.197, first_minute_s 2.2-2.4, every
+command's CPU a quarter lower. The check above its floor stays 0.065-0.09 s; 0.15 is below this
+machine's floor.
 """
 
 from __future__ import annotations

@@ -21,6 +21,10 @@ Measurement:
   another, each `git apply --cached` (on one index read from the tip once), `git write-tree`,
   `git commit-tree -p <previous>`, `git update-ref`, for at most `--seconds`. `bare_git_per_s` =
   patches / elapsed; `ratio` = landings_per_s / bare_git_per_s (issue 26 target >= 5).
+- repository growth: `repo_kb_per_landing` = the served repository's object store (loose files
+  and packs) at the end of the timed round minus at its start, over its landings, with the packing
+  passes the service ran meanwhile (verifier.store.upkeep); `loose_objects_after` = git's estimate
+  of the loose objects left.
 - checks afterwards, on the service's copy: `lost` = acknowledged ACCEPTED submissions whose
   verdict commit is not a contribution commit on main, or that have no accepted ledger row;
   `duplicated` = a contribution (trace) with more than one ledger row or contribution commit;
@@ -124,11 +128,23 @@ cost is compressing the large trees, not creating files); loose objects at zlib 
 change); libgit2's cache holding blobs (no change). The next levers are structural: leaves/
 sharded like findings/, and fewer files a landing (each new finding now writes four, each under
 its own shard folders: itself, its use entry, its use-index line and its rests entry).
+Round five (2026-12-02, a new machine: `python -c pass` 0.03-0.05 s of CPU against 0.025, and
+pyenv's 3.11 built without profile-guided optimisation): with `--planned 1400`, on pyenv's Python
+30.2/s against bare git 23.3/s (ratio 1.30, 37.6 ms a landing), on the distribution's 3.11, which
+scripts/setup.sh now prefers, 33.3-34.2/s against 26.5-28.0 (ratio 1.19-1.32, 32.9-33.1 ms); on
+a tmpfs 36.7/s at 32.2 ms (the file system is not the bound). The repository grew by about 200
+KB a landing (43 loose object files a landing, each at least a 4 KB block): 7 MB a second. Landed
+here: a packing pass in the background past 6,700 loose objects (verifier.store.upkeep, `git
+repack -d` at low priority, geometric once packs pile up); the repository then grows by 35-42 KB
+a landing (`repo_kb_per_landing`), and the passes cost their CPU beside the landings: 28.0-28.2
+landings/s against bare git 25.5-26.6 (ratio 1.05-1.10), 45-50 ms of server CPU a landing,
+peak_rss_mb 348-396 (the git pass's own memory is in the group's sum), lost 0, duplicated 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
 import os
@@ -149,6 +165,7 @@ from verifier.agentkit.objects import finding_file, source_files
 from verifier.agentkit.workspace import creation_patch
 from verifier.audits.audit import verify_ledger
 from verifier.client.http import Client
+from verifier.constants import UPKEEP_LOOSE_OBJECTS
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.leaf import LeafContract, LeafInputs
 from verifier.formats.yamlout import dump_yaml
@@ -159,6 +176,7 @@ from verifier.service.core import Service
 from verifier.state.layout import default_write_rules, leaf_path
 from verifier.store.gitrepo import VERIFIER_EMAIL
 from verifier.store.home import Settings
+from verifier.store.upkeep import loose_estimate
 from verifier.text.extract import extract_text
 from verifier.wiring import open_home
 from verifier.writes.project import init_project
@@ -236,7 +254,18 @@ def build(root: Path, *, sources: int, findings: int, agents: int, planned: int,
                                 description=f"throughput corpus: {sources} sources, {sources * per_source} findings, "
                                             f"{planned} leaves"), bookkeeping=files)
     home.save_settings(Settings(durable=durable, fetch="offline"))
+    home.upkeep.wait_idle()  # the corpus packed (verifier.store.upkeep) before the home is copied
     return work
+
+
+def objects_kb(repo: Path) -> float:
+    """The size of a repository's object store (loose files and packs), in KB."""
+    total = 0
+    for folder, _dirs, names in os.walk(repo / "objects"):
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):  # a packing pass may remove it meanwhile
+                total += (Path(folder) / name).stat().st_size
+    return total / 1024
 
 
 def peak_rss_mb(pgid: int) -> tuple[float, dict[int, float]]:
@@ -511,9 +540,13 @@ def main() -> int:
             print(f"warm-up: {len(warm)} submissions one by one, "
                   f"{', '.join(f'{r.ms:.0f}' for r in warm)} ms, not timed", file=sys.stderr)
             cpu_before = group_cpu_s(group)
+            served_repo = scratch / "server" / "projects" / f"{SLUG}.git"
+            objects_before = objects_kb(served_repo)
             results, elapsed = serve_round(port, queues, args.seconds)
             memory.__exit__()
             cpu_s = group_cpu_s(group) - cpu_before
+            objects_after = objects_kb(served_repo)
+            loose_after = loose_estimate(served_repo)
             rss, each = peak_rss_mb(group)
         if not any(queues.values()):
             print("warning: the agents ran out of planned submissions; raise --planned", file=sys.stderr)
@@ -535,6 +568,8 @@ def main() -> int:
             "findings": args.sources * per_source, "agents": args.agents, "workers": args.workers,
             "seconds": args.seconds, "fsync": not args.no_fsync,
             "server_cpu_ms_per_landing": round(1000 * cpu_s / len(landed), 1) if landed else None,
+            "repo_kb_per_landing": round((objects_after - objects_before) / len(landed), 1) if landed else None,
+            "loose_objects_after": loose_after,
         }
         print(f"service: {len(landed)} of {len(results)} submissions landed in {elapsed:.1f}s ({rate:.2f}/s), "
               f"p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms", file=sys.stderr)
@@ -546,6 +581,9 @@ def main() -> int:
               f"<= 400); the sum of their VmHWM, which counts the workers' shared pages in each, "
               f"{rss:.1f} MB ({', '.join(f'{mb:.0f}' for mb in sorted(each.values(), reverse=True))})",
               file=sys.stderr)
+        print(f"repository: {summary['repo_kb_per_landing']} KB more objects a landing over the timed round "
+              f"(packed in the background past {UPKEEP_LOOSE_OBJECTS} loose objects); about {loose_after} "
+              "loose at its end", file=sys.stderr)
         print(f"lost {summary['lost']}, duplicated {summary['duplicated']}, errors {summary['errors']}",
               file=sys.stderr)
         if args.profile:

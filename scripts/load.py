@@ -195,6 +195,7 @@ def build(root: Path, *, projects: int, agents: int, per_project: int, reject_ev
             plan.work.append(Work(slug, leaf_id, handle, token, bundle, patch,
                                   "excerpt_not_found" if bad else "accepted"))
     home.save_settings(Settings(durable=durable, fetch="offline"))
+    home.upkeep.wait_idle()  # the projects packed (verifier.store.upkeep) before the home is copied
     return plan
 
 

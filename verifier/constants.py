@@ -130,6 +130,13 @@ WARM_START_S: Final = 20.0
 FORWARD_TIMEOUT_S: Final = 300.0
 # A push's quarantined objects older than this are swept: far longer than any hook may take.
 QUARANTINE_MAX_AGE_S: Final = 6 * 3600
+# Loose objects past which a repository's objects are packed in the background (git's own gc.auto
+# default: about 150 landings of a 10,000-finding project; verifier.store.upkeep).
+UPKEEP_LOOSE_OBJECTS: Final = 6_700
+# Packs past which a packing pass also merges them (geometrically): a lookup reads every pack's index.
+UPKEEP_PACKS: Final = 16
+# A packing pass that runs longer than this is stopped (it leaves the objects as they were).
+UPKEEP_TIMEOUT_S: Final = 3600.0
 # Rejected bundles kept per agent in the trace quarantine, newest first: enough to debug, bounded.
 QUARANTINE_PER_AGENT: Final = 8
 # SQLite waits this long for a lock before failing: longer than any one transaction of ours.

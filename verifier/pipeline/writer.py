@@ -49,7 +49,7 @@ from pathlib import Path
 
 import pygit2
 
-from verifier.constants import QUARANTINE_MAX_AGE_S
+from verifier.constants import QUARANTINE_MAX_AGE_S, UPKEEP_TIMEOUT_S
 from verifier.errors import ConflictError, FormatError, HistoryBrokenError, LedgerIntegrityError, RetryableError
 from verifier.formats.entries import LedgerEntry
 from verifier.formats.ledger import LedgerRow, ledger_subject, parse_ledger_subject, row_hash
@@ -109,7 +109,11 @@ def clean_leftovers(home: Home, slug: str, path: Path, *, sweep_objects: bool = 
     removed: list[str] = []
     candidates = [path / name for name in _GIT_LOCKS]
     if sweep_objects:
-        candidates += list(path.glob("objects/*/tmp_obj_*")) + list(path.glob("objects/pack/tmp_*"))
+        candidates += list(path.glob("objects/*/tmp_obj_*"))
+    # A packing pass (verifier.store.upkeep) may be writing its pack beside a writer: only a
+    # temporary pack older than any pass may live is a leftover.
+    candidates += [leftover for pattern in ("objects/pack/tmp_*", "objects/pack/.tmp-*")
+                   for leftover in path.glob(pattern) if _older_than(leftover, UPKEEP_TIMEOUT_S)]
     anchor = home.anchor_path(slug)  # (next.json is the publisher's: verifier.deploy.publishing)
     candidates += list(anchor.parent.glob(f".{anchor.name}.*.tmp"))
     for leftover in candidates:
@@ -120,10 +124,17 @@ def clean_leftovers(home: Home, slug: str, path: Path, *, sweep_objects: bool = 
     # (older gits name it objects/incoming-*, newer ones objects/tmp_objdir-incoming-*.)
     for quarantine in path.glob("objects/*incoming-*"):
         with contextlib.suppress(OSError):
-            if time.time() - quarantine.stat().st_mtime > QUARANTINE_MAX_AGE_S:
+            if _older_than(quarantine, QUARANTINE_MAX_AGE_S):
                 shutil.rmtree(quarantine)
                 removed.append(str(quarantine))
     return removed
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime > seconds
+    except FileNotFoundError:
+        return False
 
 
 def _retryable(exc: Exception) -> RetryableError:
@@ -240,6 +251,8 @@ class ProjectWriter:
         publish = home.deployment.publish_staged
         if writer._staged_by_me is not None and publish is not None:  # the lock is let go: others stage meanwhile
             publish(home, slug, writer._staged_by_me, crash_point=writer.crash_point)
+        if writer.tip != opened_at:  # it landed: pack what the landings left loose, past a threshold
+            home.upkeep.published(repo.path)
 
     @classmethod
     @contextlib.contextmanager
@@ -258,6 +271,7 @@ class ProjectWriter:
             except BaseException:
                 shutil.rmtree(path, ignore_errors=True)
                 raise
+        home.upkeep.published(path)
 
     # the history check ----------------------------------------------------------------------------
 

@@ -4,13 +4,17 @@ branch. No working tree is ever checked out; the verifier works on objects only.
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
+import os
 import re
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 import pygit2
 
@@ -174,6 +178,26 @@ _LARGE_BLOB_BYTES = 16 * 1024
 _large_blobs = _LargeBlobs(4 * 1024 * 1024)
 
 
+# What libgit2 says when the folder it renames a new object's temporary file into is gone.
+_VANISHED = os.strerror(errno.ENOENT)
+_WRITE_TRIES = 3
+_Written = TypeVar("_Written")
+
+
+def _written(write: Callable[[], _Written]) -> _Written:
+    """An object write, made again when its fan-out folder vanished under it: a packing pass
+    (verifier.store.upkeep) has git remove each objects/xx folder it emptied, and libgit2 does not
+    look again between making the folder and renaming the new object's temporary file into it (git
+    itself does). Objects are named by their content, so writing one twice is harmless."""
+    for attempt in range(1, _WRITE_TRIES + 1):
+        try:
+            return write()
+        except OSError as exc:
+            if attempt == _WRITE_TRIES or _VANISHED not in str(exc):
+                raise
+    raise AssertionError("unreachable")
+
+
 class _Known:
     """What a repository's objects were found to say, which never changes since objects do not:
     shared by every thread's handle on the same repository (open_repo), so the thread that lands
@@ -260,7 +284,7 @@ class ProjectRepo:
         tree = self.commit(base).tree if base else None
         oid = self._build(tree, writes)
         if oid is None:
-            oid = self.repo.TreeBuilder().write()
+            oid = _written(self.repo.TreeBuilder().write)
         return str(oid)
 
     def _build(self, tree: pygit2.Tree | None, writes: Mapping[str, bytes | None]) -> pygit2.Oid | None:
@@ -285,13 +309,13 @@ class ProjectRepo:
                 existing = builder.get(head)
                 if existing is not None and existing.type == pygit2.enums.ObjectType.TREE:
                     raise ConflictError(f"{head} is a directory; a file cannot replace it")
-                blob = self.repo.create_blob(data)
+                blob = _written(functools.partial(self.repo.create_blob, data))
                 if len(data) >= _LARGE_BLOB_BYTES:  # the next landing's history check reads it
                     _large_blobs.put(blob, data)
                 builder.insert(head, blob, _BLOB)
         if len(builder) == 0:
             return None
-        return builder.write()
+        return _written(builder.write)
 
     @staticmethod
     def _remove_file(builder: pygit2.TreeBuilder, name: str) -> None:
@@ -322,8 +346,9 @@ class ProjectRepo:
         """`commit` made again (the same parents, author, committer and message) over its own
         tree with `writes` laid on; the new commit's id. `commit` itself is left as it was."""
         old = self.commit(commit)
-        tree = self._build(old.tree, writes) or self.repo.TreeBuilder().write()
-        return str(self.repo.create_commit(None, old.author, old.committer, old.message, tree, old.parent_ids))
+        tree = self._build(old.tree, writes) or _written(self.repo.TreeBuilder().write)
+        return str(_written(lambda: self.repo.create_commit(None, old.author, old.committer, old.message, tree,
+                                                            old.parent_ids)))
 
     def tree_of(self, commit: str) -> str:
         """The id of a commit's tree."""
@@ -333,10 +358,10 @@ class ProjectRepo:
         self, *, tree: str, parents: list[str], author: Person, committer: Person,
         message: str, when: datetime,
     ) -> str:
-        oid = self.repo.create_commit(
+        oid = _written(lambda: self.repo.create_commit(
             None, author.signature(when), committer.signature(when), message,
             pygit2.Oid(hex=tree), [pygit2.Oid(hex=parent) for parent in parents],
-        )
+        ))
         return str(oid)
 
     def move_branch(self, new: str, expected: str | None) -> None:

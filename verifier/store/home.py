@@ -55,6 +55,7 @@ from verifier.store.fetcher import DEFAULT_USER_AGENT
 from verifier.store.files import write_atomic
 from verifier.store.gitrepo import ProjectRepo, open_repo
 from verifier.store.identities import FileIdentities, Identities
+from verifier.store.upkeep import Upkeep
 
 # What only this home's owner may read (relative to the home): 0600 files, 0700 folders.
 COMMONS_FILE = "commons.sqlite3"  # the embedded Commons database (SQLite), in the home's root
@@ -257,10 +258,12 @@ class Home:
     (files and SQLite on this machine) and refuses settings that name other backends.
 
     `crash_point` is handed to every writer of its projects: tests pass one that raises or kills at
-    a named durable step; production passes nothing."""
+    a named durable step; production passes nothing. `upkeep` is told of every publish and packs
+    a repository's loose objects in the background past a threshold (verifier.store.upkeep)."""
 
     def __init__(self, root: Path, *, crash_point: CrashPoint = _no_crash, identities: Identities | None = None,
-                 traces: TraceBackend | None = None, deployment: Deployment | None = None) -> None:
+                 traces: TraceBackend | None = None, deployment: Deployment | None = None,
+                 upkeep: Upkeep | None = None) -> None:
         self.root = root
         self.layout = HomeLayout(root)
         self.crash_point = crash_point
@@ -278,6 +281,7 @@ class Home:
         self.traces: TraceBackend = traces or trace_store(backends.traces, self.layout.traces,
                                                           durable=self.settings.durable)
         self.deployment = deployment or Deployment()
+        self.upkeep = upkeep or Upkeep()  # packs what landings leave loose (verifier.store.upkeep)
 
     @staticmethod
     def root_from_env() -> Path:
