@@ -1,12 +1,14 @@
 """A repository's loose objects are packed in the background once there are enough of them
 (verifier.store.upkeep), with real git: nothing a ref reaches is lost, landings beside a pass
-stay whole, one pass runs per repository at a time, and a writer leaves a live pass's pack alone."""
+stay whole, one pass runs per repository at a time (across processes too), and a writer leaves a
+live pass's pack alone."""
 
 from __future__ import annotations
 
 import logging
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -141,3 +143,20 @@ def test_a_writer_leaves_a_running_pass_its_temporary_pack(world: World) -> None
     removed = clean_leftovers(world.home, SLUG, repo_path)
     assert str(old) in removed and not old.exists()
     assert live.exists()
+
+
+def test_a_pass_leaves_a_repository_another_process_is_packing_to_it(tmp_path: Path) -> None:
+    repo, _ = _repository_of_blobs(tmp_path / "p.git", 3000)
+    upkeep = Upkeep(threshold=100)
+    with subprocess.Popen(  # another process holding the packing lock, until told to let go
+            [sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+             "print('held', flush=True); sys.stdin.read()", str(repo.path / "rw-upkeep.lock")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        assert upkeep.published(repo.path)
+        assert upkeep.wait_idle(timeout=120)
+        assert _loose(repo.path) >= 3000  # left to the lock's holder
+        holder.stdin.close()
+    assert upkeep.published(repo.path) and upkeep.wait_idle(timeout=120)
+    assert _loose(repo.path) == 0

@@ -11,7 +11,8 @@ differs from the next by a few entries and a pack stores the difference
 When: after a writer published (verifier.pipeline.writer), this counts the loose objects the way
 `git gc --auto` does (the files in one of the 256 fan-out folders, times 256) and, past
 UPKEEP_LOOSE_OBJECTS (git's own gc.auto default), starts one pass for that repository in a
-background thread; a pass already running for it in this process is not doubled. The pass is
+background thread; a pass already running for it is not doubled (in this process, nor in
+another: a lock file in the repository's folder). The pass is
 `git repack -d` (the reachable loose objects into one new pack, then their loose copies deleted)
 and, once UPKEEP_PACKS packs have piled up, `git repack --geometric=2 -d`, which also takes the
 unreachable loose objects and merges packs so that each is at least twice the next one's size (a
@@ -38,11 +39,15 @@ import threading
 from pathlib import Path
 
 from verifier.constants import UPKEEP_LOOSE_OBJECTS, UPKEEP_PACKS, UPKEEP_TIMEOUT_S
+from verifier.errors import BusyError
+from verifier.store.files import exclusive_lock
 
 log = logging.getLogger(__name__)
 
 # The fan-out folder git samples for its own estimate (builtin/gc.c: objects/17).
 _SAMPLE = "17"
+# Held by the process packing a repository (in the repository's folder, where git ignores it).
+_LOCK = "rw-upkeep.lock"
 
 
 def loose_estimate(repo_path: Path) -> int:
@@ -112,11 +117,16 @@ class Upkeep:
 
     def _pass(self, repo_path: Path) -> None:
         try:
-            done = subprocess.run(self._command(repo_path), capture_output=True, timeout=UPKEEP_TIMEOUT_S,
-                                  check=False, env=_git_env())
+            # One pass per repository across processes too (the service's workers, a person's `rw`):
+            # the one that finds the lock held leaves the packing to its holder.
+            with exclusive_lock(repo_path / _LOCK, wait_s=0, what=f"packing {repo_path.name}"):
+                done = subprocess.run(self._command(repo_path), capture_output=True, timeout=UPKEEP_TIMEOUT_S,
+                                      check=False, env=_git_env())
             if done.returncode != 0:
                 why = done.stderr.decode(errors="replace").strip()[:300]
                 log.warning("packing %s failed (exit %s): %s", repo_path, done.returncode, why)
+        except BusyError:
+            pass
         except (OSError, subprocess.TimeoutExpired) as exc:
             log.warning("packing %s failed: %s", repo_path, exc)
         finally:
