@@ -21,8 +21,11 @@ CPU priority on one thread and never touches a ref or a lock file, so it is safe
 git writes the new pack under a temporary name, renames it into place, and only then deletes the
 loose copies (libgit2 looks again for an object it misses after re-reading the pack folder). A
 pass killed half-way leaves the objects where they were, and a temporary pack file that writer
-recovery removes once it is older than any pass may run. Where git is not installed nothing is
-packed, and that is logged once.
+recovery removes once it is older than any pass may run. A pass a short-lived command started
+(`rw init` of a large corpus) goes on after the command exits, and its lock goes with the command:
+another process may then start a second pass beside it, which git tolerates (both pack the same
+loose objects; the duplicate packs are merged by a later geometric pass). Where git is not
+installed nothing is packed, and that is logged once.
 
 The price: a pass costs about 0.13 ms of CPU an object (4 s for 30,000), which at a sustained
 28-34 landings a second on two cores is about a sixth of the throughput (server CPU 45 against 33
