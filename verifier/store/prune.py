@@ -25,7 +25,7 @@ from pathlib import Path
 _TIMEOUT_S = 600
 
 
-def _git_env() -> dict[str, str]:
+def git_env() -> dict[str, str]:
     """The environment without git's own variables: inside a push's hook GIT_OBJECT_DIRECTORY
     names the quarantine, and a prune there would delete the push's objects."""
     return {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
@@ -33,7 +33,7 @@ def _git_env() -> dict[str, str]:
 
 def _run(steps: list[list[str]]) -> str | None:
     for step in steps:
-        result = subprocess.run(step, capture_output=True, timeout=_TIMEOUT_S, check=False, env=_git_env())
+        result = subprocess.run(step, capture_output=True, timeout=_TIMEOUT_S, check=False, env=git_env())
         if result.returncode != 0:
             return f"`git {step[3]}` failed: {result.stderr.decode(errors='replace').strip()[:200]}"
     return None

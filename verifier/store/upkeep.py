@@ -17,7 +17,7 @@ another: a lock file in the repository's folder). The pass is
 and, once UPKEEP_PACKS packs have piled up, `git repack --geometric=2 -d`, which also takes the
 unreachable loose objects and merges packs so that each is at least twice the next one's size (a
 bounded number of packs, each object rewritten a logarithmic number of times). It runs at low
-CPU priority on one thread and never touches a ref or a lock file, so it is safe beside a writer:
+CPU priority on one thread and never touches a ref or git's lock files, so it is safe beside a writer:
 git writes the new pack under a temporary name, renames it into place, and only then deletes the
 loose copies (libgit2 looks again for an object it misses after re-reading the pack folder). A
 pass killed half-way leaves the objects where they were, and a temporary pack file that writer
@@ -44,6 +44,7 @@ from pathlib import Path
 from verifier.constants import UPKEEP_LOOSE_OBJECTS, UPKEEP_PACKS, UPKEEP_TIMEOUT_S
 from verifier.errors import BusyError
 from verifier.store.files import exclusive_lock
+from verifier.store.prune import git_env
 
 log = logging.getLogger(__name__)
 
@@ -63,23 +64,17 @@ def loose_estimate(repo_path: Path) -> int:
         return 0
 
 
-def _git_env() -> dict[str, str]:
-    """The environment without git's own variables (inside a push's hook GIT_OBJECT_DIRECTORY
-    names the push's quarantine, not the repository)."""
-    return {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
-
-
 class Upkeep:
     """Starts packing passes for the repositories this process published to. One per home."""
 
-    def __init__(self, *, threshold: int = UPKEEP_LOOSE_OBJECTS, git: str | None = None) -> None:
+    def __init__(self, *, threshold: int = UPKEEP_LOOSE_OBJECTS) -> None:
         self.threshold = threshold
-        self._git = git if git is not None else shutil.which("git")
+        self._git = shutil.which("git")
         self._nice = shutil.which("nice")
         self._running: set[Path] = set()
         self._idle = threading.Condition()
         self._told_no_git = False
-        self.passes = 0  # passes finished in this process (for tests and benchmarks)
+        self.passes = 0  # passes ended in this process: packed, failed or left to another's (tests)
 
     def published(self, repo_path: Path) -> bool:
         """Start a pass for the repository if it holds more loose objects than the threshold and
@@ -124,7 +119,7 @@ class Upkeep:
             # the one that finds the lock held leaves the packing to its holder.
             with exclusive_lock(repo_path / _LOCK, wait_s=0, what=f"packing {repo_path.name}"):
                 done = subprocess.run(self._command(repo_path), capture_output=True, timeout=UPKEEP_TIMEOUT_S,
-                                      check=False, env=_git_env())
+                                      check=False, env=git_env())
             if done.returncode != 0:
                 why = done.stderr.decode(errors="replace").strip()[:300]
                 log.warning("packing %s failed (exit %s): %s", repo_path, done.returncode, why)
