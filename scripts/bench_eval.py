@@ -29,6 +29,9 @@ reached: what eval adds to the read is ~1.75 s, about 0.45 s of it the bootstrap
 docs/eval.md says where the time goes. 2026-12-02, nothing else running: eval 2.70 s, read 1.26 s,
 ratio 2.14; a few minutes later, the machine slower (read 2.20 s), ratio 1.83: the ratio moves
 with the machine's speed, and is at the target (2) rather than safely under it.
+Round six (2026-12-02, a new, faster machine, quiet; wall equal to CPU), three runs: ratio 2.19,
+2.14, 2.14 (eval 1.97-2.13 s, read 0.91-1.00 s). Not met. docs/eval.md has the breakdown and
+what was tried.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A person steers a project from another machine through a real `rw serve` (docs/api.md,
-"People"): the hold queue and its decisions, reverts, verdicts, a leaf by hand, seal, the
+"People"): a person's edit, the hold queue and its decisions, reverts, verdicts, a leaf by hand, seal, the
 Planner's wake, repair, the reads, and the audit log, each refused with 403 `not_authorised` for
 a person without the role (the branch and the ledger unchanged, the denial in the audit log) and
 allowed for the one who has it; the CLI's `--server` and RW_SERVER reach the same endpoints."""
@@ -22,6 +22,7 @@ from tests.support.authority import (
     with_people,
 )
 from tests.support.cli import rw_here
+from tests.support.edits import edit
 from tests.support.graph import land_findings
 from tests.support.service_harness import Server, start
 from tests.support.world import SLUG, World, make_world
@@ -135,3 +136,28 @@ def test_the_cli_reaches_the_service_by_server_or_rw_server(site: Site,
     audit = rw_here("audit", SLUG, "--json", env={**env, "RW_SERVER": site.server.url,
                                                   "RW_TOKEN": site.people.token(STEWARD)})
     assert audit.returncode == 0 and '"who": "sam"' in audit.stdout
+
+
+def test_a_persons_edit_lands_from_another_machine_by_server_or_rw_server(
+        site: Site, tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = tmp_path_factory.mktemp("edit")
+    old = (site.world.repo.view(site.world.tip()).read("PROJECT.md") or b"").decode()
+    assert "usd: 20," in old, "the fixture's budget"
+    changed = edit(site.world, "", {"PROJECT.md": old.replace("usd: 20,", "usd: 25,", 1).encode()}).patch
+    (folder / "edit.diff").write_bytes(changed)
+    env = {"RW_HOME": str(folder / "home"), "RW_SERVER": site.server.url}  # a machine without the project
+    before = tip_and_rows(site.world)
+    refused = rw_here("submit", SLUG, "--patch", str(folder / "edit.diff"),
+                      env={**env, "RW_TOKEN": site.people.token(MAINTAINER)})
+    assert refused.returncode == 10 and "[not_authorised]" in refused.stderr, refused.stderr
+    assert tip_and_rows(site.world) == before
+    scoped = rw_here("submit", SLUG, "--patch", str(folder / "edit.diff"), "--server", site.server.url,
+                     env={"RW_HOME": env["RW_HOME"], "RW_TOKEN": site.world.agent.token})
+    assert scoped.returncode == 3 and "[token_scope]" in scoped.stderr, scoped.stderr  # an agent's token
+    landed = rw_here("submit", SLUG, "--patch", str(folder / "edit.diff"),
+                     env={**env, "RW_TOKEN": site.people.token(STEWARD)})
+    assert landed.returncode == 0 and landed.stdout.startswith(f"ACCEPTED {SLUG}"), landed.stdout + landed.stderr
+    assert "usd: 25," in (site.world.repo.view(site.world.tip()).read("PROJECT.md") or b"").decode()
+    stale = site.client(STEWARD).edit(SLUG, changed, base="0" * 40)
+    assert stale.status == 201 and stale.body["verdict"]["rejections"][0]["code"] == "wrong_base", stale.body
+    assert site.client(STEWARD).edit(SLUG, changed, base="HEAD~1").error_code == "bad_query"

@@ -37,6 +37,7 @@ from verifier.errors import (
     FormatError,
     NotAuthorised,
     Rejected,
+    ScopeError,
     UntrustedReply,
     VerifierError,
 )
@@ -70,9 +71,12 @@ def exit_code_of(exc: BaseException) -> int:
 
 def exit_code_of_reply(status: int, code: str | None = None) -> int:
     """The exit code of a service's error answer (any other status is the request's fault: usage).
-    A 403 `not_authorised` is the refusal of the project's authority rule, with its own code."""
+    A 403 `not_authorised` is the refusal of the project's authority rule, with its own code; a 403
+    `token_scope` a good token used for what it was not made for, an AuthError as in-process."""
     if status == NotAuthorised.http_status and code == NotAuthorised.code:
         return NotAuthorised.exit_code
+    if status == ScopeError.http_status and code == ScopeError.code:
+        return ScopeError.exit_code
     return _REPLY_ERRORS.get(status, FormatError).exit_code
 
 

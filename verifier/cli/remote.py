@@ -48,6 +48,10 @@ def _server_or_joined(_ctx: click.Context, _param: click.Parameter, value: str |
 
 
 def _server_unless_home(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    return server_unless_home(value)
+
+
+def server_unless_home(value: str | None) -> str | None:
     """A person's command runs where they are: on the service named by --server or RW_SERVER;
     else on RW_HOME when it is set; else on the server `rw join` stored (a person's own machine
     has no home); else on the default home."""

@@ -52,6 +52,32 @@ def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_
     raise SystemExit(code)
 
 
+def remote_edit(server: str, slug: str, patch_file: Path, trace_path: Path | None, base: str | None, as_json: bool,
+                retry_for: str = f"{SUBMIT_RETRY_S // 60}m") -> NoReturn:
+    """`rw submit SLUG --patch --server URL` without --leaf: a person's edit, with the same verdict,
+    notes and exit codes as in-process."""
+    from verifier.store.traces import load_bundle  # noqa: PLC0415 - start-up cost: only a submit needs it
+
+    client = _client(server, retry_for, person=True)
+    try:
+        patch = patch_file.read_bytes()
+        bundle = load_bundle(trace_path) if trace_path is not None else {}
+    except Rejected as exc:
+        raise RwError(f"trace bundle: {exc}") from exc
+    except OSError as exc:
+        raise RwError(f"cannot read {exc.filename}: {exc.strerror}") from exc
+    reply = _call(lambda: client.edit(slug, patch, bundle, base=base))
+    verdict = reply.body.get("verdict")
+    if reply.status >= 400 or not isinstance(verdict, dict):
+        _fail(reply)
+    sealed, note = reply.body.get("sealed"), reply.body.get("note")
+    if isinstance(sealed, list) and sealed:
+        click.echo(f"sealed baseline for {', '.join(map(str, sealed))}", err=True)
+    if isinstance(note, str) and note:
+        click.echo(f"note: {note}", err=True)
+    raise SystemExit(show_verdict(verdict, as_json))
+
+
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Anything but loopback belongs behind an authenticated TLS proxy.")

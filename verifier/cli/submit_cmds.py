@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 import click
 
@@ -19,14 +19,11 @@ from verifier.cli.app import (
     home_from_env,
     now_from_env,
 )
-from verifier.cli.service_cmds import remote_submit
+from verifier.cli.remote import server_unless_home
+from verifier.cli.service_cmds import remote_edit, remote_submit
 from verifier.cli.verdicts import show_verdict
 from verifier.constants import MAX_PATCH_FILE, SUBMIT_RETRY_S
 from verifier.errors import AuthError, FormatError, NotFound, Rejected, Rejection
-
-if TYPE_CHECKING:
-    pass
-
 
 
 def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Path | None, trace_path: Path | None,
@@ -40,8 +37,14 @@ def _submit_working_folder(slug: str | None, leaf_id: str | None, patch_file: Pa
 
 def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path, trace_path: Path | None,
                    base: str | None, as_json: bool, retry_for: str) -> NoReturn:
-    if leaf_id is None or trace_path is None or base is not None:
-        raise RwError("--server submits a leaf's patch: give --leaf and --trace (no --base)")
+    if not patch_file.is_file():
+        raise RwError(f"no patch file at {patch_file}", NotFound.exit_code)
+    if patch_file.stat().st_size > MAX_PATCH_FILE:
+        raise RwError(f"{patch_file} is larger than {MAX_PATCH_FILE} bytes")
+    if leaf_id is None:  # a person's edit
+        remote_edit(server, slug, patch_file, trace_path, base, as_json, retry_for)
+    if trace_path is None or base is not None:
+        raise RwError("a leaf's patch goes with its --trace, and is judged at the leaf's base (no --base)")
     remote_submit(server, slug, leaf_id, patch_file, trace_path, as_json, retry_for)
 
 
@@ -56,7 +59,8 @@ def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path
 @click.option("--base", help="A person's edit: the revision the patch was made against (default: the tip).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (for agents).")
 @click.option("--server", metavar="URL",
-              help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down.")
+              help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down. "
+                   "With SLUG and --patch: else RW_SERVER, else (with no RW_HOME) the server `rw join` stored.")
 @click.option("--retry-for", default=f"{SUBMIT_RETRY_S // 60}m", show_default=True,
               help="With --server: how long to keep retrying.")
 @click.option("--summary", help="A working folder's submit: the final summary, if the trace has none yet.")
@@ -77,6 +81,7 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
     if disclosed != Disclosure():
         raise RwError("--model, --tokens*, --usd and --duration disclose a working folder's run; a bundle given "
                       "with --trace discloses in its manifest.json")
+    server = server_unless_home(server or os.environ.get("RW_SERVER") or None)
     if server is not None:
         _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
     # The pipeline is imported here, not at the top: a working folder's or a --server submit (an

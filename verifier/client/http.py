@@ -178,3 +178,12 @@ class Client:
         return self.request("POST", f"/projects/{quote(slug)}/leaves/{quote(leaf_id)}/submissions", body=body,
                             content_type=content_type,
                             headers={"Idempotency-Key": key or "rwk_" + secrets.token_hex(16)})
+
+    def edit(self, slug: str, patch: bytes, bundle: dict[str, bytes] | None = None, *,
+             base: str | None = None) -> Reply:
+        """A person's edit (POST /projects/SLUG/edits): the patch, a trace bundle's files if any,
+        and the commit it was made against (default: the tip)."""
+        body, content_type = encode_form({**(bundle or {}), "patch": patch})
+        query = f"?{urlencode({'base': base})}" if base is not None else ""
+        return self.request("POST", f"/projects/{quote(slug, safe='')}/edits{query}", body=body,
+                            content_type=content_type)

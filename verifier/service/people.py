@@ -1,6 +1,6 @@
 """What a person does to a project, as plain synchronous calls that answer JSON values: the hold
-queue and its decisions, reverts, verdicts, a person's leaf, repair, seal, the Planner's wake,
-and the reads (scores, the ledger's check, the evaluation, the audit log).
+queue and its decisions, a person's edit, reverts, verdicts, a person's leaf, repair, seal, the
+Planner's wake, and the reads (scores, the ledger's check, the evaluation, the audit log).
 
 `rw ... --server` reaches these through `verifier.service.people_routes`; the same commands
 without a server call them in-process, so both print the same thing. Who may do what is not
@@ -18,6 +18,7 @@ from datetime import datetime
 
 from verifier.audits.audit import verify_ledger
 from verifier.errors import FormatError
+from verifier.pipeline.submit import Submission, submit
 from verifier.roles.planner import local_commons, wake
 from verifier.roles.records import read_record
 from verifier.roles.resolver import approve, set_verdict
@@ -25,6 +26,7 @@ from verifier.roles.traceindex import TraceIndex
 from verifier.state.layout import PROPOSALS_DIR, USE_SCORES
 from verifier.state.project import ProjectView
 from verifier.store.audit import Door, read_denials
+from verifier.store.fetcher import Fetcher
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.ui.leaf_fate import LandedObjects, reverted_by_operator
@@ -53,6 +55,16 @@ def decide_hold(home: Home, actor: Actor, slug: str, object_id: str, *, approve_
     sealed, note = seal_after_landing(home, slug, now=now) if approve_it else ([], None)
     return {"project": slug, "object_id": object_id, "decision": "approved" if approve_it else "rejected",
             "commit": landed.commit, "ledger_seq": landed.row.seq, "sealed": sealed, "note": note}
+
+
+def edit(home: Home, token: str, slug: str, patch: bytes, bundle: dict[str, bytes], *, base: str | None,
+         now: datetime, fetcher: Fetcher) -> Json:
+    """A person's edit (PROJECT.md, hypotheses, sources, reports...) through the pipeline, as
+    `rw submit SLUG --patch` lands it in-process: its verdict, and the baselines it left to seal.
+    The pipeline authenticates the token and asks the authority rule; a refusal raises."""
+    verdict = submit(home, Submission(slug, None, patch, bundle, token, base=base), now=now, fetcher=fetcher)
+    sealed, note = seal_after_landing(home, slug, now=now) if verdict.outcome == "accepted" else ([], None)
+    return {"verdict": dict(verdict.to_json()), "sealed": sealed, "note": note}
 
 
 def revert_commit(home: Home, actor: Actor, slug: str, commit: str, *, reason: str, now: datetime,

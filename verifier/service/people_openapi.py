@@ -65,7 +65,22 @@ def people_paths(operation: Callable[..., Schema], ok: Callable[[str, Schema], S
         return operation(summary, {"200": anything, "404": error("no such project"), **extra}, auth=auth, tag="people",
                          parameters=[slug], operation_id=operation_id)
 
+    edit = operation(
+        "A person's edit (PROJECT.md, hypotheses, sources, reports...), as `rw submit SLUG --patch`: the "
+        "verdict comes back in the response", {
+            "201": ok("the verdict, and the baselines the edit left to seal (sealed, note)",
+                      {"type": "object", "properties": {"verdict": _ref("Verdict"),
+                                                        "sealed": {"type": "array", "items": {"type": "string"}},
+                                                        "note": {"type": ["string", "null"]}},
+                       "required": ["verdict", "sealed", "note"]}),
+            **refused, "400": error("bad_form: the form has no patch; bad_query: base is not a commit id")},
+        auth=True, tag="people", operation_id="edit",
+        parameters=[slug, {"name": "base", "in": "query", "required": False,
+                           "schema": {"type": "string", "pattern": "^[0-9a-f]{4,40}$"},
+                           "description": "the commit the patch was made against (default: the tip)"}],
+        body={"required": True, "content": {"multipart/form-data": {"schema": _ref("BundleForm")}}})
     return {
+        "/projects/{slug}/edits": {"post": edit},
         "/projects/{slug}/holds": {"get": read("The hold queue: what waits for the steward", "listHolds")},
         "/projects/{slug}/holds/{object_id}/approve": {"post": act(
             "The steward approves a held object into the corpus", "ReasonBody", "approveHold", [slug, object_id])},

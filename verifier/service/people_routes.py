@@ -1,5 +1,5 @@
-"""The endpoints a person steers a project by from anywhere (docs/api.md, "People"): the hold
-queue and its decisions, reverts, verdicts, a person's leaf, repair, seal, the Planner's wake,
+"""The endpoints a person steers a project by from anywhere (docs/api.md, "People"): a person's
+edit, the hold queue and its decisions, reverts, verdicts, a person's leaf, repair, seal, the Planner's wake,
 and the reads (scores, the ledger's check, the evaluation, the audit log).
 
 Parse, call `verifier.service.people` in a worker thread, answer JSON. Every action needs
@@ -12,6 +12,7 @@ landing the Commons is told, as after a submission.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -23,7 +24,8 @@ from starlette.routing import Route
 
 from verifier.service import people
 from verifier.service.core import Service, clock, invalid_body
-from verifier.service.limits import read_json
+from verifier.service.errors import ApiError
+from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.people_schemas import (
     EmptyBody,
     LeafBody,
@@ -38,6 +40,7 @@ from verifier.store.identities import Actor
 from verifier.writes.project import LeafRequest
 
 log = logging.getLogger("rw.service")
+_REVISION = re.compile(r"^[0-9a-f]{4,40}$")  # as a JSON body's Revision (people_schemas)
 Json = people.Json
 _Body = TypeVar("_Body", EmptyBody, LeafBody, ReasonBody, RepairBody, RevertBody, VerdictBody, WakeBody)
 
@@ -74,6 +77,30 @@ async def _act(request: Request, action: Callable[[Service, Actor, str], Json], 
         return answer
 
     return reply(dict(await run_in_threadpool(run)), status)
+
+
+async def edits(request: Request) -> Response:
+    """A person's edit, as `rw submit SLUG --patch` sends it: the patch (and, optionally, a trace
+    bundle's files) in the multipart form a submission uses, `?base=REV` the revision it was made
+    against (default: the tip). Answered with its verdict, as a submission is."""
+    base = request.query_params.get("base")
+    if base is not None and not _REVISION.match(base):
+        raise ApiError(400, "bad_query", "base must be a commit id: 4-40 lowercase hex digits")
+    _actor, token = await actor_of(request)
+    svc, slug = service(request), path(request, "slug")
+    await run_in_threadpool(svc.project, slug)  # 404 before reading a large body
+    files, patch = await read_bundle_form(request.stream(), request.headers, idle_s=svc.config.body_idle_timeout_s,
+                                          total_s=svc.config.body_timeout_s)
+    sent = patch if patch is not None else files.get("patch.diff")
+    if not sent:
+        raise ApiError(400, "bad_form", "the form has no patch: send it as the part `patch`")
+
+    def run() -> Json:
+        answer = people.edit(svc.home, token, slug, sent, files, base=base, now=clock(), fetcher=svc.runtime.fetcher)
+        _told(svc, slug)
+        return answer
+
+    return reply(dict(await run_in_threadpool(run)), 201)
 
 
 async def holds(request: Request) -> Response:
@@ -193,6 +220,7 @@ async def trace(request: Request) -> Response:
 
 
 PEOPLE_ROUTES = [
+    Route("/projects/{slug}/edits", edits, methods=["POST"]),
     Route("/projects/{slug}/holds", holds, methods=["GET"]),
     Route("/projects/{slug}/holds/{object_id}/approve", hold_approve, methods=["POST"]),
     Route("/projects/{slug}/holds/{object_id}/reject", hold_reject, methods=["POST"]),
