@@ -87,3 +87,16 @@ def test_rw_check_gives_the_verifiers_rejections(world: World, tmp_path: Path, n
     assert (verdict.outcome == "accepted") == (name == "extract/accepted") == local.ok
     if name != "extract/accepted":
         assert local.rejections[0].code in {code for code, _ in GOLDEN[name]} | {"outside_write_set"}
+
+
+def test_rw_check_refuses_a_trace_below_the_level_its_leaf_asks_for(world: World, tmp_path: Path) -> None:
+    world.leaf("extract-l3", trace_level="L3")  # as a warm leaf or the controlled arm's asks
+    work = working_folder(world, "extract-l3", tmp_path / "work")  # its trace meets L2: no context.md
+    write_findings(work)
+    local = run_checks(work, NOW, "sk-test")
+    patch = make_patch(work)
+    bundle = TraceLog(work.trace_dir).bundle(manifest_for(work, "sk-test"), patch)
+    verdict = world.submit(Submission(SLUG, "extract-l3", patch, bundle, world.agent.token))
+    assert verdict.outcome == "rejected" and local.ok and local.trace_problems  # the patch passes; its trace not
+    assert codes(local.trace_problems) == codes(verdict.rejections)
+    assert local.trace_problems[0].code == "trace_level" and "asks for an L3 trace" in local.trace_problems[0].message

@@ -54,7 +54,8 @@ class World:
 
     def leaf(self, leaf_id: str, kind: str = "extract", *, source_id: str | None = NOTE_ID,
              base: str | None = None, expires: timedelta = timedelta(days=1),
-             may_write: list[WriteRule] | None = None, **inputs: object) -> LeafContract:
+             may_write: list[WriteRule] | None = None, trace_level: str | None = None,
+             **inputs: object) -> LeafContract:
         all_inputs: dict[str, object] = dict(inputs)
         if kind == "extract":
             all_inputs["source_id"] = source_id
@@ -62,6 +63,7 @@ class World:
             "leaf_id": leaf_id, "kind": kind, "inputs": all_inputs, "base_revision": base or self.tip(),
             "may_write": [r.model_dump() for r in (may_write or default_write_rules(kind))],  # type: ignore[arg-type]
             "check": kind, "created_at": NOW, "created_by": "planner", "expires_at": NOW + expires,
+            "trace_level": trace_level,
         })
         add_leaf(self.home, SLUG, contract, now=NOW, actor="planner",
                  disjoint=False)  # replays leaves on one source one after another

@@ -26,7 +26,7 @@ from verifier.formats.project import ProjectFile, parse_project
 from verifier.patch.parse import ParsedPatch, parse_patch
 from verifier.pipeline.patching import apply_to, check_write_set
 from verifier.pipeline.routing import route
-from verifier.pipeline.trace import inspect_bundle
+from verifier.pipeline.trace import check_asked_level, inspect_bundle
 from verifier.state.layout import PROJECT_FILE
 from verifier.state.view import Overlay
 
@@ -201,7 +201,8 @@ def _checked(work: Work, now: datetime, skill_version: str, fetcher: Fetcher | N
         # As `rw submit` will send it: ended by a final event if the agent recorded none.
         final = (now.isoformat().replace("+00:00", "Z"), default_final(work))
         log = TraceLog(work.trace_dir, work.state.level, root=work.root)
-        inspect_bundle(log.bundle(manifest_for(work, skill_version), patch, final=final), patch)
+        record = inspect_bundle(log.bundle(manifest_for(work, skill_version), patch, final=final), patch)
+        check_asked_level(leaf, record)  # step 4's: a warm leaf, or its contract, may ask for more
     except Rejected as exc:
         out.trace_problems = list(exc.rejections)
     return out

@@ -5,12 +5,14 @@ RW_SERVER, verifier.cli.remote) instead of this machine's RW_HOME."""
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
 from verifier.audits.replay import replay
 from verifier.cli.app import (
     EXIT_REJECTED,
+    RwError,
     actor_from_env,
     cli,
     emit,
@@ -135,6 +137,11 @@ def replay_cmd(slug: str, as_json: bool) -> None:
     try:
         report = replay(home.project(slug), home.read_anchor(slug), check_anchor=True)
     except NotFound as exc:
+        if os.environ.get("RW_SERVER"):  # the hint in the error (set RW_SERVER) does not hold here
+            raise RwError(f"no project {slug!r} in {home.layout.projects}: `rw replay` rebuilds from the "
+                          "repository and anchor on this machine and has no --server; run it where the project "
+                          "lives (`rw ledger SLUG --verify --server URL` checks the chain from here)",
+                          exc.exit_code) from exc
         fail(exc)
     emit({"ok": report.ok, "commits": report.commits, "rows": report.rows, "differences": report.differences},
          as_json, "\n".join([*(f"DIFFERENCE {d}" for d in report.differences),

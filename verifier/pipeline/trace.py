@@ -124,12 +124,13 @@ def inspect_bundle(files: dict[str, bytes], patch: bytes) -> TraceRecord:
     events = _parse_events(files["events.jsonl"])
     level, missing_parts = _observed_level(events, files)
     if level == 0:
-        raise _reject("trace_below_l1", f"the trace is below L1: events.jsonl has no {', no '.join(missing_parts)}",
+        raise _reject("trace_below_l1", f"the trace is below L1: events.jsonl lacks {', '.join(missing_parts)}",
                       "trace/events.jsonl")
     declared = _LEVEL_RANK[manifest.level]
     if declared > level:
         raise _reject("trace_level", f"manifest.json declares {manifest.level} but the bundle lacks "
-                      f"{missing_parts[0]}; declare L{level} or add it", "trace/manifest.json")
+                      f"{missing_parts[0]}; add it, or declare L{level} if the leaf asks for no more (a warm "
+                      "leaf asks for L3, and a contract may name its trace_level)", "trace/manifest.json")
     hits = [hit for name in BUNDLE_ORDER if name in files for hit in scan_bytes(files[name], name=name)]
     if hits:
         shown = "; ".join(f"{hit.kind} in {hit.file} at byte {hit.offset} ({hit.encoding})" for hit in hits[:5])
