@@ -126,6 +126,24 @@ def test_a_persons_edit_of_project_md_or_a_hypothesis_is_the_stewards(world: Wor
     assert renamed.outcome == "accepted", renamed.line()
 
 
+def test_a_steward_or_maintainer_is_named_only_among_registered_people(world: World, people: People) -> None:
+    project = (read(world, "PROJECT.md") or b"").decode()
+    assert "steward: ericxtang" in project
+    for new in (project.replace("steward: ericxtang", "steward: nobody-here"),
+                project.replace("maintainers: [", "maintainers: [nobody-here, ", 1)):
+        verdict = world.submit(edit(world, people.token(STEWARD), {"PROJECT.md": new.encode()}))
+        assert verdict.outcome == "rejected" and verdict.rejections[0].code == "unknown_person", verdict.line()
+        assert "'nobody-here': not a person registered here" in verdict.rejections[0].message
+        assert read(world, "PROJECT.md") == project.encode()  # a rejection: its ledger row only
+    agent = world.agent.handle  # a handle that exists, but an agent's, holds no person's role
+    verdict = world.submit(edit(world, people.token(STEWARD), {"PROJECT.md": project.replace(
+        "steward: ericxtang", f"steward: {agent}").encode()}))
+    assert verdict.rejections[0].code == "unknown_person", verdict.line()
+    handed = world.submit(edit(world, people.token(STEWARD), {"PROJECT.md": project.replace(
+        "steward: ericxtang", f"steward: {STRANGER}").encode()}))
+    assert handed.outcome == "accepted", handed.line()
+
+
 def test_any_person_adds_evidence_by_hand(world: World, people: People) -> None:
     _, findings = land_findings(world)
     verdict = world.submit(edit(world, people.token(STRANGER), {"reports/r-one.md": report_doc("r-one", [],

@@ -3,7 +3,7 @@ reads is the state room's read model over the overlay (`state`), never a walk of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -39,6 +39,9 @@ class CheckContext:
     # The tree the writes land on, before them (to compare old and new versions of a file).
     base_tree: TreeView | None = None
     actor_type: str = "agent"
+    # Whether a handle is a registered person (None: not known here, so not asked): a person's
+    # edit of PROJECT.md may name a new steward or maintainer only among them.
+    is_person: Callable[[str], bool] | None = None
 
     @cached_property
     def state(self) -> ProjectView:

@@ -28,7 +28,24 @@ def _project(ctx: CheckContext, data: bytes) -> list[Rejection]:
         return [Rejection("bad_project", exc.message, exc.where)]
     if project.project != ctx.project.project:
         return [Rejection("bad_project", f"project is {ctx.project.project!r} and cannot be renamed", PROJECT_FILE)]
-    return []
+    return _unknown_people(ctx, project.steward, project.maintainers)
+
+
+def _unknown_people(ctx: CheckContext, steward: str | None, maintainers: list[str]) -> list[Rejection]:
+    """A steward or maintainer newly named must be a registered person: a project handed to a
+    handle nobody holds could be edited by no one but the home's admins again. Names already in
+    PROJECT.md are left as they are (an edit of the budget does not depend on them)."""
+    if ctx.is_person is None:
+        return []
+    named = ([steward] if steward is not None and steward != ctx.project.steward else []) + [
+        handle for handle in maintainers if handle not in ctx.project.maintainers]
+    unknown = [handle for handle in named if not ctx.is_person(handle)]
+    if not unknown:
+        return []
+    roles = ", ".join(f"{'steward' if handle == steward else 'maintainer'} {handle!r}" for handle in unknown)
+    return [Rejection("unknown_person", f"{roles}: not a person registered here; name a person who is (`rw agent "
+                      "add HANDLE --operator OP --human`, or an invite with `rw invite`), so that someone holds the "
+                      "role", PROJECT_FILE)]
 
 
 def _hypothesis(ctx: CheckContext, path: str, data: bytes, object_id: str) -> list[Rejection]:

@@ -51,7 +51,7 @@ crash when something unexpected broke (and then nothing else of the attempt is k
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -163,6 +163,9 @@ class Tip:
     view: TreeView
     history: History
     admins: tuple[str, ...] = ()  # the home's admins (config.json), for the authority rule
+    # Whether a handle is a registered person (the identity registry); None: not asked. A person's
+    # edit may name a steward or maintainers only among them (verifier.checks.human).
+    people: Callable[[str], bool] | None = None
 
     @cached_property
     def project(self) -> ProjectFile:
@@ -280,7 +283,7 @@ def kind_check(tip: Tip, attempt: Attempt, leaf: LeafContract | None, writes: Wr
     context = CheckContext(
         leaf=leaf, actor=attempt.actor.handle, project=tip.project, tree=overlay, writes=writes, now=now,
         source_texts=source_texts(text_of, overlay, leaf, writes), fetches=fetches,
-        base_tree=tip.view, actor_type=attempt.actor.type,
+        base_tree=tip.view, actor_type=attempt.actor.type, is_person=tip.people,
     )
     result = check_for(leaf.kind if leaf is not None else "human")(context)
     if not result.accepted:
@@ -347,7 +350,13 @@ def judge(tip: Tip, attempt: Attempt, patch: ParsedPatch, fetches: Mapping[str, 
 def read_tip(writer: ProjectWriter) -> Tip:
     """The writer's tip as the judge reads it."""
     assert writer.tip is not None  # the history check refuses a project without commits
-    return Tip(writer.tip, writer.view(), writer.repo, tuple(writer.home.settings.admins))
+    identities = writer.home.identities
+
+    def is_person(handle: str) -> bool:
+        actor = identities.get(handle)
+        return actor is not None and actor.type == "human"
+
+    return Tip(writer.tip, writer.view(), writer.repo, tuple(writer.home.settings.admins), is_person)
 
 
 def land_accepted(writer: ProjectWriter, attempt: Attempt, judged: Judgement, now: datetime) -> Verdict:
