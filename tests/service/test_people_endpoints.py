@@ -161,3 +161,13 @@ def test_a_persons_edit_lands_from_another_machine_by_server_or_rw_server(
     stale = site.client(STEWARD).edit(SLUG, changed, base="0" * 40)
     assert stale.status == 201 and stale.body["verdict"]["rejections"][0]["code"] == "wrong_base", stale.body
     assert site.client(STEWARD).edit(SLUG, changed, base="HEAD~1").error_code == "bad_query"
+
+
+def test_a_blank_or_an_invisible_reason_is_one_refusal(site: Site) -> None:
+    before = tip_and_rows(site.world)
+    for reason, seen in (("   ", "only invisible characters (U+0020"), ("\u200b", "(U+200B)")):
+        reply = site.client(STEWARD).post_json(f"{BASE}/holds/{site.held[3]}/approve", {"reason": reason})
+        assert (reply.status, reply.error_code) == (422, "invalid_body"), reply.body
+        assert "needs a reason with at least one visible character" in reply.error_message and seen in \
+            reply.error_message, reply.error_message
+    assert tip_and_rows(site.world) == before

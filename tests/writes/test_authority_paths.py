@@ -23,7 +23,7 @@ from tests.support.cli import rw_here
 from tests.support.edits import edit, report_doc
 from tests.support.graph import land_findings, read
 from tests.support.world import NOW, SLUG, World
-from verifier.errors import NotAuthorised
+from verifier.errors import ConflictError, NotAuthorised
 from verifier.roles.planner import local_commons, wake
 from verifier.roles.resolver import set_verdict
 from verifier.store.audit import read_denials
@@ -70,6 +70,15 @@ def test_the_steward_and_maintainers_revert_and_nobody_else(world: World, people
     assert landed.row.actor == MAINTAINER
     again = revert(world.home, SLUG, people.actor(STEWARD), landed.commit or "", reason="It was right.", now=NOW)
     assert again.row.actor == STEWARD
+
+
+def test_a_second_revert_of_the_same_commit_names_the_first(world: World, people: People) -> None:
+    first, _ = land_findings(world, "extract-1")
+    landed = revert(world.home, SLUG, people.actor(MAINTAINER), first.commit or "", reason="Wrong version.", now=NOW)
+    before = tip_and_rows(world)
+    with pytest.raises(ConflictError, match=f"already reverted by {(landed.commit or '')[:12]}") as twice:
+        revert(world.home, SLUG, people.actor(STEWARD), first.commit or "", reason="Wrong.", now=NOW)
+    assert twice.value.code == "already_reverted" and tip_and_rows(world) == before
 
 
 def test_only_the_steward_sets_a_verdict(world: World, people: People) -> None:

@@ -5,12 +5,23 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from verifier.formats.base import Strict
 from verifier.formats.leaf import LeafKind
+from verifier.text.visible import reason_problem
 
-Reason = Annotated[str, StringConstraints(min_length=1, max_length=4000, pattern=r"\S")]
+
+def _visible(reason: str) -> str:
+    """The one reason rule (verifier.text.visible), so that a blank reason and an invisible one
+    are the same refusal, as in-process."""
+    problem = reason_problem(reason)
+    if problem is not None:
+        raise ValueError(f"the action {problem}")
+    return reason
+
+
+Reason = Annotated[str, StringConstraints(max_length=4000), AfterValidator(_visible)]
 Revision = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{4,40}$")]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=400)]
 

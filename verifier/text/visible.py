@@ -36,11 +36,19 @@ def require_reason(reason: str, what: str, where: str | None = None) -> str:
     """The reason, stripped of surrounding whitespace, or a FormatError naming `what` needs one.
 
     `what` reads as the subject of the sentence, e.g. "a revert" or "a hold decision"."""
-    if has_visible_text(reason):
+    problem = reason_problem(reason)
+    if problem is None:
         return reason.strip()
+    raise FormatError(f"{what} {problem}", where)
+
+
+def reason_problem(reason: str) -> str | None:
+    """None for a reason with a visible character; else what is wrong with it, as the end of a
+    sentence whose subject is what needs it ("needs a reason with ...")."""
+    if has_visible_text(reason):
+        return None
     seen = "empty" if not reason else f"only invisible characters ({_codes(reason)})"
-    raise FormatError(f"{what} needs a reason with at least one visible character; the reason given is {seen}",
-                      where)
+    return f"needs a reason with at least one visible character; the reason given is {seen}"
 
 
 def _codes(text: str) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+import pygit2
+
 from verifier.checks.dependants import cascade, missing_bases, withdrawn_note
 from verifier.errors import AuthError, ConflictError, NotFound
 from verifier.formats.entries import RevertEntry
@@ -22,7 +24,7 @@ from verifier.pipeline.scores import apply_writes
 from verifier.pipeline.writer import ProjectWriter
 from verifier.scoring.use import ScoreBook
 from verifier.store.audit import Door
-from verifier.store.gitrepo import VERIFIER_EMAIL, Person, agent_email
+from verifier.store.gitrepo import VERIFIER_EMAIL, Person, ProjectRepo, agent_email
 from verifier.store.home import Home
 from verifier.store.identities import Actor
 from verifier.text.visible import require_reason
@@ -63,6 +65,17 @@ def _revert(home: Home, slug: str, handle: str, operator: str, actor_type: Rever
         return writer.land(entry, contribution=contribution, bookkeeping=bookkeeping)
 
 
+def _reverted_by(repo: ProjectRepo, tip: str, target_id: str) -> str | None:
+    """The newest commit between the tip and `target_id` whose trailer says it reverts it."""
+    marker = f"\nReverts: {target_id}"
+    commit: pygit2.Commit | None = repo.commit(tip)
+    while commit is not None and str(commit.id) != target_id:
+        if marker in commit.message:
+            return str(commit.id)
+        commit = commit.parents[0] if commit.parents else None
+    return None
+
+
 def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type: RevertActor, commit: str, *,
                    reason: str, now: datetime) -> tuple[RevertEntry, Contribution, dict[str, bytes | None]]:
     """What reverting `commit` lands on the writer's tip: (entry, contribution, bookkeeping),
@@ -85,6 +98,11 @@ def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type
     paths = repo.changed_paths(parent, target_id)
     moved = [path for path in paths if now_view.blob_id(path) != after.blob_id(path)]
     if moved:
+        if all(now_view.blob_id(path) == before.blob_id(path) for path in paths):  # every change undone
+            by = _reverted_by(repo, tip, target_id)
+            raise ConflictError(f"{target_id[:12]} is already reverted{f' by {by[:12]}' if by else ''}: none of "
+                                "its changes is on the branch; to bring them back, revert that revert",
+                                code="already_reverted")
         raise ConflictError(f"cannot revert {target_id[:12]} cleanly: {', '.join(moved[:5])} changed since; "
                             "revert the later commits first")
     writes: dict[str, bytes | None] = {path: before.read(path) for path in paths}
