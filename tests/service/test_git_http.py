@@ -82,7 +82,7 @@ def test_agents_never_push_and_strangers_are_told_how_to_push_over_http(site: Si
     commit_something(work)
     tip = site.home.project(SLUG).tip()
     anonymous = git(work, "push", "origin", "HEAD:refs/for/main")
-    assert anonymous.returncode != 0 and "remote: REFUSED: [bad_token] no bearer token" in anonymous.stderr
+    assert anonymous.returncode != 0 and "remote: REFUSED: [no_token] the push carried no token" in anonymous.stderr
     assert "`rw git setup`" in anonymous.stderr  # the form for this transport
     agent = git(work, "push", "origin", "HEAD:main", token=site.agent_token)
     assert agent.returncode != 0 and "remote: [push_forbidden] agents do not push" in agent.stderr

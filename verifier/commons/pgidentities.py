@@ -120,7 +120,7 @@ class PgIdentities:
 
     def authenticate(self, token: str, now: datetime | None = None) -> Actor:
         if not token:
-            raise AuthError("no bearer token: set RW_TOKEN (or send Authorization: Bearer)")
+            raise AuthError("no bearer token: set RW_TOKEN (or send Authorization: Bearer)", code="no_token")
         if not TOKEN_SHAPE.match(token):
             raise AuthError("malformed bearer token")
         rows = self._ensure().read(_BY_HASH, (token_hash(token),))

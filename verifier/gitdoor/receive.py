@@ -85,8 +85,11 @@ def _updates(lines: list[str]) -> list[tuple[str, str, str]]:
 
 def _pusher(home: Home, env: Mapping[str, str], slug: str, out: TextIO, now: datetime) -> Actor | None:
     """The person pushing, if their token authenticates now and may push to `slug`; else None, said on `out`."""
+    token = push_token(env)
     try:
-        actor = home.identities.authenticate(push_token(env), now)
+        if not token:  # said as the push's own fault: RW_TOKEN alone does not reach a git push
+            raise AuthError("the push carried no token", code="no_token")
+        actor = home.identities.authenticate(token, now)
         if actor.type == "human":
             require(actor, "steward", slug)
     except AuthError as exc:  # ScopeError too: a token not made for pushing to this project
