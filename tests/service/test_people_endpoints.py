@@ -158,6 +158,8 @@ def test_a_persons_edit_lands_from_another_machine_by_server_or_rw_server(
                      env={**env, "RW_TOKEN": site.people.token(STEWARD)})
     assert landed.returncode == 0 and landed.stdout.startswith(f"ACCEPTED {SLUG}"), landed.stdout + landed.stderr
     assert "usd: 25," in (site.world.repo.view(site.world.tip()).read("PROJECT.md") or b"").decode()
+    # What the landing left unsealed, said for a person elsewhere: nothing of the home's own paths.
+    assert "baseline not sealed for" in landed.stderr and str(site.world.home.root) not in landed.stderr
     stale = site.client(STEWARD).edit(SLUG, changed, base="0" * 40)
     assert stale.status == 201 and stale.body["verdict"]["rejections"][0]["code"] == "wrong_base", stale.body
     assert site.client(STEWARD).edit(SLUG, changed, base="HEAD~1").error_code == "bad_query"

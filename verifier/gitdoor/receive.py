@@ -133,7 +133,7 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     if ok:
         print(f"{len(verdicts)} commit(s) landed on main; `git pull --rebase` (or fetch and reset) to get them",
               file=out)
-        sealed, note = seal_landed(home, slug, now)
+        sealed, note = seal_landed(home, slug, now, remote=env.get("RW_PUSH_TRANSPORT") == "http")
         if sealed:
             print(f"sealed baseline for {', '.join(sealed)}", file=out)
         if note:
@@ -141,7 +141,7 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
     return 0 if ok else 1
 
 
-def seal_landed(home: Home, slug: str, now: datetime) -> tuple[list[str], str | None]:
+def seal_landed(home: Home, slug: str, now: datetime, *, remote: bool = False) -> tuple[list[str], str | None]:
     """Seal what the landing left waiting (writes.followups); nothing when the project has no
     hypothesis file at all, which is known from the tree's names without loading the sealing
     machinery (the Resolver's keys, the model adapters: a tenth of the hook's start-up)."""
@@ -151,7 +151,7 @@ def seal_landed(home: Home, slug: str, now: datetime) -> tuple[list[str], str | 
     from verifier.writes.followups import seal_after_landing  # noqa: PLC0415 - start-up cost, see above
 
     try:
-        return seal_after_landing(home, slug, now=now)
+        return seal_after_landing(home, slug, now=now, remote=remote)
     except VerifierError as exc:  # the push has landed: a sealing failure never refuses it
         return [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
 

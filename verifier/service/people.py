@@ -52,7 +52,7 @@ def decide_hold(home: Home, actor: Actor, slug: str, object_id: str, *, approve_
                 now: datetime, door: Door = "cli") -> Json:
     """The steward approves or rejects a held object; an approval seals what it activated."""
     landed = decide(home, slug, actor, object_id, approve=approve_it, reason=reason, now=now, door=door)
-    sealed, note = seal_after_landing(home, slug, now=now) if approve_it else ([], None)
+    sealed, note = seal_after_landing(home, slug, now=now, remote=door == "http") if approve_it else ([], None)
     return {"project": slug, "object_id": object_id, "decision": "approved" if approve_it else "rejected",
             "commit": landed.commit, "ledger_seq": landed.row.seq, "sealed": sealed, "note": note}
 
@@ -63,7 +63,8 @@ def edit(home: Home, token: str, slug: str, patch: bytes, bundle: dict[str, byte
     `rw submit SLUG --patch` lands it in-process: its verdict, and the baselines it left to seal.
     The pipeline authenticates the token and asks the authority rule; a refusal raises."""
     verdict = submit(home, Submission(slug, None, patch, bundle, token, base=base), now=now, fetcher=fetcher)
-    sealed, note = seal_after_landing(home, slug, now=now) if verdict.outcome == "accepted" else ([], None)
+    accepted = verdict.outcome == "accepted"
+    sealed, note = seal_after_landing(home, slug, now=now, remote=True) if accepted else ([], None)
     return {"verdict": dict(verdict.to_json()), "sealed": sealed, "note": note}
 
 

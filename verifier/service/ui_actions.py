@@ -63,7 +63,7 @@ def _land(svc: Service, actor: Actor, slug: str, request: ActRequest) -> Landed:
         landed = decide(home, slug, actor, request.object_id, approve=request.action == "approve",
                         reason=request.reason, now=now)
         if request.action == "approve":
-            _sealed, note = seal_after_landing(home, slug, now=now)
+            _sealed, note = seal_after_landing(home, slug, now=now, remote=True)
             if note:
                 log.info("after approving in %s: %s", slug, note)
         return landed

@@ -57,9 +57,11 @@ def record_not_sealed(home: Home, slug: str, waiting: list[str], why: str, *, no
     return seqs
 
 
-def seal_after_landing(home: Home, slug: str, *, now: datetime) -> tuple[list[str], str | None]:
+def seal_after_landing(home: Home, slug: str, *, now: datetime, remote: bool = False) -> tuple[list[str], str | None]:
     """Seal what needs sealing; returns (hypotheses sealed, a note for people when something was
-    left unsealed). A path that cannot seal records why (`record_not_sealed`)."""
+    left unsealed). A path that cannot seal records why (`record_not_sealed`). `remote`: the note
+    goes to a person on another machine, who is told what is missing without the home's paths and
+    setup commands (the admins' to act on)."""
     repo = home.project(slug)
     view = repo.view(repo.tip())
     try:
@@ -72,15 +74,21 @@ def seal_after_landing(home: Home, slug: str, *, now: datetime) -> tuple[list[st
         backend = model_backend(home)
     except BaselineError as exc:
         record_not_sealed(home, slug, waiting, NO_MODEL, now=now)
-        return [], f"baseline not sealed for {', '.join(waiting)}: {exc}; then run `rw seal {slug}`"
+        return [], _unsealed(slug, waiting, "no baseline model is configured" if remote else str(exc), remote)
     try:
         key = public_key_of(home)
     except BaselineError as exc:
         record_not_sealed(home, slug, waiting, NO_KEY, now=now)
-        return [], f"baseline not sealed for {', '.join(waiting)}: {exc}; then run `rw seal {slug}`"
+        return [], _unsealed(slug, waiting, "the Resolver's key is missing" if remote else str(exc), remote)
     try:
         return seal_missing(home, slug, now=now, backend=backend, public_key=key), None
     except SealFailedError as exc:
         return list(exc.sealed), f"baseline sealing failed: {exc}"
     except BaselineError as exc:
         return [], f"baselines not sealed: {exc}"
+
+
+def _unsealed(slug: str, waiting: list[str], why: str, remote: bool) -> str:
+    then = (f"the service's admins set it up (docs/resolver.md), then `rw seal {slug}` seals it" if remote
+            else f"then run `rw seal {slug}`")
+    return f"baseline not sealed for {', '.join(waiting)}: {why}; {then}"
