@@ -61,7 +61,8 @@ def test_first_accepted_extract_then_link_then_review(site: Site, tmp_path: Path
     agent = agent_in(site, tmp_path)
     board = agent.rw("board", SLUG)
     assert "extract-warm-1" in board.out
-    agent.rw("work", SLUG, "--warm", "--dir", "extract")
+    took = agent.rw("work", SLUG, "--warm", "--dir", "extract")
+    assert f"no leaf marked warm is open in {SLUG}: took extract-warm-1" in took.err  # a plain one, said so
     work = tmp_path / "extract"
     state = json.loads((work / ".rw" / "work.json").read_text())
     assert state["leaf_id"] == "extract-warm-1" and state["agent"] == "outsider"

@@ -223,6 +223,8 @@ def start_work(client: Client, server: str, slug: str, leaf_id: str | None, *, p
         leaf = served.leaf_payload(payload, chosen)
     except served.Untrusted as exc:
         raise refused_by_client(exc, "refusing what the server sent: ") from exc
+    if leaf_id is None and not leaf.contract.warm:  # said: the agent asked for a warm one
+        say(f"no leaf marked warm is open in {slug}: took {chosen}, the open extract leaf that expires soonest")
     skill, skill_version, level = skill_and_level(client, payload, level, say)
     contract = leaf.contract
     # The default folder is one checked segment (a leaf id) below the parent: a served id can

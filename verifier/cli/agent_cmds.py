@@ -280,8 +280,8 @@ def trace_import(events_file: IO[bytes], fmt: str, as_json: bool) -> None:
     A transcript also discloses the run's model, tokens (in, out, cached), cost and duration as
     far as it states them (docs/format.md, "Transcripts"); `rw submit` sends them in the manifest.
     Secrets are stripped and tool output is capped as for `rw trace add`. A malformed line is
-    refused with its number and nothing is recorded; a cut-short last line (a CLI killed
-    mid-write) is left out and reported."""
+    refused with its number and nothing is recorded; a transcript's cut-short last line (a CLI
+    killed mid-write) is left out and reported."""
     name = getattr(events_file, "name", "-")
     work = current_work()
     try:
