@@ -21,31 +21,28 @@ from verifier.formats.review import parse_review
 from verifier.state.layout import FIELD_GUIDE, HUMAN_LEAF, PROJECT_FILE, classify
 
 
-def _project(ctx: CheckContext, data: bytes) -> list[Rejection]:
+def _project(ctx: CheckContext, data: bytes, notes: list[str]) -> list[Rejection]:
     try:
         project, _ = parse_project(data, PROJECT_FILE)
     except FormatError as exc:
         return [Rejection("bad_project", exc.message, exc.where)]
     if project.project != ctx.project.project:
         return [Rejection("bad_project", f"project is {ctx.project.project!r} and cannot be renamed", PROJECT_FILE)]
-    return _unknown_people(ctx, project.steward, project.maintainers)
+    notes.extend(_not_yet_people(ctx, project.steward, project.maintainers))
+    return []
 
 
-def _unknown_people(ctx: CheckContext, steward: str | None, maintainers: list[str]) -> list[Rejection]:
-    """A steward or maintainer newly named must be a registered person: a project handed to a
-    handle nobody holds could be edited by no one but the home's admins again. Names already in
-    PROJECT.md are left as they are (an edit of the budget does not depend on them)."""
+def _not_yet_people(ctx: CheckContext, steward: str | None, maintainers: list[str]) -> list[str]:
+    """A steward or maintainer newly named who is not a registered person yet, said in the verdict:
+    a project may be handed to someone who joins later (an invite), and until then nobody but the
+    home's admins holds the role. Names already in PROJECT.md are not said again."""
     if ctx.is_person is None:
         return []
     named = ([steward] if steward is not None and steward != ctx.project.steward else []) + [
         handle for handle in maintainers if handle not in ctx.project.maintainers]
-    unknown = [handle for handle in named if not ctx.is_person(handle)]
-    if not unknown:
-        return []
-    roles = ", ".join(f"{'steward' if handle == steward else 'maintainer'} {handle!r}" for handle in unknown)
-    return [Rejection("unknown_person", f"{roles}: not a person registered here; name a person who is (`rw agent "
-                      "add HANDLE --operator OP --human`, or an invite with `rw invite`), so that someone holds the "
-                      "role", PROJECT_FILE)]
+    return [f"{'steward' if handle == steward else 'maintainer'} {handle!r} is not a registered person yet: until "
+            "they join (`rw invite`, or `rw agent add HANDLE --operator OP --human`), the role is held by nobody "
+            "but the home's admins" for handle in named if not ctx.is_person(handle)]
 
 
 def _hypothesis(ctx: CheckContext, path: str, data: bytes, object_id: str) -> list[Rejection]:
@@ -100,7 +97,7 @@ def check_human(ctx: CheckContext) -> CheckResult:  # noqa: C901, PLR0912 - one 
                 rejections.append(Rejection("cannot_delete", f"{path} cannot be deleted; edit it instead", path))
             continue
         if path == PROJECT_FILE:
-            rejections += _project(ctx, data)
+            rejections += _project(ctx, data, notes)
         elif path == FIELD_GUIDE:
             old = ctx.base_tree.read(FIELD_GUIDE) if ctx.base_tree is not None else None
             rejections += guide_problems(old, data, actor=ctx.actor, actor_type="human")

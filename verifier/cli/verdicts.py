@@ -1,6 +1,7 @@
 """The one way `rw` shows a verdict, in-process or from a service: the one-line `ACCEPTED ...` /
-`REJECTED ...: [code] where: why` (then `  also ...` for every further rejection), or with --json
-the whole verdict; and the one exit code of its outcome (`verifier.cli.app.exit_code_of_outcome`)."""
+`REJECTED ...: [code] where: why` (then `  also ...` for every further rejection, and the check's
+notes on stderr), or with --json the whole verdict; and the one exit code of its outcome
+(`verifier.cli.app.exit_code_of_outcome`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def show_verdict(verdict: Mapping[str, Any], as_json: bool, submission_id: str |
         shown = verdict if submission_id is None else {**verdict, "submission_id": submission_id}
         click.echo(json.dumps(shown, indent=2, sort_keys=True))
     else:
-        for line in Verdict.from_json(verdict).lines():
+        shown_verdict = Verdict.from_json(verdict)
+        for line in shown_verdict.lines():
             click.echo(line)
+        for note in shown_verdict.notes:  # what the check wants said beside its verdict
+            click.echo(f"note: {note}", err=True)
     return exit_code_of_outcome(str(verdict.get("outcome")))

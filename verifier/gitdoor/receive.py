@@ -130,6 +130,8 @@ def run(home: Home, repo_path: Path, lines: list[str], env: Mapping[str, str], o
         ok, verdicts = land_push(home, writer, pushed, actor, push_token(env), commits, now)
     for verdict in verdicts:
         print(verdict.line(), file=out)
+        for said in verdict.notes:
+            print(f"  note: {said}", file=out)
     if ok:
         print(f"{len(verdicts)} commit(s) landed on main; `git pull --rebase` (or fetch and reset) to get them",
               file=out)

@@ -76,6 +76,7 @@ class PushVerdict:
     outcome: str  # ACCEPTED, REJECTED, or NOT LANDED (another commit of the push was refused)
     text: str
     rejection: Rejection | None = None  # why REJECTED
+    notes: tuple[str, ...] = ()  # what the check said beside an acceptance
 
     def line(self) -> str:
         return verdict_line(self.outcome, f"{self.commit[:12]} {self.text}", [self.rejection] if self.rejection else [])
@@ -324,7 +325,8 @@ def land_push(home: Home, writer: ProjectWriter, pushed: PushedObjects, actor: A
                 culprit = number
                 attempt = _attempt(writer, actor, token, commit)
                 verdict = _judge(home, writer, pushed, attempt, commit, number == 0, memo, now)
-                verdicts.append(PushVerdict(str(commit.id), "ACCEPTED", f"as {verdict.commit} ({verdict.summary})"))
+                verdicts.append(PushVerdict(str(commit.id), "ACCEPTED", f"as {verdict.commit} ({verdict.summary})",
+                                            notes=tuple(verdict.notes)))
     except Rejected as exc:
         land_refusal(writer, attempt, exc, now)
         return False, _refused(commits, len(verdicts), culprit, attempt.subject, exc)
