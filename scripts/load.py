@@ -37,8 +37,9 @@ about the same cores, so the ratio follows CPU per submission), the remote CPU b
 server, the git host; the killed instance's up to its kill, since its workers, reaped by init once
 it died, take their CPU with them), the remote rate before the kill
 and after the failover, and the load average. Figures measured, and under what load: docs/deploy.md
-("Two instances, measured" and "Where the remote CPU goes, by part"); the last: ratio 0.24-0.67
-in runs of 15 s at load average 8-11 from other sessions, lost 0 and duplicated 0 in each.
+("Two instances, measured" and "Where the remote CPU goes, by part"); the last: ratio 0.50-0.53
+in three runs of 15 s on a quiet machine (0.24-0.67 at load average 8-11 from other sessions),
+lost 0 and duplicated 0 in each.
 """
 
 from __future__ import annotations
