@@ -167,7 +167,10 @@ def test_rw_git_setup_then_a_plain_git_push_over_http_lands_on_main(site: Site, 
     work = clone_and_commit(site.repo_url, tmp_path / "clone", "SETUP-NOTES.md", env=env)
     setup = rw("git", "setup", env=env, cwd=work)
     assert setup.returncode == 0, setup.stderr
-    assert site.alice not in setup.stdout + setup.stderr
+    assert site.alice not in setup.stdout + setup.stderr and "warning" not in setup.stderr
+    bot = rw("git", "setup", env={**env, "RW_TOKEN": site.alice_bot}, cwd=work)  # an agent's: said at once
+    assert bot.returncode == 0 and "an agent's: agents do not push" in bot.stderr, bot.stderr
+    setup = rw("git", "setup", env=env, cwd=work)  # the person's again
     assert stat.S_IMODE((work / ".git" / "config").stat().st_mode) == 0o600
     pushed = git(work, "push", "origin", "HEAD:refs/for/main", env={**env, "RW_TOKEN": ""})
     assert pushed.returncode == 0 and "remote: ACCEPTED" in pushed.stderr, pushed.stderr

@@ -25,7 +25,7 @@ from verifier.cli.remote import call, client_for, ok, token_for
 from verifier.client.config import config_path, default_server, remember, replace_token
 from verifier.client.http import Client
 from verifier.constants import INVITE_MAX_AGENTS, INVITE_TTL, TOKEN_TTL
-from verifier.errors import ConflictError, FormatError, NotFound
+from verifier.errors import ConflictError, FormatError, NotFound, VerifierError
 from verifier.formats.duration import parse_duration
 from verifier.writes.push import PUSH_REF
 
@@ -205,3 +205,22 @@ def git_setup(remote: str) -> None:
     config_file = Path(repo.path) / "config"
     config_file.chmod(0o600)  # it holds a token now
     click.echo(f"set {key} in {config_file} (mode 0600); push with `git push {remote} HEAD:{PUSH_REF}`")
+    if http:
+        _warn_unless_a_person(server, token)
+
+
+def _warn_unless_a_person(server: str, token: str) -> None:
+    """Say on stderr when the stored token is not a person's (agents submit, they never push), as
+    the service's /whoami answers; a service that does not answer now is no reason to refuse."""
+    try:
+        reply = Client(server, token, retry_for_s=0).get("/whoami")
+    except (OSError, VerifierError):
+        return
+    kind = reply.body.get("type") if reply.status == 200 else None
+    if reply.status == 200 and kind != "human":
+        click.echo(f"warning: this token is {reply.body.get('agent')!r}'s, an agent's: agents do not push "
+                   "(their patches go with `rw submit`); set a person's token and run `rw git setup` again",
+                   err=True)
+    elif reply.status in (401, 403):
+        click.echo(f"warning: {server} refuses this token ({reply.error_code}): the push will be refused too",
+                   err=True)
