@@ -151,6 +151,8 @@ def test_a_persons_edit_lands_from_another_machine_by_server_or_rw_server(
                       env={**env, "RW_TOKEN": site.people.token(MAINTAINER)})
     assert refused.returncode == 10 and "[not_authorised]" in refused.stderr, refused.stderr
     assert tip_and_rows(site.world) == before
+    last = read_denials(site.world.home, SLUG)[-1]
+    assert (last.who, last.action, last.door) == (MAINTAINER, "edit_project", "http")
     scoped = rw_here("submit", SLUG, "--patch", str(folder / "edit.diff"), "--server", site.server.url,
                      env={"RW_HOME": env["RW_HOME"], "RW_TOKEN": site.world.agent.token})
     assert scoped.returncode == 3 and "[token_scope]" in scoped.stderr, scoped.stderr  # an agent's token

@@ -144,7 +144,7 @@ def test_naming_a_steward_or_maintainer_who_is_not_a_person_yet_is_said(world: W
     assert maintainers.outcome == "accepted", maintainers.line()
     said = [note.split(" is ")[0] for note in maintainers.notes]
     assert said == ["maintainer 'nobody-here'", f"maintainer '{agent}'"], maintainers.notes
-    assert "the role is held by nobody but the home's admins" in maintainers.notes[0]
+    assert "not a registered person yet" in maintainers.notes[0] and "an agent's handle" in maintainers.notes[1]
     project = (read(world, "PROJECT.md") or b"").decode()
     handed = world.submit(edit(world, people.token(STEWARD), {"PROJECT.md": project.replace(
         "steward: ericxtang", f"steward: {STRANGER}").encode()}))

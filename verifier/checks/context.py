@@ -39,9 +39,10 @@ class CheckContext:
     # The tree the writes land on, before them (to compare old and new versions of a file).
     base_tree: TreeView | None = None
     actor_type: str = "agent"
-    # Whether a handle is a registered person (None: not known here, so not asked): a person's
-    # edit of PROJECT.md may name a new steward or maintainer only among them.
-    is_person: Callable[[str], bool] | None = None
+    # What a handle is in the identity registry ("human", "agent", None: nobody), or None when not
+    # known here: a person's edit of PROJECT.md naming a new steward or maintainer who is not a
+    # registered person gets a note.
+    handle_kind: Callable[[str], str | None] | None = None
 
     @cached_property
     def state(self) -> ProjectView:

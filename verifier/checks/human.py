@@ -33,16 +33,25 @@ def _project(ctx: CheckContext, data: bytes, notes: list[str]) -> list[Rejection
 
 
 def _not_yet_people(ctx: CheckContext, steward: str | None, maintainers: list[str]) -> list[str]:
-    """A steward or maintainer newly named who is not a registered person yet, said in the verdict:
-    a project may be handed to someone who joins later (an invite), and until then nobody but the
-    home's admins holds the role. Names already in PROJECT.md are not said again."""
-    if ctx.is_person is None:
+    """A steward or maintainer newly named who is not a registered person, said in the verdict: a
+    project may be handed to someone who joins later (an invite), and until then nobody but the
+    home's admins holds the role; an agent's handle never holds it. Names already in PROJECT.md
+    are not said again."""
+    if ctx.handle_kind is None:
         return []
     named = ([steward] if steward is not None and steward != ctx.project.steward else []) + [
         handle for handle in maintainers if handle not in ctx.project.maintainers]
-    return [f"{'steward' if handle == steward else 'maintainer'} {handle!r} is not a registered person yet: until "
-            "they join (`rw invite`, or `rw agent add HANDLE --operator OP --human`), the role is held by nobody "
-            "but the home's admins" for handle in named if not ctx.is_person(handle)]
+    notes = []
+    for handle in named:
+        kind = ctx.handle_kind(handle)
+        role = f"{'steward' if handle == steward else 'maintainer'} {handle!r}"
+        if kind == "agent":
+            notes.append(f"{role} is an agent's handle: agents hold no person's role, so nobody but the home's "
+                         "admins holds it; name a person")
+        elif kind is None:
+            notes.append(f"{role} is not a registered person yet: until they join (`rw invite`, or `rw agent add "
+                         "HANDLE --operator OP --human`), the role is held by nobody but the home's admins")
+    return notes
 
 
 def _hypothesis(ctx: CheckContext, path: str, data: bytes, object_id: str) -> list[Rejection]:

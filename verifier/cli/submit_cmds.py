@@ -60,7 +60,8 @@ def _submit_remote(server: str, slug: str, leaf_id: str | None, patch_file: Path
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON (for agents).")
 @click.option("--server", metavar="URL",
               help="Submit to a verifier service (rw serve) instead of in-process; retries while it is down. "
-                   "With SLUG and --patch: else RW_SERVER, else (with no RW_HOME) the server `rw join` stored.")
+                   "A person's edit (SLUG and --patch, no --leaf): else RW_SERVER, else (with no RW_HOME) the "
+                   "server `rw join` stored; over a service, --base is a commit id.")
 @click.option("--retry-for", default=f"{SUBMIT_RETRY_S // 60}m", show_default=True,
               help="With --server: how long to keep retrying.")
 @click.option("--summary", help="A working folder's submit: the final summary, if the trace has none yet.")
@@ -81,7 +82,8 @@ def submit_cmd(slug: str | None, leaf_id: str | None, patch_file: Path | None, t
     if disclosed != Disclosure():
         raise RwError("--model, --tokens*, --usd and --duration disclose a working folder's run; a bundle given "
                       "with --trace discloses in its manifest.json")
-    server = server_unless_home(server or os.environ.get("RW_SERVER") or None)
+    if leaf_id is None:  # a person's edit runs where a person's commands do (verifier.cli.remote)
+        server = server_unless_home(server or os.environ.get("RW_SERVER") or None)
     if server is not None:
         _submit_remote(server, slug, leaf_id, patch_file, trace_path, base, as_json, retry_for)
     # The pipeline is imported here, not at the top: a working folder's or a --server submit (an

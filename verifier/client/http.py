@@ -126,8 +126,11 @@ class Client:
         return Reply(response.status, {k.lower(): v for k, v in response.getheaders()},
                      parsed if isinstance(parsed, dict) else {"value": parsed})
 
-    def request(self, method: str, path: str, **kwargs: Any) -> Reply:
-        """`once`, retried with backoff while the service is unreachable or busy with the same attempt."""
+    def request(self, method: str, path: str, *, resend: bool = True, **kwargs: Any) -> Reply:
+        """`once`, retried with backoff while the service is unreachable or busy with the same attempt.
+        `resend` False: a request that carries no key to answer a retry by (a person's edit) is sent
+        again only when it was not taken (the connection refused, or the service's 503: nothing kept); an
+        answer lost after sending, or a proxy's 502 or 504, is said, not retried: it may have landed."""
         started = time.monotonic()
         deadline = started + self.retry_for_s
         attempt = 0
@@ -137,9 +140,13 @@ class Client:
             try:
                 reply = self.once(method, path, **kwargs)
             except TRANSIENT as exc:
+                if not resend and not isinstance(exc, ConnectionRefusedError):
+                    raise Unreachable(f"the answer from {self.scheme}://{self.host}:{self.port} was lost after the "
+                                      f"request was sent ({type(exc).__name__}: {exc}); it may have landed: read "
+                                      "the project's ledger before sending it again") from exc
                 problem = f"{type(exc).__name__}: {exc}"
             else:
-                if reply.status in RETRY_STATUSES:
+                if reply.status in RETRY_STATUSES and (resend or reply.status == 503):
                     problem = f"HTTP {reply.status}"
                 elif reply.status == 409 and reply.error_code == "in_progress":
                     problem = "the same submission is still running"
@@ -186,4 +193,4 @@ class Client:
         body, content_type = encode_form({**(bundle or {}), "patch": patch})
         query = f"?{urlencode({'base': base})}" if base is not None else ""
         return self.request("POST", f"/projects/{quote(slug, safe='')}/edits{query}", body=body,
-                            content_type=content_type)
+                            content_type=content_type, resend=False)

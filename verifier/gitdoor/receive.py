@@ -155,7 +155,7 @@ def seal_landed(home: Home, slug: str, now: datetime, *, remote: bool = False) -
     try:
         return seal_after_landing(home, slug, now=now, remote=remote)
     except VerifierError as exc:  # the push has landed: a sealing failure never refuses it
-        return [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
+        return [], f"baselines not sealed: {exc.code if remote else exc}; run `rw seal {slug}`"
 
 
 def main() -> int:

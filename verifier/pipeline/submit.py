@@ -163,9 +163,10 @@ class Tip:
     view: TreeView
     history: History
     admins: tuple[str, ...] = ()  # the home's admins (config.json), for the authority rule
-    # Whether a handle is a registered person (the identity registry); None: not asked. A person's
-    # edit may name a steward or maintainers only among them (verifier.checks.human).
-    people: Callable[[str], bool] | None = None
+    # What a handle is in the identity registry ("human", "agent", or None: nobody); None: not
+    # asked. A person's edit naming a steward or maintainer who is not a person is said in a note
+    # (verifier.checks.human).
+    handles: Callable[[str], str | None] | None = None
 
     @cached_property
     def project(self) -> ProjectFile:
@@ -283,7 +284,7 @@ def kind_check(tip: Tip, attempt: Attempt, leaf: LeafContract | None, writes: Wr
     context = CheckContext(
         leaf=leaf, actor=attempt.actor.handle, project=tip.project, tree=overlay, writes=writes, now=now,
         source_texts=source_texts(text_of, overlay, leaf, writes), fetches=fetches,
-        base_tree=tip.view, actor_type=attempt.actor.type, is_person=tip.people,
+        base_tree=tip.view, actor_type=attempt.actor.type, handle_kind=tip.handles,
     )
     result = check_for(leaf.kind if leaf is not None else "human")(context)
     if not result.accepted:
@@ -352,11 +353,11 @@ def read_tip(writer: ProjectWriter) -> Tip:
     assert writer.tip is not None  # the history check refuses a project without commits
     identities = writer.home.identities
 
-    def is_person(handle: str) -> bool:
+    def handle_kind(handle: str) -> str | None:
         actor = identities.get(handle)
-        return actor is not None and actor.type == "human"
+        return actor.type if actor is not None else None
 
-    return Tip(writer.tip, writer.view(), writer.repo, tuple(writer.home.settings.admins), is_person)
+    return Tip(writer.tip, writer.view(), writer.repo, tuple(writer.home.settings.admins), handle_kind)
 
 
 def land_accepted(writer: ProjectWriter, attempt: Attempt, judged: Judgement, now: datetime) -> Verdict:
@@ -480,7 +481,7 @@ def prepare(home: Home, submission: Submission, *, now: datetime, fetcher: Fetch
         require(actor, "steward" if person_edit else "leaf", submission.slug)
     except AuthError as exc:  # ScopeError too: a good token not made for this (then `who` is known)
         record_denial(home, kind="authentication", who=who, action="submit", project=submission.slug,
-                      why=f"[{exc.code}] {exc}", at=now, door="cli")
+                      why=f"[{exc.code}] {exc}", at=now, door=submission.door)
         raise
     ProjectWriter.refuse_if_broken(home, submission.slug)  # a project whose history is broken takes nothing
     attempt = Attempt(actor, submission)
@@ -512,7 +513,7 @@ def settle(writer: ProjectWriter, ready: Ready) -> Verdict:
         return land_refusal(writer, attempt, exc, now, patch, ready.fetches, trace_stored=ready.stored)
     except NotAuthorised as exc:  # a stranger cannot fill the ledger
         record_denial(home, kind="authority", who=exc.who, action=exc.action, project=writer.slug,
-                      why=str(exc), at=now, door="cli")
+                      why=str(exc), at=now, door=attempt.submission.door)
         raise
     except (HistoryBrokenError, RetryableError):
         raise  # the project refuses writes, or the machine failed: no row can be written

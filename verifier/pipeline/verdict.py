@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from verifier.errors import Rejection
+
+if TYPE_CHECKING:  # the store is not loaded by the light commands that show a verdict (rw check, rw board)
+    from verifier.store.audit import Door
 
 Outcome = Literal["accepted", "held", "rejected", "crash"]
 
@@ -40,6 +43,8 @@ class Submission:
     # When the submitting agent's live claim on the leaf began, as the Commons says (the service
     # reads it as the submission arrives); recorded on the row so time to accept runs from it.
     claimed_at: datetime | None = None
+    # Where it came in (the CLI, HTTP), for the audit log's record of a refusal.
+    door: Door = "cli"
 
 
 @dataclass(frozen=True)

@@ -150,9 +150,9 @@ def wake(home: Home, slug: str, now: datetime, *, commons: Commons, force: bool 
         posted += post_questions(commons, slug, result, now,
                                  stewards_of(repo.view(landed.tip).read(PROJECT_FILE)))
         try:
-            sealed, note = seal_after_landing(home, slug, now=now)
+            sealed, note = seal_after_landing(home, slug, now=now, remote=door != "cli")
         except VerifierError as exc:  # the plan has landed: sealing later never undoes it
-            sealed, note = [], f"baselines not sealed: {exc}; run `rw seal {slug}`"
+            sealed, note = [], f"baselines not sealed: {exc if door == 'cli' else exc.code}; run `rw seal {slug}`"
         return WakeResult(slug, result, landed, posted, sealed=tuple(sealed), seal_note=note)
     raise ConflictError(f"project {slug} kept moving while the Planner planned; wake it again")
 

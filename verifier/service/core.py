@@ -330,7 +330,8 @@ class Service:
         try:
             verdict = submit(self.home, Submission(slug, leaf_id, patch if patch is not None else
                                                    files.get("patch.diff", b""), files, token,
-                                                   claimed_at=claim.claimed_at if claim is not None else None),
+                                                   claimed_at=claim.claimed_at if claim is not None else None,
+                                                   door="http"),
                              now=now, fetcher=self.runtime.fetcher, landings=self.landings)
         except (AuthError, NotFound, HistoryBrokenError, RetryableError) as exc:
             # Retryable: nothing kept, the same Idempotency-Key runs again on the retry. The answer is

@@ -18,7 +18,6 @@ from datetime import datetime
 
 from verifier.audits.audit import verify_ledger
 from verifier.errors import FormatError
-from verifier.pipeline.submit import Submission, submit
 from verifier.roles.planner import local_commons, wake
 from verifier.roles.records import read_record
 from verifier.roles.resolver import approve, set_verdict
@@ -62,7 +61,10 @@ def edit(home: Home, token: str, slug: str, patch: bytes, bundle: dict[str, byte
     """A person's edit (PROJECT.md, hypotheses, sources, reports...) through the pipeline, as
     `rw submit SLUG --patch` lands it in-process: its verdict, and the baselines it left to seal.
     The pipeline authenticates the token and asks the authority rule; a refusal raises."""
-    verdict = submit(home, Submission(slug, None, patch, bundle, token, base=base), now=now, fetcher=fetcher)
+    from verifier.pipeline.submit import Submission, submit  # noqa: PLC0415 - loaded by the one action that lands
+
+    verdict = submit(home, Submission(slug, None, patch, bundle, token, base=base, door="http"), now=now,
+                     fetcher=fetcher)
     accepted = verdict.outcome == "accepted"
     sealed, note = seal_after_landing(home, slug, now=now, remote=True) if accepted else ([], None)
     return {"verdict": dict(verdict.to_json()), "sealed": sealed, "note": note}

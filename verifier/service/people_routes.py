@@ -40,7 +40,7 @@ from verifier.store.identities import Actor
 from verifier.writes.project import LeafRequest
 
 log = logging.getLogger("rw.service")
-_REVISION = re.compile(r"^[0-9a-f]{4,40}$")  # as a JSON body's Revision (people_schemas)
+_REVISION = re.compile(r"[0-9a-f]{4,40}")  # a commit id, whole (fullmatch), as people_schemas' Revision
 Json = people.Json
 _Body = TypeVar("_Body", EmptyBody, LeafBody, ReasonBody, RepairBody, RevertBody, VerdictBody, WakeBody)
 
@@ -84,7 +84,7 @@ async def edits(request: Request) -> Response:
     bundle's files) in the multipart form a submission uses, `?base=REV` the revision it was made
     against (default: the tip). Answered with its verdict, as a submission is."""
     base = request.query_params.get("base")
-    if base is not None and not _REVISION.match(base):
+    if base is not None and not _REVISION.fullmatch(base):
         raise ApiError(400, "bad_query", "base must be a commit id: 4-40 lowercase hex digits")
     _actor, token = await actor_of(request)
     svc, slug = service(request), path(request, "slug")

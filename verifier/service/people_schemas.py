@@ -21,7 +21,9 @@ def _visible(reason: str) -> str:
     return reason
 
 
-Reason = Annotated[str, StringConstraints(max_length=4000), AfterValidator(_visible)]
+# minLength for the published schema only: "" is refused by the one rule, with its words.
+Reason = Annotated[str, StringConstraints(max_length=4000), AfterValidator(_visible),
+                   Field(json_schema_extra={"minLength": 1})]
 Revision = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{4,40}$")]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=400)]
 

@@ -82,10 +82,10 @@ def seal_after_landing(home: Home, slug: str, *, now: datetime, remote: bool = F
         return [], _unsealed(slug, waiting, "the Resolver's key is missing" if remote else str(exc), remote)
     try:
         return seal_missing(home, slug, now=now, backend=backend, public_key=key), None
-    except SealFailedError as exc:
-        return list(exc.sealed), f"baseline sealing failed: {exc}"
+    except SealFailedError as exc:  # each failure has its ledger row, which says why
+        return list(exc.sealed), f"baseline sealing failed: {'see the ledger' if remote else exc}"
     except BaselineError as exc:
-        return [], f"baselines not sealed: {exc}"
+        return [], f"baselines not sealed: {exc.code if remote else exc}"
 
 
 def _unsealed(slug: str, waiting: list[str], why: str, remote: bool) -> str:

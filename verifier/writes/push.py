@@ -296,7 +296,7 @@ def _judge(home: Home, writer: ProjectWriter, pushed: PushedObjects, attempt: At
     patch = parse_patch(attempt.submission.patch)
     gate_patch(home.identities, attempt.submission.patch, patch, now)  # a pushed secret never lands
     tip = read_tip(writer)
-    judged = judge(PushTip(tip.commit, tip.view, tip.history, tip.admins, tip.people, memo=memo), attempt, patch, {},
+    judged = judge(PushTip(tip.commit, tip.view, tip.history, tip.admins, tip.handles, memo=memo), attempt, patch, {},
                    home.source_text, now)
     verdict = land_accepted(writer, attempt, judged, now)
     _exact(writer, pushed, commit, verdict.commit)

@@ -100,9 +100,9 @@ def revert_landing(writer: ProjectWriter, handle: str, operator: str, actor_type
     if moved:
         if all(now_view.blob_id(path) == before.blob_id(path) for path in paths):  # every change undone
             by = _reverted_by(repo, tip, target_id)
+            undo = f"revert {by[:12]}" if by else "edit them back (later commits undid them, none of them a revert)"
             raise ConflictError(f"{target_id[:12]} is already reverted{f' by {by[:12]}' if by else ''}: none of "
-                                "its changes is on the branch; to bring them back, revert that revert",
-                                code="already_reverted")
+                                f"its changes is on the branch; to bring them back, {undo}", code="already_reverted")
         raise ConflictError(f"cannot revert {target_id[:12]} cleanly: {', '.join(moved[:5])} changed since; "
                             "revert the later commits first")
     writes: dict[str, bytes | None] = {path: before.read(path) for path in paths}
