@@ -100,6 +100,8 @@ def test_verdicts_leaves_seal_and_wake_each_refuse_a_person_without_the_role(sit
     assert made.status == 201 and made.body["leaf_id"].startswith("scout-"), made.body
     woke = site.client(ADMIN).post_json(f"{BASE}/planner/wake", {"force": True})
     assert woke.status == 200, woke.body
+    assert "baseline not sealed" in str(woke.body.get("seal_note")), woke.body
+    assert str(site.world.home.root) not in str(woke.body), woke.body  # the home's paths stay on its machine
 
 
 def test_a_bad_token_is_401_and_in_the_audit_log_without_the_token(site: Site) -> None:

@@ -88,3 +88,13 @@ def test_the_same_two_edits_land_when_the_hand_over_comes_last(world: World, tmp
     assert result.returncode == 0, result.stderr
     landed = world.repo.view(world.tip()).read("PROJECT.md") or b""
     assert b"steward: mia\n" in landed and b"holds: []" in landed
+
+
+def test_a_push_shows_the_checks_notes_beside_its_verdict(world: World, tmp_path: Path) -> None:
+    people = with_people(world)
+    work = clone(world.repo.path, tmp_path / "work")
+    text = (work / "PROJECT.md").read_text()
+    commit_file(work, "PROJECT.md", text.replace("steward: ericxtang\n", "steward: zoe-invited\n"), "hand over to zoe")
+    result = push_for_review(work, people.token(STEWARD))
+    assert result.returncode == 0, result.stderr
+    assert "remote:   note: steward 'zoe-invited' is not a registered person yet" in result.stderr, result.stderr
