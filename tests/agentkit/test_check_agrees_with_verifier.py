@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.workdir import working_folder
 from tests.support.world import NOTE_ID, NOW, SLUG, World
-from verifier.agentkit.localcheck import run_checks
+from verifier.agentkit.localcheck import result_json, run_checks
 from verifier.agentkit.objects import finding_file
 from verifier.agentkit.tracing import TraceLog
 from verifier.agentkit.workdir import Work, make_patch, manifest_for
@@ -100,3 +100,4 @@ def test_rw_check_refuses_a_trace_below_the_level_its_leaf_asks_for(world: World
     assert verdict.outcome == "rejected" and local.ok and local.trace_problems  # the patch passes; its trace not
     assert codes(local.trace_problems) == codes(verdict.rejections)
     assert local.trace_problems[0].code == "trace_level" and "asks for an L3 trace" in local.trace_problems[0].message
+    assert result_json(local)["ok"] is False  # `rw check --json` and the MCP check: not ok, as the exit code

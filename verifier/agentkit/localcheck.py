@@ -210,5 +210,7 @@ def _checked(work: Work, now: datetime, skill_version: str, fetcher: Fetcher | N
 
 def result_json(result: LocalResult) -> dict[str, object]:
     """`rw check --json` (and the MCP `check` tool): the result as the verifier's codes say it."""
-    return {"ok": result.ok, "summary": result.summary, "notes": result.notes, "holds": result.holds,
-            "rejections": [r.__dict__ for r in result.rejections], "trace": [r.__dict__ for r in result.trace_problems]}
+    # `ok` as the exit code has it: the patch and the trace both pass, so `rw submit` would too.
+    return {"ok": result.ok and not result.trace_problems, "summary": result.summary, "notes": result.notes,
+            "holds": result.holds, "rejections": [r.__dict__ for r in result.rejections],
+            "trace": [r.__dict__ for r in result.trace_problems]}
