@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from verifier.service.people_schemas import (
+    REVISION_PATTERN,
     EmptyBody,
     LeafBody,
     ReasonBody,
@@ -76,7 +77,7 @@ def people_paths(operation: Callable[..., Schema], ok: Callable[[str, Schema], S
             **refused, "400": error("bad_form: the form has no patch; bad_query: base is not a commit id")},
         auth=True, tag="people", operation_id="edit",
         parameters=[slug, {"name": "base", "in": "query", "required": False,
-                           "schema": {"type": "string", "pattern": "^[0-9a-f]{4,40}$"},
+                           "schema": {"type": "string", "pattern": REVISION_PATTERN},
                            "description": "the commit the patch was made against (default: the tip)"}],
         body={"required": True, "content": {"multipart/form-data": {"schema": _ref("BundleForm")}}})
     return {

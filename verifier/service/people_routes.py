@@ -27,6 +27,7 @@ from verifier.service.core import Service, clock, invalid_body
 from verifier.service.errors import ApiError
 from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.people_schemas import (
+    REVISION_PATTERN,
     EmptyBody,
     LeafBody,
     ReasonBody,
@@ -40,7 +41,7 @@ from verifier.store.identities import Actor
 from verifier.writes.project import LeafRequest
 
 log = logging.getLogger("rw.service")
-_REVISION = re.compile(r"[0-9a-f]{4,40}")  # a commit id, whole (fullmatch), as people_schemas' Revision
+_REVISION = re.compile(REVISION_PATTERN)  # matched whole: a trailing newline is not a commit id
 Json = people.Json
 _Body = TypeVar("_Body", EmptyBody, LeafBody, ReasonBody, RepairBody, RevertBody, VerdictBody, WakeBody)
 

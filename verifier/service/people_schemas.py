@@ -24,7 +24,8 @@ def _visible(reason: str) -> str:
 # minLength for the published schema only: "" is refused by the one rule, with its words.
 Reason = Annotated[str, StringConstraints(max_length=4000), AfterValidator(_visible),
                    Field(json_schema_extra={"minLength": 1})]
-Revision = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{4,40}$")]
+REVISION_PATTERN = r"^[0-9a-f]{4,40}$"  # a commit id, abbreviated or whole
+Revision = Annotated[str, StringConstraints(pattern=REVISION_PATTERN)]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=400)]
 
 
