@@ -1,5 +1,7 @@
 """The eval document over the benchmark's synthetic histories is byte for byte the golden one:
-making `rw eval` faster must not move a single printed number."""
+making `rw eval` faster must not move a single printed number (a change of method, such as the
+platform's stratified bootstrap, renews the golden with RW_UPDATE_GOLDEN=1 and says so in
+docs/eval.md)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.evaluation.intervals import _Draws, _resampled_sums, _seed, resamples_for
+from verifier.evaluation.intervals import _Draws, _seed, resampled_sums, resamples_for
 
 RANGES = st.one_of(st.integers(1, 40), st.integers(1, 200_000),
                    st.sampled_from([2**20 + 1, 2**30 + 7, 2**32 // 3 + 1, 2**31 - 1]))
@@ -41,8 +41,8 @@ def test_replayed_draws_survive_many_rejections_in_one_slice() -> None:
     assert np.array_equal(out, _numpy_draws(11, n, 100_000))
 
 
-def test_resampled_sums_are_the_sums_of_numpys_resamples() -> None:
+def testresampled_sums_are_the_sums_of_numpys_resamples() -> None:
     units = np.random.default_rng(3).random((57, 3))
-    sums = _resampled_sums(units, "some/metric")
+    sums = resampled_sums(units, "some/metric")
     picks = _numpy_draws(_seed("some/metric"), 57, resamples_for(57) * 57).reshape(-1, 57)
     assert np.allclose(sums, units[picks].sum(axis=1), rtol=1e-12, atol=0)

@@ -1,7 +1,8 @@
 """rw eval's fast path for the leaf metrics (each project's submissions worked out once as arrays,
 one sort per scope, groups by label codes, the platform joined from its projects) gives exactly
 the document of the straightforward computation, row by row and group by group, on generated
-histories: equal units, ties, undisclosed cost and objects, claims, empty groups included."""
+histories: equal units, ties, undisclosed cost and objects, claims, empty groups included; the
+platform's intervals stratified by project."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.eval_reference import reference_by_kind_and_model
-from verifier.evaluation.metrics import Submissions, context_of, scope_metrics, submissions_of
+from tests.support.eval_reference import reference_by_kind_and_model, reference_platform
+from verifier.evaluation.metrics import Submissions, context_of, platform_metrics, project_scope, submissions_of
 from verifier.evaluation.rows import Attempt, ProjectHistory
 
 T0 = datetime(2027, 1, 1, tzinfo=UTC)
@@ -52,9 +53,8 @@ def test_fast_leaf_metrics_equal_the_straightforward_computation_per_project_and
         generated: list[ProjectHistory]) -> None:
     context = context_of(generated)
     parts = [submissions_of(history.rows, context) for history in generated]
-    for history, part in zip(generated, parts, strict=True):
-        assert scope_metrics(part, history.project) == reference_by_kind_and_model(history.rows, context,
-                                                                                   history.project)
-    everything = [row for history in generated for row in history.rows]
-    assert scope_metrics(Submissions.join(parts), "platform") == reference_by_kind_and_model(everything, context,
-                                                                                             "platform")
+    scopes = [project_scope(part, history.project) for history, part in zip(generated, parts, strict=True)]
+    for history, scope in zip(generated, scopes, strict=True):
+        assert scope.document == reference_by_kind_and_model(history.rows, context, history.project)
+    platform = platform_metrics(Submissions.join(parts), scopes)
+    assert platform == reference_platform({history.project: history.rows for history in generated}, context)

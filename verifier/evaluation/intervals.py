@@ -127,10 +127,11 @@ class _Draws:
         np.right_shift(out, 32, out=out)
 
 
-def _resampled_sums(units: np.ndarray, key: str) -> np.ndarray:
-    """`resamples_for(n)` resamples (with replacement) of the n rows of `units` (n x k), each
-    summed per column: a (resamples x k) array. Whole rows are drawn, so the columns of one unit
-    stay together (cost with its objects, an attempt's objects with each other)."""
+def resampled_sums(units: np.ndarray, key: str) -> np.ndarray:
+    """`resamples_for(n)` resamples (with replacement) of the n rows of `units` (n x k, in their
+    canonical order), each summed per column: a (resamples x k) array. Whole rows are drawn, so
+    the columns of one unit stay together (cost with its objects, an attempt's objects with each
+    other)."""
     n, columns = units.shape
     if n >= 1 << 31:
         raise ValueError(f"bootstrap: {n} units; at most 2**31 - 1 can be resampled")
@@ -200,15 +201,44 @@ def ratios_of_sorted(sample: Sequence[Sequence[float]] | np.ndarray, ratios: Seq
                      key: str) -> list[tuple[float | None, float | None, float | None]]:
     """`bootstrap_ratios` over units the caller has already put in their canonical (sorted) order
     (rows of an n x k array, or a list of rows)."""
-    out: list[tuple[float | None, float | None, float | None]] = []
     if len(sample) == 0:
         return [(None, None, None) for _ in ratios]
     array = np.asarray(sample, dtype=np.float64)
-    totals = [math.fsum(array[:, column].tolist()) for column in range(array.shape[1])]
+    totals = column_totals(array)
+    if all(totals[b] == 0 for _, b in ratios):
+        return [(None, None, None) for _ in ratios]
+    return ratios_of_sums(totals, resampled_sums(array, key), ratios)
+
+
+def column_totals(units: np.ndarray) -> list[float]:
+    """Each column's exactly rounded sum (`math.fsum`: the same whatever order the rows are in)."""
+    return [math.fsum(units[:, column].tolist()) for column in range(units.shape[1])]
+
+
+def stratified_sums(strata: Sequence[np.ndarray], resamples: int) -> np.ndarray:
+    """A stratified bootstrap's resampled sums: each stratum's units resampled among themselves
+    (`resampled_sums`, with its own seed), and resample r of the whole the sum of every stratum's
+    resample r. Each stratum must have drawn at least `resamples`: its first ones are used."""
+    if not strata:
+        raise ValueError("stratified_sums: no strata")
+    short = [len(sums) for sums in strata if len(sums) < resamples]
+    if short:
+        raise ValueError(f"stratified_sums: a stratum drew {short[0]} resamples, {resamples} are needed")
+    out = strata[0][:resamples].copy()
+    for sums in strata[1:]:
+        out += sums[:resamples]
+    return out
+
+
+def ratios_of_sums(totals: Sequence[float], sums: np.ndarray, ratios: Sequence[tuple[int, int]]) -> list[
+        tuple[float | None, float | None, float | None]]:
+    """For each (numerator column, denominator column): the ratio of the totals with the
+    percentile interval of the resampled sums' ratios (`resampled_sums`, `stratified_sums`);
+    all None when the denominator's total is 0."""
+    out: list[tuple[float | None, float | None, float | None]] = []
     wanted = [(a, b) for a, b in ratios if totals[b] != 0]
     if not wanted:
         return [(None, None, None) for _ in ratios]
-    sums = _resampled_sums(array, key)
     numerators = sums[:, [a for a, _ in wanted]]
     denominators = sums[:, [b for _, b in wanted]]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -27,13 +27,22 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from verifier.evaluation.intervals import Estimate, bootstrap_ratio, canonical_order, ratios_of_sorted, wilson
+from verifier.evaluation.intervals import (
+    Estimate,
+    canonical_order,
+    column_totals,
+    ratios_of_sums,
+    resampled_sums,
+    resamples_for,
+    stratified_sums,
+    wilson,
+)
 from verifier.evaluation.rows import EVIDENCE_KINDS, UNDISCLOSED, Attempt, ProjectHistory, ResolvedHypothesis
 from verifier.scoring.resolution import earned_credit, would_have_credit
 
@@ -108,9 +117,11 @@ def cost_pairs(attempts: Sequence[Attempt], *, moves: bool = False) -> tuple[lis
     return pairs, len(attempts) - len(pairs)
 
 
-Unit = tuple[float, float, float, float, float, float]
+Unit = tuple[float, float, float, float, float, float, float, float]
 Counts = tuple[int, int, int, int, int, int, int, int, int]
-_NOTHING: Unit = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+UNIT_COLUMNS = 8
+COUNT_COLUMNS = 9
+_NOTHING: Unit = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 _REJECTED_UNDISCLOSED: Counts = (0, 0, 0, 0, 0, 0, 0, 0, 0)
 _REJECTED_DISCLOSED: Counts = (0, 1, 0, 0, 0, 0, 0, 0, 0)
 
@@ -119,7 +130,8 @@ def facts_of(row: Attempt, context: Context) -> tuple[Unit, Counts]:
     """One agent submission's share of the leaf metrics, worked out once, as plain tuples (made for
     every submission of the platform). The unit is what the bootstrap resamples: (usd, objects it
     paid for) when usd is known, (seconds to accept, 1) when accepted after a known claim or
-    opening, (Σ U, scored objects). The counts are what leaf_metrics totals: accepted, cost
+    opening, (Σ U, scored objects), and (usd, a hypothesis move) when usd is known, for the
+    project's cost per move (`move_sums`). The counts are what leaf_metrics totals: accepted, cost
     disclosed, objects, objects unknown, right (objects with positive resolution credit), judged
     (nonzero credit), timed, scored objects, timed from the agent's claim (else, when timed, from
     the leaf's opening)."""
@@ -127,7 +139,7 @@ def facts_of(row: Attempt, context: Context) -> tuple[Unit, Counts]:
         usd = row.usd
         if usd is None:
             return _NOTHING, _REJECTED_UNDISCLOSED
-        return (usd or 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), _REJECTED_DISCLOSED
+        return (usd or 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, usd or 0.0, 0.0), _REJECTED_DISCLOSED
     objects_unknown = row.objects is None
     found = () if row.objects is None else row.objects
     cost_known = row.usd is not None and not objects_unknown
@@ -148,17 +160,21 @@ def facts_of(row: Attempt, context: Context) -> tuple[Unit, Counts]:
             if credit:
                 right += credit > 0
                 judged += 1
-    return ((usd, paid, seconds, timed, math.fsum(uses), float(len(uses))),
+    disclosed = row.usd is not None
+    moved = float(disclosed and row.kind in EVIDENCE_KINDS)
+    return ((usd, paid, seconds, timed, math.fsum(uses), float(len(uses)), (row.usd or 0.0) if disclosed else 0.0,
+             moved),
             (1, int(cost_known), len(found), int(objects_unknown), right, judged, int(timed), len(uses),
              int(from_claim)))
 
 
-def leaf_metrics(units: np.ndarray, counts: Sequence[int], key: str) -> dict[str, Any]:
-    """The five per-kind/per-model metrics over one group of agent submissions: their units in
-    canonical order (sorted) and the group's totals of their counts (facts_of). Cost, time and use share one
-    bootstrap over attempts, so an attempt's objects are resampled together."""
-    (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sorted(
-        units, [(0, 1), (2, 3), (4, 5)], key)
+def leaf_metrics(units: np.ndarray, counts: Sequence[int], sums: np.ndarray) -> dict[str, Any]:
+    """The five per-kind/per-model metrics over one group of agent submissions: their units, the
+    group's totals of their counts (facts_of) and the units' resampled sums (`resampled_sums`, or
+    `stratified_sums` for the platform). Cost, time and use share one bootstrap over attempts, so
+    an attempt's objects are resampled together."""
+    (cost, low_c, high_c), (time, low_t, high_t), (use, low_u, high_u) = ratios_of_sums(
+        column_totals(units), sums, [(0, 1), (2, 3), (4, 5)])
     attempts = len(units)
     accepted, disclosed, objects, unknown_rows, right, judged, timed, scored, claimed = (int(c) for c in counts)
     return {
@@ -186,8 +202,8 @@ class Submissions:
     """One scope's agent submissions as arrays, a row each, in ledger order: what the leaf
     metrics are computed from. A project's are worked out once; the platform's are theirs joined."""
 
-    units: np.ndarray  # n x 6: facts_of's units
-    counts: np.ndarray  # n x 9: facts_of's counts
+    units: np.ndarray  # n x UNIT_COLUMNS: facts_of's units
+    counts: np.ndarray  # n x COUNT_COLUMNS: facts_of's counts
     kinds: tuple[str, ...]
     models: tuple[str, ...]
     accepted: np.ndarray  # n, bool
@@ -195,9 +211,10 @@ class Submissions:
     @staticmethod
     def join(parts: Sequence[Submissions]) -> Submissions:
         if not parts:
-            return Submissions(np.zeros((0, 6)), np.zeros((0, 9), dtype=np.int64), (), (), np.zeros(0, dtype=bool))
-        return Submissions(np.concatenate([p.units for p in parts]).reshape(-1, 6),
-                           np.concatenate([p.counts for p in parts]).reshape(-1, 9),
+            return Submissions(np.zeros((0, UNIT_COLUMNS)), np.zeros((0, COUNT_COLUMNS), dtype=np.int64), (), (),
+                               np.zeros(0, dtype=bool))
+        return Submissions(np.concatenate([p.units for p in parts]).reshape(-1, UNIT_COLUMNS),
+                           np.concatenate([p.counts for p in parts]).reshape(-1, COUNT_COLUMNS),
                            tuple(label for p in parts for label in p.kinds),
                            tuple(label for p in parts for label in p.models),
                            np.concatenate([p.accepted for p in parts]).astype(bool))
@@ -232,8 +249,11 @@ def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions
     timed = ~np.isnan(start)
     cost_known = disclosed.copy()
     cost_known[accepted] &= ~unknown
-    units = np.zeros((n, 6), dtype=np.float64)
+    units = np.zeros((n, UNIT_COLUMNS), dtype=np.float64)
     units[:, 0] = np.where(cost_known, usd, 0.0)
+    units[:, 6] = usd  # 0.0 where undisclosed
+    units[:, 7] = disclosed & accepted & np.fromiter((row.kind in EVIDENCE_KINDS for row in rows), dtype=bool,
+                                                     count=n)
     taken_units = units[accepted]
     taken_units[:, 1] = np.where(cost_known[accepted], sizes, 0)
     taken_units[:, 2] = np.where(timed, np.maximum(0.0, at - np.where(timed, start, at)), 0.0)
@@ -242,9 +262,9 @@ def submissions_of(attempts: Sequence[Attempt], context: Context) -> Submissions
     scored = np.fromiter((len(values) for values in uses), dtype=np.int64, count=k)
     taken_units[:, 5] = scored
     units[accepted] = taken_units
-    counts = np.zeros((n, 9), dtype=np.int64)
+    counts = np.zeros((n, COUNT_COLUMNS), dtype=np.int64)
     counts[:, 1] = cost_known
-    taken_counts = np.zeros((k, 9), dtype=np.int64)
+    taken_counts = np.zeros((k, COUNT_COLUMNS), dtype=np.int64)
     taken_counts[:, 0] = 1
     taken_counts[:, 1] = cost_known[accepted]
     taken_counts[:, 2] = sizes
@@ -281,21 +301,71 @@ def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str)
     return scope_metrics(submissions_of(attempts, context), scope)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """One project's leaf metrics, and each of its groups' resampled sums ("kind/extract" ->
+    resamples x UNIT_COLUMNS), which the scopes stratified over it reuse: the platform's groups
+    (strata: the projects) and the project's cost per hypothesis move (strata: the kinds)."""
+
+    document: dict[str, Any]
+    sums: Mapping[str, np.ndarray]
+    attempts: int  # the project's agent submissions
+
+    def move_sums(self) -> np.ndarray | None:
+        """Resampled (Σ usd disclosed, Σ moves) of the project's agent submissions, stratified
+        by kind; None with no submissions."""
+        kinds = [sums[:, 6:8] for group, sums in self.sums.items() if group.startswith("kind/")]
+        return stratified_sums(kinds, resamples_for(self.attempts)) if kinds else None
+
+
+def project_scope(submissions: Submissions, scope: str) -> Scope:
+    """`by_kind_and_model` over one project's submissions already worked out: each group's units
+    resampled among themselves, seeded by "<project>/<kind or model>/<label>"."""
+    drawn: dict[str, np.ndarray] = {}
+
+    def draw(group: str, units: np.ndarray) -> np.ndarray:
+        drawn[group] = resampled_sums(units, f"{scope}/{group}")
+        return drawn[group]
+
+    return Scope(_scope_metrics(submissions, draw, ordered=True), drawn, len(submissions.kinds))
+
+
 def scope_metrics(submissions: Submissions, scope: str) -> dict[str, Any]:
-    """`by_kind_and_model` over a scope's submissions already worked out."""
+    """One project's `by_kind_and_model` document (`project_scope`)."""
+    return project_scope(submissions, scope).document
+
+
+def platform_metrics(submissions: Submissions, projects: Sequence[Scope]) -> dict[str, Any]:
+    """`by_kind_and_model` over the platform (its projects' submissions joined), each group's
+    interval stratified by project: resample r of a group is the sum of resample r of that group
+    in each project that has it. A project's attempts are resampled among themselves, as its own
+    intervals are (the projects are given, not drawn), and the platform draws nothing of its own."""
+
+    def draw(group: str, units: np.ndarray) -> np.ndarray:
+        return stratified_sums([project.sums[group] for project in projects if group in project.sums],
+                               resamples_for(len(units)))
+
+    return _scope_metrics(submissions, draw, ordered=False)
+
+
+def _scope_metrics(submissions: Submissions, draw: Callable[[str, np.ndarray], np.ndarray], *,
+                   ordered: bool) -> dict[str, Any]:
+    """The scope's groups by kind and by model, each group's resampled sums from `draw(group,
+    units)`; `ordered`: the units are resampled here, so put in their canonical order first."""
     kinds, kind_codes = _codes(submissions.kinds)
     models, model_codes = _codes(submissions.models)
     # One canonical order for every group: by the unit's values, which do not depend on the order
     # rows landed in (rows with equal units are interchangeable).
-    order = canonical_order(submissions.units)
+    order = canonical_order(submissions.units) if ordered else np.arange(len(submissions.kinds))
     units, counts = submissions.units[order], submissions.counts[order]
 
     def metrics(names: list[str], codes: np.ndarray, name: str) -> dict[str, Any]:
-        ordered = codes[order]
+        placed = codes[order]
         out: dict[str, Any] = {}
         for code, label in enumerate(names):
-            index = np.flatnonzero(ordered == code)  # ascending: the canonical order is kept
-            out[label] = leaf_metrics(units[index], counts[index].sum(axis=0).tolist(), f"{scope}/{name}/{label}")
+            index = np.flatnonzero(placed == code)  # ascending: the canonical order is kept
+            group = units[index]
+            out[label] = leaf_metrics(group, counts[index].sum(axis=0).tolist(), draw(f"{name}/{label}", group))
         return out
 
     # Crossed: one count per (kind, model) cell, cells numbered kind-major in sorted label order.
@@ -331,12 +401,16 @@ def reviewer_catch_rate(resolutions: Iterable[ResolvedHypothesis]) -> Estimate:
     return wilson(confirmed, judged)
 
 
-def project_metrics(history: ProjectHistory, attempts: Sequence[Attempt],
-                    resolutions: Sequence[ResolvedHypothesis]) -> dict[str, Any]:
+def project_metrics(history: ProjectHistory, attempts: Sequence[Attempt], resolutions: Sequence[ResolvedHypothesis],
+                    move_sums: np.ndarray | None) -> dict[str, Any]:
+    """The per-project metrics; `move_sums`: the cost per move's resampled sums, stratified by
+    kind from the project's leaf metrics (`Scope.move_sums`)."""
     submissions = [row for row in attempts if row.action in ("submit", "human")]
     stale = sum(1 for row in submissions if row.reason_code == STALE)
     agent = [row for row in attempts if row.is_agent_submission]
     pairs, undisclosed = cost_pairs(agent, moves=True)
+    totals = [math.fsum(usd for usd, _ in pairs), math.fsum(move for _, move in pairs)]
+    move, low, high = (None, None, None) if move_sums is None else ratios_of_sums(totals, move_sums, [(0, 1)])[0]
     unresolved = history.unresolved_count
     if unresolved is None:
         unresolved = sum(1 for r in history.resolutions if r.resolution.outcome == "unresolved")
@@ -349,8 +423,8 @@ def project_metrics(history: ProjectHistory, attempts: Sequence[Attempt],
         "unsealed_baselines": len(history.unsealed),
         "unsealed": [{"hypothesis_id": h, "why": why} for h, why in history.unsealed],
         "hypothesis_moves": sum(1 for row in agent if row.accepted and row.kind in EVIDENCE_KINDS),
-        "cost_per_hypothesis_move_usd": bootstrap_ratio(pairs, f"{history.project}/move",
-                                                        excluded=undisclosed).to_json(),
+        "cost_per_hypothesis_move_usd": Estimate(move, len(pairs), low, high, undisclosed,
+                                                 "bootstrap-ratio").to_json(),
     }
 
 

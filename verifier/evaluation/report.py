@@ -13,8 +13,9 @@ from verifier.evaluation.metrics import (
     Submissions,
     acceptance_over_time,
     context_of,
+    platform_metrics,
     project_metrics,
-    scope_metrics,
+    project_scope,
     submissions_of,
 )
 from verifier.evaluation.rows import Attempt, ProjectHistory, ResolvedHypothesis, ValidationResult
@@ -55,9 +56,10 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
     everything = [row for h in ordered for row in rows[h.project]]
     # Each project's submissions worked out once; the platform's are theirs joined, in that order.
     submissions = {h.project: submissions_of(rows[h.project], context) for h in ordered}
+    scopes = {h.project: project_scope(submissions[h.project], h.project) for h in ordered}
     projects = {
-        h.project: {**scope_metrics(submissions[h.project], h.project),
-                    "project": project_metrics(h, rows[h.project], resolved[h.project])}
+        h.project: {**scopes[h.project].document,
+                    "project": project_metrics(h, rows[h.project], resolved[h.project], scopes[h.project].move_sums())}
         for h in ordered
     }
     origin = options.now - options.weeks * WEEK
@@ -66,7 +68,7 @@ def evaluate(histories: Sequence[ProjectHistory], options: EvalOptions) -> dict[
         "now": options.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "since": options.since.strftime("%Y-%m-%dT%H:%M:%SZ") if options.since else None,
         "projects": projects,
-        "platform": scope_metrics(Submissions.join(list(submissions.values())), "platform"),
+        "platform": platform_metrics(Submissions.join(list(submissions.values())), list(scopes.values())),
         "skill_versions": skill_versions(everything, options.validation),
         "lift": lift_report(resolved),
         "twelve_month_signal": twelve_month_signal(
