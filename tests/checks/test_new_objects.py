@@ -1,5 +1,6 @@
 """`rw new ...` writes object files the verifier accepts: ids and offsets computed from the content,
-a quote that is not in the source refused with the closest passage, and `rw check` passing on what
+a quote that is not in the source refused with the closest passage (one shorter than the project
+asks, as the extract check would), and `rw check` passing on what
 it wrote, for each leaf kind an agent works on."""
 
 from __future__ import annotations
@@ -75,3 +76,15 @@ def test_a_review_amendment_needs_its_field(world: World, tmp_path: Path) -> Non
     rw.rw("new", "review", "--decision", "amend", "--reason", "The limitation leaves out who chose the teams.",
           "--amend-limitation", "Eleven teams the analyst chose.", cwd=work.root)
     assert rw.rw("check", cwd=work.root).out.startswith("OK")
+
+
+def test_an_excerpt_shorter_than_the_project_asks_is_refused_before_rw_check(world: World, tmp_path: Path) -> None:
+    world.leaf("extract-1")
+    work = working_folder(world, "extract-1", tmp_path / "w")
+    text = work.source_text(NOTE_ID)
+    rw = agent(tmp_path)
+    words = sentences(text, 1, skip=2)[0][:12]  # in the text, under PROJECT.md's default of 20 characters
+    refused = rw.rw("new", "finding", "--excerpt", words, "--statement", "s", "--limitation", "l", cwd=work.root,
+                    ok=False)
+    assert refused.code == 1 and "12 characters" in refused.err and "at least 20" in refused.err, refused.err
+    assert not list(work.root.glob("findings/*.md"))  # nothing written

@@ -24,7 +24,7 @@ from urllib.parse import quote
 from verifier.agentkit import served
 from verifier.agentkit.disclosure import disclose, load_disclosure
 from verifier.agentkit.objects import finding_file, link_file, note_file, review_file, source_files
-from verifier.agentkit.safefiles import LinkRefused
+from verifier.agentkit.safefiles import LinkRefused, read_bytes
 from verifier.agentkit.skillref import current_skill_version, skill_path
 from verifier.agentkit.tracing import TraceLog, clean_manifest
 from verifier.agentkit.transcripts import Disclosure
@@ -39,10 +39,13 @@ from verifier.agentkit.workdir import (
     remove_clone,
 )
 from verifier.checks.citation import ExcerptMissing, first_difference, locate_excerpt
+from verifier.checks.extract import excerpt_length_problem
 from verifier.errors import AuthError, FormatError, Rejected, Rejection, UntrustedReply, VerifierError
 from verifier.formats.base import check_slug
+from verifier.formats.project import parse_project
 from verifier.formats.trace import bundle_digest
-from verifier.state.layout import FIELD_GUIDE
+from verifier.state.layout import FIELD_GUIDE, PROJECT_FILE
+from verifier.text.normalize import normalize
 
 if TYPE_CHECKING:
     # The HTTP client (http.client, ssl, email) is loaded by the functions that talk to the
@@ -295,8 +298,13 @@ def _inputs(work: Work) -> dict[str, Any]:
 
 def add_finding(work: Work, *, excerpt: str, statement: str, limitation: str, source_id: str | None = None) -> str:
     """A finding quoting the source exactly; refuses an excerpt that is not in the text (saying
-    where the closest passage is)."""
+    where the closest passage is), or shorter than the project asks (PROJECT.md
+    min_excerpt_chars), as the extract check would."""
     source_id = _only(work.state.source_ids, "source", source_id)
+    minimum = _min_excerpt_chars(work)
+    too_short = None if minimum is None else excerpt_length_problem(normalize(excerpt), minimum)
+    if too_short is not None:
+        raise Rejected(too_short)
     try:
         text = work.source_text(source_id)
     except FileNotFoundError as exc:
@@ -313,6 +321,16 @@ def add_finding(work: Work, *, excerpt: str, statement: str, limitation: str, so
     path, data = finding_file(source_id=source_id, source_text=text, excerpt=excerpt, statement=statement,
                               limitation=limitation, leaf_id=work.state.leaf_id, location=(match.start, match.end))
     return put(work, "finding", path, data)
+
+
+def _min_excerpt_chars(work: Work) -> int | None:
+    """The project's shortest excerpt, from PROJECT.md as the folder holds it (the leaf's base);
+    None when it cannot be read, which `rw check` then reports."""
+    try:
+        project, _ = parse_project(read_bytes(work.root, PROJECT_FILE), PROJECT_FILE)
+    except (OSError, LinkRefused, FormatError):
+        return None
+    return project.min_excerpt_chars
 
 
 def add_source(work: Work, *, url: str, data: bytes, media_type: str, language: str, rights: str,

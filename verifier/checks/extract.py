@@ -33,6 +33,15 @@ def source_problem(tree: TreeView, source_id: str) -> Rejection | None:
     return None
 
 
+def excerpt_length_problem(normalized: str, min_chars: int, where: str | None = None) -> Rejection | None:
+    """An excerpt (already normalized) shorter than the project's minimum (PROJECT.md
+    min_excerpt_chars): a few letters occur in any source, so they would pin any claim to it."""
+    if len(normalized) >= min_chars:
+        return None
+    return Rejection("excerpt_too_short", f"the excerpt is {len(normalized)} characters after normalization; "
+                                          f"the project asks for at least {min_chars}", where)
+
+
 def check_finding_file(path: str, data: bytes, text: str | None, *, source_id: str | None,
                        leaf_id: str | None, min_chars: int = MIN_EXCERPT_CHARS) -> list[Rejection]:
     """The rules every finding obeys; `source_id` and `leaf_id` pin it to a leaf when given.
@@ -67,10 +76,9 @@ def check_finding_file(path: str, data: bytes, text: str | None, *, source_id: s
     if not excerpt:
         problems.append(Rejection("excerpt_not_found", "the excerpt is empty after normalization", path))
         return problems
-    if len(excerpt) < min_chars:
-        # A few letters occur in any source, so they would pin any claim to it.
-        problems.append(Rejection("excerpt_too_short", f"the excerpt is {len(excerpt)} characters after "
-                                  f"normalization; the project asks for at least {min_chars}", path))
+    too_short = excerpt_length_problem(excerpt, min_chars, path)
+    if too_short is not None:
+        problems.append(too_short)
         return problems
     if text[start:end] == excerpt:
         return problems

@@ -213,7 +213,8 @@ def build_server(door: Door) -> MCPServer:  # noqa: C901, PLR0915 - one registra
     @mcp.tool()
     def new_finding(leaf_id: LeafId, excerpt: Text, statement: Text, limitation: Text,
                     source_id: SourceId | None = None) -> CallToolResult:
-        """A finding quoting the source exactly; refuses an excerpt that is not in the text."""
+        """A finding quoting the source exactly; refuses an excerpt that is not in the text, or shorter
+        than the project asks (PROJECT.md min_excerpt_chars)."""
         return guarded("new_finding", lambda: {"wrote": loop.add_finding(
             door.work(leaf_id), excerpt=excerpt, statement=statement, limitation=limitation, source_id=source_id)})
 
