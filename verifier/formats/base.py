@@ -64,7 +64,10 @@ Text = Annotated[NonEmpty, AfterValidator(_not_blank)]
 def _aware_utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         raise ValueError("timestamp needs a timezone, e.g. 2026-11-30T12:00:00Z")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59:59-01:00 is past the last moment a datetime holds in UTC
+        raise ValueError("timestamp is out of range once in UTC") from None
 
 
 _ISO_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})?$")

@@ -183,6 +183,22 @@ def _refuse_ambiguous(text: str, where: str, line_offset: int) -> None:
             raise FormatError(f"line {line}: {problem}", where)
 
 
+def _unreadable_scalar_line(text: str, line_offset: int) -> str:
+    """"line N: " of the first plain scalar whose value cannot be made (a date past its month's
+    end, an integer beyond Python's digit limit), or "" when none is found. Only on that error's
+    road: the plain scalars are loaded one by one."""
+    for event in _events(text):
+        if isinstance(event, ScalarEvent) and event.style in (None, ""):
+            try:
+                _documents(event.value)
+            except (ValueError, OverflowError):
+                mark = event.start_mark
+                return f"line {mark.line + 1 + line_offset}: " if mark is not None else ""
+            except YAMLError:
+                continue
+    return ""
+
+
 def load_yaml(data: bytes | str, where: str, *, line_offset: int = 0) -> object:
     """Parse one YAML document from untrusted input; raise FormatError naming the line."""
     text = _decode(data, where)
@@ -197,6 +213,9 @@ def load_yaml(data: bytes | str, where: str, *, line_offset: int = 0) -> object:
         raise FormatError(f"YAML syntax: {exc}", where) from exc
     except RecursionError as exc:
         raise FormatError(f"nesting deeper than {MAX_DEPTH} levels", where) from exc
+    except (ValueError, OverflowError) as exc:  # a scalar no value can be made of: 2026-02-31, 5,000 digits
+        raise FormatError(f"{_unreadable_scalar_line(text, line_offset)}a value cannot be read ({exc}); quote it "
+                          "if it is text", where) from exc
     if len(docs) != 1:
         raise FormatError(f"expected one YAML document, found {len(docs)}", where)
     _refuse_shared_nodes(docs[0], where)
