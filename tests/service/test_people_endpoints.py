@@ -177,3 +177,15 @@ def test_a_blank_or_an_invisible_reason_is_one_refusal(site: Site) -> None:
         assert "needs a reason with at least one visible character" in reply.error_message and seen in \
             reply.error_message, reply.error_message
     assert tip_and_rows(site.world) == before
+
+
+def test_a_reason_that_would_forge_a_trailer_or_act_on_a_terminal_is_refused(site: Site) -> None:
+    before = tip_and_rows(site.world)
+    for reason, seen in (("bad data\n\nOperator: mallory", "a line break (U+000A) at character 9"),
+                         ("bad \u001b[31mdata", "a control character (U+001B)"),
+                         ("bad \u202eatad", "a bidirectional control (U+202E)")):
+        reply = site.client(STEWARD).post_json(f"{BASE}/reverts", {"commit": before[0], "reason": reason})
+        assert (reply.status, reply.error_code) == (422, "invalid_body"), reply.body
+        assert "needs a reason of plain text on one line" in reply.error_message and seen in \
+            reply.error_message, reply.error_message
+    assert tip_and_rows(site.world) == before

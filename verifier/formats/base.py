@@ -28,6 +28,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Str
 
 from verifier.errors import FormatError
 from verifier.formats.frontmatter import key_line, load_front_matter, load_yaml
+from verifier.text.visible import control_problem
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -59,6 +60,25 @@ def _not_blank(value: str) -> str:
 
 
 Text = Annotated[NonEmpty, AfterValidator(_not_blank)]
+
+
+def _one_line(value: str) -> str:
+    problem = control_problem(value)
+    if problem is not None:
+        raise ValueError(f"must be one line of plain text; it {problem}")
+    return value
+
+
+def _plain_lines(value: str) -> str:
+    problem = control_problem(value, lines=True)
+    if problem is not None:
+        raise ValueError(f"must be plain text; it {problem}")
+    return value
+
+
+# Text a client sends that others' terminals and logs print (verifier.text.visible.control_problem).
+OneLine = AfterValidator(_one_line)
+PlainLines = AfterValidator(_plain_lines)
 
 
 def _aware_utc(value: datetime) -> datetime:

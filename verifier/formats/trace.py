@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from verifier.formats.base import CommitId, Handle, Strict, Timestamp
+from verifier.formats.base import CommitId, Handle, OneLine, PlainLines, Strict, Timestamp
 
 TraceLevel = Literal["L1", "L2", "L3"]
 EventType = Literal["reasoning", "tool_call", "tool_result", "final"]
@@ -24,8 +24,9 @@ class TraceManifest(Strict):
     agent: Handle
     operator: Handle
     base_revision: CommitId
-    model: Annotated[str, StringConstraints(max_length=200)] | None = None
-    skill_version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    # Printed by rw eval and rw scores, and grouped by: one line of plain text each.
+    model: Annotated[str, StringConstraints(max_length=200), OneLine] | None = None
+    skill_version: Annotated[str, StringConstraints(min_length=1, max_length=64), OneLine]
     # Claimed costs are bounded and finite: they land in the ledger and the scores as JSON.
     tokens: int | None = Field(default=None, ge=0, le=10**12)  # in + out when both are known
     # The split an agent CLI's transcript gives (agentkit.transcripts): input read (cached
@@ -36,7 +37,7 @@ class TraceManifest(Strict):
     usd: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
     duration_s: float | None = Field(default=None, ge=0, le=10**7, allow_inf_nan=False)
     level: TraceLevel
-    summary: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    summary: Annotated[str, StringConstraints(max_length=2000), PlainLines] | None = None
 
 
 class TraceEvent(Strict):

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from verifier.constants import CLAIM_TTL_MAX_S, CLAIM_TTL_S, MAX_MESSAGE_CHARS
-from verifier.formats.base import Handle, Strict
+from verifier.formats.base import Handle, PlainLines, Strict
 
 
 class ClaimRequest(Strict):
@@ -22,5 +22,5 @@ class ClaimRequest(Strict):
 class ThreadPost(Strict):
     """POST /projects/{slug}/leaves/{leaf_id}/messages: a question or note on the leaf's thread."""
 
-    body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=r"\S")]
+    body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=r"\S"), PlainLines]
     agent: Handle | None = None

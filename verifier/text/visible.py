@@ -6,7 +6,16 @@ held to this one rule: after removing what renders as nothing, at least one char
 What renders as nothing: whitespace, control characters, format characters (Unicode category Cf:
 zero-width space and joiners, word joiner, BOM, direction marks, tags), unassigned, surrogate and
 private-use code points, combining marks with nothing to sit on, variation selectors, and the
-filler letters that draw as blanks (Hangul fillers, the braille blank).
+filler letters that draw as blanks (Hangul fillers, the braille blank). A reason is also one
+line of plain text (`control_problem`): it lands in a commit message and a ledger row's
+description, where a line break would start a forged trailer or row and a control character
+would act on the terminal that prints it.
+
+`control_problem` is the rule for any text a client sends that others' terminals and logs will
+print (reasons, thread messages, a trace manifest's model and skill version): no control
+characters but the tab (and the line feed, or CR LF, where lines are allowed), no DEL or C1
+controls, no bidirectional embeddings, overrides or isolates (they reorder the text around them:
+"evil" shown as "live").
 """
 
 from __future__ import annotations
@@ -27,6 +36,31 @@ def is_visible(char: str) -> bool:
         and not char.isspace()
 
 
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x85\u2028\u2029")
+
+
+def control_problem(text: str, *, lines: bool = False) -> str | None:
+    """None when `text` holds nothing that acts on a terminal or a log instead of showing (see the
+    module docstring; `lines`: line feeds allowed); else what it holds and where, as the end of
+    a sentence ("the body holds ...")."""
+    if text.isprintable():  # the usual case, in C: no control, format or separator character but space
+        return None
+    for index, char in enumerate(text):
+        if char == "\t" or (lines and (char == "\n" or (char == "\r" and text[index + 1:index + 2] == "\n"))):
+            continue
+        if char in _LINE_BREAKS:
+            what = "a line break"
+        elif char in _BIDI_CONTROLS:
+            what = "a bidirectional control"
+        elif unicodedata.category(char) == "Cc":
+            what = "a control character"
+        else:
+            continue
+        return f"holds {what} (U+{ord(char):04X}) at character {index + 1}"
+    return None
+
+
 def has_visible_text(text: str) -> bool:
     """True when the text has at least one visible character (see the module docstring)."""
     return any(is_visible(char) for char in text)
@@ -43,12 +77,15 @@ def require_reason(reason: str, what: str, where: str | None = None) -> str:
 
 
 def reason_problem(reason: str) -> str | None:
-    """None for a reason with a visible character; else what is wrong with it, as the end of a
-    sentence whose subject is what needs it ("needs a reason with ...")."""
-    if has_visible_text(reason):
-        return None
-    seen = "empty" if not reason else f"only invisible characters ({_codes(reason)})"
-    return f"needs a reason with at least one visible character; the reason given is {seen}"
+    """None for a reason with a visible character, on one line of plain text; else what is wrong
+    with it, as the end of a sentence whose subject is what needs it ("needs a reason ...")."""
+    if not has_visible_text(reason):
+        seen = "empty" if not reason else f"only invisible characters ({_codes(reason)})"
+        return f"needs a reason with at least one visible character; the reason given is {seen}"
+    control = control_problem(reason)
+    if control is not None:
+        return f"needs a reason of plain text on one line; the reason given {control}"
+    return None
 
 
 def _codes(text: str) -> str:
