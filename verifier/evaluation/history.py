@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime
 
 from verifier.errors import FormatError
-from verifier.evaluation.rows import Attempt, ProjectHistory, ResolvedHypothesis, attempt_of
+from verifier.evaluation.rows import UNKNOWN_KIND, Attempt, ProjectHistory, ResolvedHypothesis, attempt_of
 from verifier.formats.leaf import parse_leaf
 from verifier.formats.ledger import LedgerRow
 from verifier.formats.usescores import UseEntry, load_shard
@@ -85,11 +86,16 @@ def read_history(view: TreeView, project: str) -> ProjectHistory:
     # The seal status reads only `resolve` rows (seal.status.recorded_reasons): they are kept.
     resolving: list[LedgerRow] = []
     attempts: list[Attempt] = []
+    kindless: list[int] = []  # agent submissions whose row names no kind
     keep = attempts.append  # one loop, no generator between the reader and the rows: 100,000 rows
     for _, row in read_chain(view):
         if row.action == "resolve":
             resolving.append(row)
+        elif row.kind is None and row.action == "submit" and row.actor_type == "agent":
+            kindless.append(len(attempts))
         keep(attempt_of(project, row))
+    if kindless:
+        _fill_kinds(view, attempts, kindless)
     rows = tuple(attempts)
     needed = {object_id for row in rows if row.accepted and row.objects for object_id in row.objects}
     records = read_records(view)
@@ -107,6 +113,32 @@ def read_history(view: TreeView, project: str) -> ProjectHistory:
     return ProjectHistory(project=project, rows=rows, use=read_use(view, needed), resolutions=resolutions,
                           unresolved_count=unresolved, unsealed=not_sealed,
                           opened=read_openings(view, unclaimed))
+
+
+def _fill_kinds(view: TreeView, attempts: list[Attempt], kindless: list[int]) -> None:
+    """An agent's submission refused before its leaf was read (a bad trace, patch or secret, by a
+    verifier before its rows named the kind then) still counts among its kind's attempts: the kind
+    from the leaf's contract, else from the leaf's `leaf` row, else UNKNOWN_KIND."""
+    written = {row.leaf_id: row.kind for row in attempts if row.action == "leaf" and row.leaf_id and row.kind}
+    kinds: dict[str, str] = {}
+    for index in kindless:
+        leaf_id = attempts[index].leaf_id or ""
+        if leaf_id not in kinds:
+            kinds[leaf_id] = _contract_kind(view, leaf_id) or written.get(leaf_id) or UNKNOWN_KIND
+        attempts[index] = replace(attempts[index], kind=kinds[leaf_id])
+
+
+def _contract_kind(view: TreeView, leaf_id: str) -> str | None:
+    if not leaf_id:
+        return None
+    path = leaf_path(leaf_id)
+    data = view.read(path)
+    if data is None:
+        return None
+    try:
+        return parse_leaf(data, path).kind
+    except FormatError:
+        return None
 
 
 def read_openings(view: TreeView, leaf_ids: set[str]) -> dict[str, datetime]:

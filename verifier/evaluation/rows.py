@@ -19,6 +19,7 @@ from verifier.scoring.resolution import Finding, Link, Resolution, Review
 
 ACCEPTED = ("accepted", "held")  # passed the verifier; a held object waits only for a person's gate
 UNDISCLOSED = "undisclosed"  # the group of rows whose manifest named no model or skill version
+UNKNOWN_KIND = "unknown"  # an agent submission's kind when neither its row nor its leaf says it
 EVIDENCE_KINDS = ("link", "skeptic")  # leaf kinds whose acceptance moves a hypothesis's evidence
 
 

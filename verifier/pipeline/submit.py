@@ -524,7 +524,8 @@ def settle(writer: ProjectWriter, ready: Ready) -> Verdict:
 def land_crash(writer: ProjectWriter, attempt: Attempt, now: datetime, exc: Exception) -> Verdict:
     """The one ledger row of an attempt something unexpected broke (nothing else of it is kept)."""
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    landed = writer.land(attempt.entry(now, "crash", leaf=None, base=None, description=f"verifier crash: {detail}"))
+    landed = writer.land(attempt.entry(now, "crash", leaf=_leaf_as_known(writer, attempt), base=None,
+                                       description=f"verifier crash: {detail}"))
     return _verdict(attempt, "crash", landed, [Rejection("crash", f"verifier crash: {detail}")], summary="")
 
 
@@ -601,10 +602,23 @@ def land_refusal(writer: ProjectWriter, attempt: Attempt, exc: Rejected, now: da
         writer.home.traces.quarantine(attempt.trace.trace_id, attempt.actor.handle)
     failed = failed_source_contribution(writer.repo, attempt.actor, attempt.trace, attempt.submission.leaf_id,
                                         patch, dict(fetches or {}), exc.rejections)
-    leaf, base = (exc.leaf, exc.base) if isinstance(exc, Refused) else (None, None)
+    leaf, base = (exc.leaf, exc.base) if isinstance(exc, Refused) else (_leaf_as_known(writer, attempt), None)
     landed = writer.land(attempt.entry(now, "rejected", leaf=leaf, base=base, reason=exc.headline),
                          contribution=failed)
     return _verdict(attempt, "rejected", landed, exc.rejections, summary="")
+
+
+def _leaf_as_known(writer: ProjectWriter, attempt: Attempt) -> LeafContract | None:
+    """The attempt's leaf as the tip holds it, for its row's kind when the refusal came before
+    step 4 read it (a bad trace, patch or secret): the evaluation counts the attempt under its
+    kind. None for a person's edit, or a leaf the tip has not, or cannot read."""
+    leaf_id = attempt.submission.leaf_id
+    if leaf_id is None:
+        return None
+    try:
+        return contract_in(writer.view(), leaf_id)
+    except Exception:  # the kind is a nicety: nothing may keep the attempt's one row from landing
+        return None
 
 
 def _verdict(attempt: Attempt, outcome: Outcome, landed: Landed, rejections: list[Rejection], *,
