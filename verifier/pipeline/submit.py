@@ -272,7 +272,8 @@ def write_set(tip: Tip, leaf: LeafContract | None, patch: ParsedPatch, base: str
             raise _reject(
                 "stale",
                 f"{', '.join(moved[:5])} changed since your base {base[:12]}; the current revision is {tip.commit}: "
-                "rebase onto it and resubmit (patches are never merged)",
+                "make the change again on it (a person: rebase onto it; an agent: take another leaf, `rw work`), "
+                "patches are never merged",
             )
     return apply_to(tip.view, patch)
 
