@@ -92,6 +92,10 @@ def test_per_model_metrics_keep_undisclosed_models_apart() -> None:
     assert sorted(document()["platform"]["by_kind"]) == ["extract", "link", "scout", "skeptic"]
     platform = document()["platform"]["by_model"]["m-large"]
     assert (platform["attempts"], platform["accepted"]) == (5, 2)  # alpha's one and beta's four
+    text = render_text(document()).splitlines()
+    block = text.index("platform (2 projects)")  # the platform's own lines, before the projects'
+    assert text[block + 1] == "  by kind" and any(line.startswith("    m-large: acceptance 0.400") for line in text)
+    assert block < next(n for n, line in enumerate(text) if line.startswith("project "))
 
 
 def test_project_metrics() -> None:
@@ -190,8 +194,15 @@ def test_validation_results_file_errors_name_what_and_where() -> None:
     assert parse_validation(good, "v.json")[0].accepted == 2
     with pytest.raises(FormatError, match=r"v.json.*results\[0\]: 5 accepted out of 4"):
         parse_validation(good.replace(b'"accepted": 2', b'"accepted": 5'), "v.json")
-    with pytest.raises(FormatError, match="not a validation results file"):
+    with pytest.raises(FormatError, match=r"v.json: field results.0.x: unknown field") as info:
         parse_validation(b'{"results": [{"skill_version": "sk-1", "attempts": 1, "accepted": 1, "x": 1}]}', "v.json")
+    assert "pydantic" not in str(info.value)
+    with pytest.raises(FormatError, match=r"v\.json: not JSON"):
+        parse_validation(b'{"results": [', "v.json")
+    # A cost of null is "nothing disclosed", as {} is, the gate's own spelling.
+    for cost in (b"null", b"{}"):
+        result = parse_validation(good.replace(b'"accepted": 2', b'"accepted": 2, "cost": ' + cost), "v.json")[0]
+        assert result.cost.usd is None and result.cost.tokens is None
 
 
 # --- order independence ----------------------------------------------------------------------------

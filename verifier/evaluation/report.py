@@ -110,7 +110,8 @@ def _crossed_lines(crossed: dict[str, Any]) -> Iterable[str]:
 
 
 def render_text(document: dict[str, Any]) -> str:
-    """The human summary: the honesty check first, then the signal, skill versions, projects."""
+    """The human summary: the honesty check first, then the signal, skill versions, the
+    platform's leaf metrics, the projects."""
     lines = [document["lift"]["statement"]]
     lift = document["lift"]["overall"]
     interval = document["lift"]["interval"]
@@ -127,6 +128,10 @@ def render_text(document: dict[str, Any]) -> str:
         lines.append(f"skill {entry['skill_version']}: live acceptance {_fmt(entry['live']['acceptance_rate'])}; "
                      "validation acceptance "
                      + (_fmt(validation["acceptance_rate"]) if validation else "none") + f"{flag} — {entry['note']}")
+    platform = document["platform"]
+    lines.append(f"platform ({len(document['projects'])} project{'s' if len(document['projects']) != 1 else ''})")
+    lines += _leaf_lines("by kind", platform["by_kind"])
+    lines += _leaf_lines("by model", platform["by_model"])
     for slug, block in document["projects"].items():
         p = block["project"]
         lines.append(f"project {slug}: conflict rate {_fmt(p['conflict_rate'])}; reviewer catch rate "

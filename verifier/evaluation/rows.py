@@ -9,11 +9,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field
 
 from verifier.errors import FormatError
-from verifier.formats.base import Strict
+from verifier.formats.base import Strict, validate
 from verifier.formats.ledger import LedgerRow
 from verifier.scoring.resolution import Finding, Link, Resolution, Review
 
@@ -98,6 +99,10 @@ class ValidationCost(Strict):
     tokens: int | None = Field(default=None, ge=0)
 
 
+def _none_is_empty(value: object) -> object:
+    return {} if value is None else value
+
+
 class ValidationResult(Strict):
     """One validation run of one skill version (written by the improvement loop's gate).
 
@@ -110,7 +115,8 @@ class ValidationResult(Strict):
     attempts: int = Field(ge=0)
     accepted: int = Field(ge=0)
     objects: int | None = Field(default=None, ge=0)
-    cost: ValidationCost = Field(default_factory=ValidationCost)
+    # null is "nothing disclosed", as {} is (docs/eval.md).
+    cost: Annotated[ValidationCost, BeforeValidator(_none_is_empty)] = Field(default_factory=ValidationCost)
 
 
 class ValidationFile(Strict):
@@ -121,9 +127,10 @@ class ValidationFile(Strict):
 def parse_validation(data: bytes, where: str) -> list[ValidationResult]:
     """The validation results file (docs/eval.md); a clear error names what is wrong and where."""
     try:
-        parsed = ValidationFile.model_validate(json.loads(data))
-    except (ValueError, ValidationError) as exc:
-        raise FormatError(f"not a validation results file: {exc}", where) from exc
+        value = json.loads(data)
+    except ValueError as exc:
+        raise FormatError(f"not JSON: {exc}", where) from exc
+    parsed = validate(ValidationFile, value, where)  # names the field at fault
     for number, result in enumerate(parsed.results):
         if result.accepted > result.attempts:
             raise FormatError(f"results[{number}]: {result.accepted} accepted out of {result.attempts} attempts",
