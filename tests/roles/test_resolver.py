@@ -419,7 +419,13 @@ def test_set_up_through_the_command_line(world: World) -> None:
     code, out = rw(env, "resolver", "keys")
     assert code == 2 and "refusing to replace a Resolver key" in out
     config = json.loads((world.home.root / "config.json").read_text())
-    config["model"] = {"backend": "recorded", "recordings": str(RECORDINGS), "sealed_replay": True}
+    # A recorded backend is no baseline: each hypothesis's line and the error say that, not "no model".
+    config["model"] = {"backend": "recorded", "recordings": str(RECORDINGS)}
+    (world.home.root / "config.json").write_text(json.dumps(config))
+    code, out = rw(env, "seal", SLUG)
+    assert code == 2 and "no model is configured" not in out, out
+    assert out.count("the baseline model is a recorded backend, which cannot seal a baseline") == 2, out
+    config["model"]["sealed_replay"] = True
     (world.home.root / "config.json").write_text(json.dumps(config))
     code, out = rw(env, "seal", SLUG)
     assert (code, out) == (0, "sealed H1\nsealed H3\n")

@@ -32,6 +32,8 @@ from verifier.writes.baseline import (
 )
 
 NO_MODEL = "no model is configured (add a `model` block to RW_HOME/config.json, docs/resolver.md)"
+RECORDED_MODEL = ("the baseline model is a recorded backend, which cannot seal a baseline (configure "
+                  "`models.baseline` with a provider or a command, docs/models.md)")
 NO_KEY = f"the Resolver's public key ({PUBLIC_PEM}) is missing (create it with `rw resolver keys`)"
 
 
@@ -73,8 +75,10 @@ def seal_after_landing(home: Home, slug: str, *, now: datetime, remote: bool = F
     try:
         backend = model_backend(home)
     except BaselineError as exc:
-        record_not_sealed(home, slug, waiting, NO_MODEL, now=now)
-        return [], _unsealed(slug, waiting, "no baseline model is configured" if remote else str(exc), remote)
+        configured = home.model_config("baseline") is not None  # then it is a recorded one, refused
+        record_not_sealed(home, slug, waiting, RECORDED_MODEL if configured else NO_MODEL, now=now)
+        told = "the baseline model is a recorded backend" if configured else "no baseline model is configured"
+        return [], _unsealed(slug, waiting, told if remote else str(exc), remote)
     try:
         key = public_key_of(home)
     except BaselineError as exc:
