@@ -111,6 +111,14 @@ class FormatError(VerifierError):
         super().__init__(f"{where}: {message}" if where else message, code=code)
 
 
+class InvalidRequest(FormatError):  # noqa: N818 - names what was sent, as NotFound names what is missing
+    """What a caller asked for is not well formed (a leaf's id, its inputs): the request's fault,
+    not the project's state, so 422 `invalid_body` over HTTP, the way a bad JSON field is."""
+
+    http_status = 422
+    code = "invalid_body"
+
+
 class AuthError(VerifierError):
     """The caller could not be authenticated, or asserted an identity that is not theirs."""
 

@@ -98,6 +98,12 @@ def test_verdicts_leaves_seal_and_wake_each_refuse_a_person_without_the_role(sit
         refused_unchanged(site, reply.status, reply.error_code, before)
     made = site.client(MAINTAINER).post_json(f"{BASE}/leaves", {"kind": "scout", "gap": "pricing data"})
     assert made.status == 201 and made.body["leaf_id"].startswith("scout-"), made.body
+    unchanged = tip_and_rows(site.world)
+    for body, said in (({"kind": "scout", "gap": "g", "leaf_id": "../../x"}, "leaf_id"),
+                       ({"kind": "review", "object_path": "../PROJECT.md"}, "refused")):
+        bad = site.client(MAINTAINER).post_json(f"{BASE}/leaves", body)  # the request's fault, not the project's
+        assert (bad.status, bad.error_code) == (422, "invalid_body") and said in bad.error_message, bad.body
+    assert tip_and_rows(site.world) == unchanged
     woke = site.client(ADMIN).post_json(f"{BASE}/planner/wake", {"force": True})
     assert woke.status == 200, woke.body
     assert "baseline not sealed" in str(woke.body.get("seal_note")), woke.body

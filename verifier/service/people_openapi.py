@@ -49,7 +49,8 @@ def people_paths(operation: Callable[..., Schema], ok: Callable[[str, Schema], S
                             "names the role and who holds it; docs/authority.md), or a request from another origin"),
                "404": error("no such project, held object, hypothesis or commit"),
                "409": error("the state refuses it (conflict, history_broken, key_held, unreadable)"),
-               "422": error("the body does not match its schema, or the reason is empty"),
+               "422": error("the body does not match its schema, the reason is empty or not one line of plain "
+                            "text, or a leaf's id or inputs are not well formed"),
                "408": error("the body stalled or took too long"), "413": error("the body is too large"),
                "415": error("wrong Content-Type")}
     done = ok("what landed", _ref("PersonAction"))

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from verifier.checks.failed_sources import extract_refusal
-from verifier.errors import AuthError, ConflictError, FormatError
+from verifier.errors import AuthError, ConflictError, FormatError, InvalidRequest
 from verifier.formats.base import HANDLE_RE, check_slug
 from verifier.formats.duration import parse_duration
 from verifier.formats.entries import InitEntry, LeafEntry
@@ -200,9 +200,11 @@ def person_leaf(home: Home, slug: str, person: Actor, request: LeafRequest, *, n
     try:
         contract = LeafContract.model_validate({**body, "leaf_id": request.leaf_id or f"{request.kind}-{digest[:10]}"})
     except ValidationError as exc:
-        raise FormatError(f"invalid leaf: {exc.errors()[0]['msg']}", "leaf") from exc
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "leaf"
+        raise InvalidRequest(f"invalid leaf: {field}: {first['msg']}", "leaf") from exc
     problems = input_problems(repo.view(base_revision), contract)
     if problems:
-        raise FormatError("refused: " + "; ".join(problems), f"leaf {contract.leaf_id}")
+        raise InvalidRequest("refused: " + "; ".join(problems), f"leaf {contract.leaf_id}")
     add_leaf(home, slug, contract, now=now, actor=person.handle, actor_type="human", person=person, door=door)
     return contract
