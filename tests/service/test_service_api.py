@@ -143,10 +143,18 @@ def test_wrong_host_and_other_origins(site: Site) -> None:
     assert rebinding.startswith(b"HTTP/1.1 421")
     assert raw_request(port, b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n") \
         .startswith(b"HTTP/1.1 200")
+    # A header read one way here and another by a proxy in front is refused, not guessed at.
+    for headers in (f"Host: 127.0.0.1:{port}\r\nHost: evil.example",
+                    f"Host: 127.0.0.1:{port}\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b"):
+        doubled = raw_request(port, f"GET /health HTTP/1.1\r\n{headers}\r\nConnection: close\r\n\r\n".encode())
+        assert doubled.startswith(b"HTTP/1.1 400") and b"duplicate_header" in doubled, doubled[:200]
     live_leaf(site.world.home, "origin-1")
     cross = site.a.request("POST", f"{LEAF}/origin-1/claim", body=b"{}", content_type="application/json",
                            headers={"Origin": "https://attacker.example"})
     assert (cross.status, cross.error_code) == (403, "cross_origin")
+    other_port = site.a.request("POST", f"{LEAF}/origin-1/claim", body=b"{}", content_type="application/json",
+                                headers={"Origin": "http://127.0.0.1:1"})
+    assert (other_port.status, other_port.error_code) == (403, "cross_origin")
     fetch_site = site.a.request("POST", f"{LEAF}/origin-1/claim", body=b"{}", content_type="application/json",
                                 headers={"Sec-Fetch-Site": "cross-site"})
     assert fetch_site.status == 403

@@ -57,9 +57,17 @@ def test_host_and_origin() -> None:
     assert host_name("[::1]:8765") == "::1"
     assert host_name("LocalHost") == "localhost"
     assert host_name("evil.example/../x") is None and host_name(None) is None and host_name("a b") is None
-    assert origin_allowed("http://127.0.0.1:8765", names) and origin_allowed("https://localhost", names)
-    assert not origin_allowed("https://evil.example", names) and not origin_allowed("null", names)
-    assert not origin_allowed("file://localhost", names)
+    here = "127.0.0.1:8765"
+    assert origin_allowed("http://127.0.0.1:8765", names, here) and origin_allowed("https://localhost", names,
+                                                                                    "localhost")
+    assert origin_allowed("http://[::1]:8765", names, "[::1]:8765")
+    assert not origin_allowed("https://evil.example", names, here) and not origin_allowed("null", names, here)
+    assert not origin_allowed("file://localhost", names, "localhost")
+    # The same origin is this host and port: another port, another name or a look-alike is not.
+    for other in ("http://127.0.0.1:9999", "http://127.0.0.1", "http://localhost:8765", "http://127.0.0.1:8765.evil.com",
+                  "http://127.0.0.1:8765/path", "http://user@127.0.0.1:8765"):
+        assert not origin_allowed(other, names, here), other
+    assert not origin_allowed("http://127.0.0.1:8765", names, None)
 
 
 async def _stream(parts: list[bytes]) -> AsyncIterator[bytes]:

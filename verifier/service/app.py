@@ -63,6 +63,10 @@ class Guard:
         self.names = config.host_names()
 
     def check(self, scope: Scope, headers: Headers) -> ApiError | None:
+        for name in ("host", "authorization", "origin", "content-type"):  # read one way by us, another by a proxy
+            count = len(headers.getlist(name))
+            if count > 1:
+                return ApiError(400, "duplicate_header", f"the request has {count} {name} headers; send one")
         host = host_name(headers.get("host"))
         if host is None or host not in self.names:
             return ApiError(421, "wrong_host", "this service does not answer to that Host name; use one of "
@@ -72,7 +76,7 @@ class Guard:
             return ApiError(400, "token_in_url", f"{why}: tokens are accepted only in `Authorization: Bearer`; "
                                                  "this request was refused and the token should be rotated")
         origin = headers.get("origin")
-        if origin is not None and not origin_allowed(origin, self.names):
+        if origin is not None and not origin_allowed(origin, self.names, headers.get("host")):
             return ApiError(403, "cross_origin", "requests from another origin are refused")
         if scope["method"] not in SAFE_METHODS and headers.get("sec-fetch-site") == "cross-site":
             return ApiError(403, "cross_origin", "cross-site requests cannot cause side effects")

@@ -62,9 +62,26 @@ def host_name(header: str | None) -> str | None:
     return match.group(1).strip("[]").lower()
 
 
-def origin_allowed(origin: str, names: frozenset[str]) -> bool:
-    """True if an Origin header names this service (same origin)."""
-    if origin == "null":
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_allowed(origin: str, names: frozenset[str], host: str | None) -> bool:
+    """True if an Origin header names this service: one of its names, and the host and port the
+    request's Host header names (the same origin; the scheme is not compared, as a proxy in front
+    may end TLS). An Origin is `scheme://host[:port]` and nothing else."""
+    if origin == "null" or host is None:
         return False
     parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and (parts.hostname or "").lower() in names
+    try:
+        port = parts.port
+    except ValueError:  # "http://127.0.0.1:8765.evil.example": no port at all
+        return False
+    if parts.scheme not in _DEFAULT_PORTS or parts.path or parts.query or parts.fragment or parts.username \
+            or parts.password is not None or (parts.hostname or "").lower() not in names:
+        return False
+    match = _HOST.match(host.strip())
+    if match is None or match.group(1).strip("[]").lower() != (parts.hostname or "").lower():
+        return False
+    default = _DEFAULT_PORTS[parts.scheme]
+    asked = int(match.group(2)[1:]) if match.group(2) else None
+    return (port or default) == (asked if asked is not None else default)

@@ -103,8 +103,8 @@ def _same_origin(request: Request) -> None:
     names = _service(request).config.host_names()
     origin = request.headers.get("origin")
     fetch_site = request.headers.get("sec-fetch-site")
-    if fetch_site not in (None, "same-origin") or (origin is not None and not origin_allowed(origin, names)) \
-            or (origin is None and fetch_site != "same-origin"):
+    elsewhere = origin is not None and not origin_allowed(origin, names, request.headers.get("host"))
+    if fetch_site not in (None, "same-origin") or elsewhere or (origin is None and fetch_site != "same-origin"):
         raise ApiError(403, "cross_origin", "the UI acts only on requests from its own pages (same origin)")
 
 
