@@ -148,6 +148,8 @@ def test_wrong_host_and_other_origins(site: Site) -> None:
                     f"Host: 127.0.0.1:{port}\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b"):
         doubled = raw_request(port, f"GET /health HTTP/1.1\r\n{headers}\r\nConnection: close\r\n\r\n".encode())
         assert doubled.startswith(b"HTTP/1.1 400") and b"duplicate_header" in doubled, doubled[:200]
+    twice = site.a.get("/messages?after=1&after=9")
+    assert (twice.status, twice.error_code) == (400, "bad_query") and "'after'" in twice.error_message
     live_leaf(site.world.home, "origin-1")
     cross = site.a.request("POST", f"{LEAF}/origin-1/claim", body=b"{}", content_type="application/json",
                            headers={"Origin": "https://attacker.example"})
@@ -155,6 +157,9 @@ def test_wrong_host_and_other_origins(site: Site) -> None:
     other_port = site.a.request("POST", f"{LEAF}/origin-1/claim", body=b"{}", content_type="application/json",
                                 headers={"Origin": "http://127.0.0.1:1"})
     assert (other_port.status, other_port.error_code) == (403, "cross_origin")
+    latin = site.a.request("POST", f"{LEAF}/origin-1/claim", body=b"{}",
+                           content_type="application/json; charset=latin-1")
+    assert (latin.status, latin.error_code) == (415, "unsupported_media_type") and "UTF-8" in latin.error_message
     fetch_site = site.a.request("POST", f"{LEAF}/origin-1/claim", body=b"{}", content_type="application/json",
                                 headers={"Sec-Fetch-Site": "cross-site"})
     assert fetch_site.status == 403

@@ -38,7 +38,7 @@ from verifier.deploy.spreading import keep_instance
 from verifier.errors import VerifierError
 from verifier.pipeline.writer import CrashPoint, no_crash
 from verifier.service.agent_routes import AGENT_ROUTES
-from verifier.service.auth import host_name, origin_allowed, token_in_url
+from verifier.service.auth import host_name, origin_allowed, repeated_parameter, token_in_url
 from verifier.service.client_routes import CLIENT_ROUTES
 from verifier.service.config import ServiceConfig
 from verifier.service.core import Service, clock
@@ -75,6 +75,10 @@ class Guard:
         if why is not None:
             return ApiError(400, "token_in_url", f"{why}: tokens are accepted only in `Authorization: Bearer`; "
                                                  "this request was refused and the token should be rotated")
+        repeated = repeated_parameter(scope.get("query_string", b""))
+        if repeated is not None:
+            return ApiError(400, "bad_query", f"the query parameter {repeated[:40]!r} is given more than once; "
+                                              "give it once")
         origin = headers.get("origin")
         if origin is not None and not origin_allowed(origin, self.names, headers.get("host")):
             return ApiError(403, "cross_origin", "requests from another origin are refused")

@@ -52,6 +52,17 @@ def token_in_url(path: str, query: bytes) -> str | None:
     return None
 
 
+def repeated_parameter(query: bytes) -> str | None:
+    """A query parameter named twice (`?after=1&after=9`), which one reader takes first and another
+    last; None when every name is given once. No endpoint takes a list in its query string."""
+    seen: set[str] = set()
+    for name, _value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
 def host_name(header: str | None) -> str | None:
     """The name in a Host header without its port, lower-cased; None if it is not a host."""
     if header is None:

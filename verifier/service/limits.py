@@ -78,9 +78,13 @@ async def chunks(stream: AsyncIterator[bytes], *, cap: int, what: str, idle_s: f
 async def read_json(stream: AsyncIterator[bytes], headers: Any, *, cap: int, idle_s: float,
                     total_s: float) -> dict[str, Any]:
     """A JSON object body (same-origin JSON is the only way to cause a side effect besides the form)."""
-    media, _params = parse_options_header(headers.get("content-type"))
+    media, params = parse_options_header(headers.get("content-type"))
     if media != b"application/json":
         raise ApiError(415, "unsupported_media_type", "send the body as application/json")
+    charset = params.get(b"charset")
+    if charset is not None and charset.lower() not in (b"utf-8", b"utf8"):
+        # JSON is UTF-8 (RFC 8259): a body said to be in another charset would be read otherwise than sent.
+        raise ApiError(415, "unsupported_media_type", "send the JSON body in UTF-8 (charset=utf-8, or no charset)")
     length = declared_length(headers)
     if length is not None and length > cap:
         raise too_large(cap, "the JSON body")
