@@ -96,3 +96,8 @@ def test_new_file_over_existing_path(world: World) -> None:
                                            ("a/ b", "malformed_patch")])
 def test_control_bidi_and_space_characters(world: World, name: str, code: str) -> None:
     assert_refused_cleanly(world, new_file(name, "x\n"), code)
+
+
+def test_a_patch_cut_short_of_its_last_newline_is_refused(world: World) -> None:
+    # git apply calls it corrupt: the last line may have been cut, or a missing newline not marked.
+    assert_refused_cleanly(world, new_file(FINDING, "a line\n")[:-1], "malformed_patch")

@@ -8,9 +8,11 @@ from verifier.patch.apply import split_lines
 
 
 def new_file(path: str, text: str) -> bytes:
-    """A git diff creating `path` with `text`."""
+    """A git diff creating `path` with `text` (a last line without a newline marked, as git does)."""
     lines = text.splitlines(keepends=True)
     body = "".join("+" + line for line in lines)
+    if body and not body.endswith("\n"):
+        body += "\n\\ No newline at end of file\n"
     return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
             f"@@ -0,0 +1,{len(lines)} @@\n{body}").encode()
 

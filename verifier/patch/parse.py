@@ -364,14 +364,24 @@ def _not_a_section(line: str, number: int) -> Rejected:
     return _fail("malformed_patch", f"expected 'diff --git', got {line[:60]!r}", number)
 
 
-def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:
-    """Parse untrusted patch bytes; raise Rejected naming the line at fault."""
+def _check_whole(data: bytes, max_bytes: int) -> None:
+    """What the patch as a whole must be before its lines are read."""
     if len(data) > max_bytes:
         raise _fail("oversize", f"patch is {len(data)} bytes; the limit is {max_bytes}")
     if not data.strip():
         raise _fail("empty_patch", "the patch is empty")
     if b"\x00" in data:
         raise _fail("binary", "the patch contains NUL bytes; binary content needs `git diff --binary`")
+    if not data.endswith(b"\n"):
+        # git apply calls it corrupt: a last line cut short, or a file's missing newline not marked
+        # (`\ No newline at end of file`), would otherwise be guessed at.
+        raise _fail("malformed_patch", "the patch does not end with a newline (truncated? `git diff` ends every "
+                                       "line with one)", data.count(b"\n") + 1)
+
+
+def parse_patch(data: bytes, *, max_bytes: int = MAX_PATCH_BYTES) -> ParsedPatch:
+    """Parse untrusted patch bytes; raise Rejected naming the line at fault."""
+    _check_whole(data, max_bytes)
     # Text files need not be UTF-8: bytes that are not are carried through as they are
     # (surrogateescape), so such a file is patched byte-exactly. Names and headers stay ASCII.
     text = data.decode("utf-8", "surrogateescape")
