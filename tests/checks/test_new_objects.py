@@ -88,3 +88,13 @@ def test_an_excerpt_shorter_than_the_project_asks_is_refused_before_rw_check(wor
                     ok=False)
     assert refused.code == 1 and "12 characters" in refused.err and "at least 20" in refused.err, refused.err
     assert not list(work.root.glob("findings/*.md"))  # nothing written
+
+
+def test_a_guide_line_of_several_lines_is_refused_before_anything_is_written(world: World, tmp_path: Path) -> None:
+    world.leaf("guide-1", "guide", source_id=None)
+    work = working_folder(world, "guide-1", tmp_path / "w")
+    before = (work.root / FIELD_GUIDE).read_bytes()
+    refused = agent(tmp_path).rw("new", "guide-line", "--text", "A lesson.\nA second line, unattributed.",
+                                 cwd=work.root, ok=False)
+    assert refused.code == 2 and "one line of plain text" in refused.err and "U+000A" in refused.err, refused.err
+    assert (work.root / FIELD_GUIDE).read_bytes() == before

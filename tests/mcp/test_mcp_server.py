@@ -106,6 +106,7 @@ def test_hostile_tool_arguments_are_tool_errors_and_the_server_keeps_answering(t
                                     ("read_file", {"leaf_id": "../" + leaf_id, "path": "README.md"}),
                                     ("board", {"slug": SLUG, "state": "everything"}),
                                     ("messages", {"after": -1}),
+                                    ("read_file", {"leaf_id": leaf_id, "path": "README.md", "length": True}),
                                     ("work", {"slug": {"a": 1}})):
                 wrong = await call(client, tool, arguments)
                 assert wrong.is_error and "validation error" in wrong.text, (tool, wrong.text)

@@ -46,6 +46,7 @@ from verifier.formats.project import parse_project
 from verifier.formats.trace import bundle_digest
 from verifier.state.layout import FIELD_GUIDE, PROJECT_FILE
 from verifier.text.normalize import normalize
+from verifier.text.visible import control_problem
 
 if TYPE_CHECKING:
     # The HTTP client (http.client, ssl, email) is loaded by the functions that talk to the
@@ -387,7 +388,11 @@ def add_review(work: Work, *, decision: str, reason: str, object_path: str | Non
 
 
 def add_guide_line(work: Work, *, text: str, old: str | None = None) -> str:
-    """A Field Guide line attributed to the agent (guide leaves), added or replacing `old`."""
+    """A Field Guide line attributed to the agent (guide leaves), added or replacing `old`: one
+    line of plain text (more lines would land unattributed)."""
+    problem = control_problem(text.strip())
+    if problem is not None:
+        raise FormatError(f"a guide line is one line of plain text; this one {problem}", "--text")
     line = f"{text.strip()} (agent: {work.state.agent})"
     try:
         lines = work.read(FIELD_GUIDE).decode("utf-8").splitlines() if work.has(FIELD_GUIDE) else []

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import Field, Strict
 
 from verifier.agentkit import loop
 from verifier.agentkit.localcheck import result_json, run_checks
@@ -57,8 +57,11 @@ Text = Annotated[str, Field(min_length=1, max_length=MCP_MAX_TEXT)]
 Short = Annotated[str, Field(min_length=1, max_length=MCP_MAX_SHORT)]
 RelPath = Annotated[str, Field(min_length=1, max_length=MCP_MAX_SHORT,
                                description="A path below the leaf's working folder, like `.rw/payload.json`.")]
-Offset = Annotated[int, Field(ge=0, le=2**40)]
-Length = Annotated[int, Field(ge=1, le=MCP_MAX_READ)]
+# Strict: true is no number (lax pydantic reads it as 1). A string holding a number ("30") is still
+# read as that number: the SDK parses a JSON text in a string argument first, for clients that
+# send every argument as a string (docs/mcp.md).
+Offset = Annotated[int, Strict(), Field(ge=0, le=2**40)]
+Length = Annotated[int, Strict(), Field(ge=1, le=MCP_MAX_READ)]
 Stance = Literal["supports", "contradicts", "context"]
 BoardState = Literal["open", "claimed", "expired", "accepted", "held", "rejected", "reverted", "all"]
 Level = Literal["L1", "L2", "L3"]
@@ -161,7 +164,7 @@ def build_server(door: Door) -> MCPServer:  # noqa: C901, PLR0915 - one registra
 
     @mcp.tool()
     def work(slug: Slug, leaf_id: LeafId | None = None, level: Level = "L2",
-             ttl_minutes: Annotated[int, Field(ge=1, le=24 * 60)] = CLAIM_TTL_S // 60) -> CallToolResult:
+             ttl_minutes: Annotated[int, Strict(), Field(ge=1, le=24 * 60)] = CLAIM_TTL_S // 60) -> CallToolResult:
         """Claim a leaf (or, without leaf_id, a warm extract leaf), clone the project at its base into a
         working folder, write its payload and sources beside it, start the trace."""
         def run() -> Mapping[str, JsonValue]:
@@ -236,7 +239,7 @@ def build_server(door: Door) -> MCPServer:  # noqa: C901, PLR0915 - one registra
     @mcp.tool()
     def new_link(leaf_id: LeafId, finding_id: Short, stance: Stance, rationale: Text,
                  hypothesis_id: Short | None = None,
-                 revision: Annotated[int, Field(ge=1, le=1_000_000)] | None = None) -> CallToolResult:
+                 revision: Annotated[int, Strict(), Field(ge=1, le=1_000_000)] | None = None) -> CallToolResult:
         """A link from a finding to a hypothesis (skeptic and link leaves); the leaf's hypothesis by default."""
         return guarded("new_link", lambda: {"wrote": loop.add_link(
             door.work(leaf_id), finding_id=finding_id, stance=stance, rationale=rationale,
@@ -306,7 +309,7 @@ def build_server(door: Door) -> MCPServer:  # noqa: C901, PLR0915 - one registra
         return guarded("outcome", lambda: loop.ok(door.client().get(f"/submissions/{quote(submission_id)}")).body)
 
     @mcp.tool()
-    def messages(after: Annotated[int, Field(ge=0, le=2**62)] = 0) -> CallToolResult:
+    def messages(after: Annotated[int, Strict(), Field(ge=0, le=2**62)] = 0) -> CallToolResult:
         """Your inbox: the first-minute message and the return triggers."""
         return guarded("messages", lambda: loop.ok(door.client().get("/messages", {"after": after})).body)
 
