@@ -15,7 +15,7 @@ from verifier.cli.app import cli
 from verifier.cli.main import COMMAND_MODULES
 from verifier.errors import FormatError
 from verifier.formats.project import parse_project
-from verifier.roles.importing import parse_import, with_hypotheses
+from verifier.roles.importing import hypothesis_file, parse_import, with_hypotheses
 from verifier.roles.planner import local_commons, wake
 from verifier.state.layout import PROJECT_FILE
 from verifier.state.project import current_hypothesis
@@ -46,10 +46,23 @@ def test_the_three_formats_parse() -> None:
     (b"- statement: A\n  check_date: soon\n  criterion: c\n  measure: m\n", "t.yaml", "is not a date"),
     (b"- statment: typo\n", "t.yaml", "unknown field 'statment'"),
     (b"\n# nothing\n", "t.txt", "lists no hypotheses"),
+    # Read one way here and another by the steward's spreadsheet, or not text at all: refused, named.
+    (b"statement,statement\nA,B\n", "t.csv", "row 1: the header names 'statement' twice"),
+    (b"statement\nA,extra\n", "t.csv", "row 2: 2 fields under a header of 1"),
+    (b"statement\n" + b"x" * 200_000 + b"\n", "t.csv", "not CSV: field larger than field limit"),
+    (b"- statement: 12\n", "t.yaml", "item 1: statement must be text, not int"),
+    (b"One thing\na\x00b\n", "t.txt", "line 2: statement holds a control character \\(U\\+0000\\)"),
+    (b"One thing\nescape \x1b[2J\n", "t.txt", "line 2: statement holds a control character"),
 ])
 def test_bad_lists_are_refused_by_row(data: bytes, name: str, expected: str) -> None:
     with pytest.raises(FormatError, match=expected):
         parse_import(data, name)
+
+
+def test_a_statement_too_long_for_a_hypothesis_names_its_line() -> None:
+    (item,) = parse_import(b"x" * 300_000 + b"\n", "list.txt")
+    with pytest.raises(FormatError, match=r"list.txt: line 1: statement: String should have at most"):
+        hypothesis_file("H1", item)
 
 
 def test_the_hypotheses_line_is_rewritten_and_nothing_else() -> None:

@@ -21,11 +21,14 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from pydantic import ValidationError
+
 from verifier.errors import FormatError
 from verifier.formats.frontmatter import load_yaml, split_front_matter
 from verifier.formats.hypothesis import Hypothesis
 from verifier.formats.yamlout import dump_yaml
 from verifier.state.layout import PROJECT_FILE
+from verifier.text.visible import control_problem
 
 RESOLUTION_FIELDS = ("criterion", "check_date", "measure")
 KNOWN_FIELDS = ("statement", *RESOLUTION_FIELDS, "imported_from")
@@ -39,13 +42,27 @@ class Imported:
     check_date: date | None = None
     measure: str | None = None
     imported_from: str | None = None
+    where: str = ""  # the file and its row, item or line, for errors about this one
+
+
+def _text(key: str, value: object, where: str) -> str:
+    """A field's text: a string (a YAML date for check_date, as written), one line of plain text.
+    Types are strict: `statement: 12` is refused, not read as "12"."""
+    if key == "check_date" and isinstance(value, date):
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise FormatError(f"{key} must be text, not {type(value).__name__} ({str(value)[:40]!r}); quote it", where)
+    problem = control_problem(value.strip())
+    if problem is not None:
+        raise FormatError(f"{key} {problem}", where)
+    return value.strip()
 
 
 def _item(value: dict[str, object], where: str) -> Imported:
     unknown = sorted(set(value) - set(KNOWN_FIELDS))
     if unknown:
         raise FormatError(f"unknown field {unknown[0]!r}; expected some of {', '.join(KNOWN_FIELDS)}", where)
-    text = {key: str(value[key]).strip() for key in KNOWN_FIELDS if value.get(key) not in (None, "")}
+    text = {key: _text(key, value[key], where) for key in KNOWN_FIELDS if value.get(key) not in (None, "")}
     if "statement" not in text:
         raise FormatError("a hypothesis needs a statement", where)
     given = [key for key in RESOLUTION_FIELDS if key in text]
@@ -58,7 +75,8 @@ def _item(value: dict[str, object], where: str) -> Imported:
             check = date.fromisoformat(text["check_date"])
         except ValueError as exc:
             raise FormatError(f"check_date {text['check_date']!r} is not a date like 2027-06-30", where) from exc
-    return Imported(text["statement"], text.get("criterion"), check, text.get("measure"), text.get("imported_from"))
+    return Imported(text["statement"], text.get("criterion"), check, text.get("measure"), text.get("imported_from"),
+                    where)
 
 
 def parse_import(data: bytes, name: str) -> list[Imported]:
@@ -74,12 +92,34 @@ def parse_import(data: bytes, name: str) -> list[Imported]:
             raise FormatError("expected a list of mappings, each with a statement", name)
         items = [_item(item, f"{name}: item {n}") for n, item in enumerate(value, 1)]
     elif lower.endswith(".csv"):
-        rows = list(csv.DictReader(io.StringIO(text)))
-        items = [_item(dict(row), f"{name}: row {n}") for n, row in enumerate(rows, 2)]
+        items = _csv_items(text, name)
     else:
-        items = [Imported(line.strip()) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+        items = [Imported(_text("statement", line, f"{name}: line {n}"), where=f"{name}: line {n}")
+                 for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.startswith("#")]
     if not items:
         raise FormatError("lists no hypotheses", name)
+    return items
+
+
+def _csv_items(text: str, name: str) -> list[Imported]:
+    reader = csv.reader(io.StringIO(text))
+    try:
+        rows = list(reader)
+    except csv.Error as exc:  # a field over csv's size limit, a NUL...
+        raise FormatError(f"line {reader.line_num}: not CSV: {exc}", name) from exc
+    if not rows:
+        return []
+    header = [column.strip() for column in rows[0]]
+    twice = sorted({column for column in header if header.count(column) > 1})
+    if twice:
+        raise FormatError(f"the header names {twice[0]!r} twice; one column each", f"{name}: row 1")
+    items = []
+    for number, row in enumerate(rows[1:], 2):
+        if not row:
+            continue  # a blank line
+        if len(row) > len(header):
+            raise FormatError(f"{len(row)} fields under a header of {len(header)}", f"{name}: row {number}")
+        items.append(_item(dict(zip(header, row, strict=False)), f"{name}: row {number}"))
     return items
 
 
@@ -92,7 +132,12 @@ def hypothesis_file(hypothesis_id: str, item: Imported) -> bytes:
     front["status"] = "loose"
     if item.imported_from:
         front["imported_from"] = item.imported_from
-    Hypothesis.model_validate(front)
+    try:
+        Hypothesis.model_validate(front)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise FormatError(f"{field}: {first['msg']}", item.where or hypothesis_id) from exc
     body = b"Imported with `rw import`; the steward adds scope and boundaries here.\n"
     return b"---\n" + dump_yaml(front) + b"---\n" + body
 
