@@ -8,11 +8,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.eval_reference import reference_by_kind_and_model, reference_platform
-from verifier.evaluation.metrics import Submissions, context_of, platform_metrics, project_scope, submissions_of
+from verifier.evaluation.metrics import (
+    COUNT_COLUMNS,
+    UNIT_COLUMNS,
+    Submissions,
+    context_of,
+    facts_of,
+    platform_metrics,
+    project_scope,
+    submissions_of,
+)
 from verifier.evaluation.rows import Attempt, ProjectHistory
 
 T0 = datetime(2027, 1, 1, tzinfo=UTC)
@@ -53,6 +63,10 @@ def test_fast_leaf_metrics_equal_the_straightforward_computation_per_project_and
         generated: list[ProjectHistory]) -> None:
     context = context_of(generated)
     parts = [submissions_of(history.rows, context) for history in generated]
+    for history, part in zip(generated, parts, strict=True):  # every column, the move cost's included
+        facts = [facts_of(row, context) for row in history.rows if row.is_agent_submission]
+        assert np.array_equal(np.asarray([unit for unit, _ in facts]).reshape(-1, UNIT_COLUMNS), part.units)
+        assert np.array_equal(np.asarray([counts for _, counts in facts]).reshape(-1, COUNT_COLUMNS), part.counts)
     scopes = [project_scope(part, history.project) for history, part in zip(generated, parts, strict=True)]
     for history, scope in zip(generated, scopes, strict=True):
         assert scope.document == reference_by_kind_and_model(history.rows, context, history.project)
