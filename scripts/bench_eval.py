@@ -33,8 +33,8 @@ Round six (2026-12-02, a new, faster machine, quiet; wall equal to CPU), three r
 2.14, 2.14 (eval 1.97-2.13 s, read 0.91-1.00 s). Not met. docs/eval.md has the breakdown and
 what was tried.
 Round seven (2026-12-02, a slower, noisy machine): with the platform's intervals stratified by
-project and the move cost's by kind (half the draws; docs/eval.md), ratio 1.69 and 1.92 (read
-2.29-2.89 s); before it on the same machine, 1.94.
+project and the move cost's by kind (half the draws; docs/eval.md), ratio 1.92, 1.69 and 1.59
+(read 2.29-2.89 s); before it on the same machine, 1.94.
 """
 
 from __future__ import annotations
