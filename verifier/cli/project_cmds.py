@@ -45,6 +45,7 @@ from verifier.state.layout import source_bytes_path, source_record_path
 from verifier.state.project import ProjectView
 from verifier.store.home import Home, Settings
 from verifier.store.identities import SCOPES, Actor, Grant, Scope
+from verifier.text.visible import shown
 from verifier.ui.board import leaf_state
 from verifier.writes.baseline import SealRecord
 from verifier.writes.followups import seal_after_landing
@@ -320,7 +321,8 @@ def ledger_cmd(slug: str, as_json: bool, verify: bool, server: str | None) -> No
         who = f"{row.actor}" + (f" ({row.operator})" if row.operator else "")
         what = f"{row.action}{' ' + row.kind if row.kind else ''}{' ' + row.leaf_id if row.leaf_id else ''}"
         why = f" [{row.reason_code}]" if row.reason_code else ""
-        click.echo(f"#{row.seq} {iso(row.at)} {row.outcome:<8} {what} by {who}{why}: {row.description}")
+        # The description may quote what an attempt sent (a refusal's field names): printed safe.
+        click.echo(f"#{row.seq} {iso(row.at)} {row.outcome:<8} {shown(what)} by {who}{why}: {shown(row.description)}")
 
 
 def _remote_ledger(server: str, slug: str, as_json: bool, verify: bool) -> None:
@@ -344,8 +346,8 @@ def _remote_ledger(server: str, slug: str, as_json: bool, verify: bool) -> None:
             what = f"{row.get('action')}{' ' + row['kind'] if row.get('kind') else ''}" \
                    f"{' ' + row['leaf_id'] if row.get('leaf_id') else ''}"
             why = f" [{row['reason_code']}]" if row.get("reason_code") else ""
-            click.echo(f"#{row.get('seq')} {row.get('at')} {row.get('outcome'):<8} {what} by {who}{why}: "
-                       f"{row.get('description')}")
+            click.echo(shown(f"#{row.get('seq')} {row.get('at')} {row.get('outcome'):<8} {what} by {who}{why}: "
+                             f"{row.get('description')}"))
         if len(rows) < 1000:
             return
         after = int(rows[-1]["seq"])

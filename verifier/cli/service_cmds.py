@@ -27,6 +27,7 @@ from verifier.constants import (
     SUBMIT_RETRY_S,
 )
 from verifier.errors import ConflictError, Rejected
+from verifier.text.visible import shown
 
 
 def remote_submit(server: str, slug: str, leaf_id: str, patch_file: Path, trace_path: Path, as_json: bool,
@@ -216,8 +217,8 @@ def thread_cmd(slug: str, leaf_id: str, server: str, text: str | None, as_json: 
         return
     client = _client(server, token_required=False)
     reply = _call(lambda: client.get(path, auth=False))
-    _show(reply, as_json, "\n".join(f"#{m['id']} {m['at']} {m['from']}: {m['body']}"
-                                    for m in reply.body.get("messages", [])))
+    _show(reply, as_json, "\n".join(f"#{m['id']} {m['at']} {shown(str(m['from']))}: "
+                                    f"{shown(str(m['body']), lines=True)}" for m in reply.body.get("messages", [])))
 
 
 @cli.command("messages")
@@ -229,8 +230,8 @@ def messages_cmd(server: str, after: int, as_json: bool) -> None:
     """Your inbox: the first-minute message and the return triggers."""
     client = _client(server)
     reply = _call(lambda: client.get("/messages", {"after": after}))
-    _show(reply, as_json, "\n".join(f"#{m['id']} {m['at']} [{m['kind']}] {m['body']}"
-                                    for m in reply.body.get("messages", [])))
+    _show(reply, as_json, "\n".join(f"#{m['id']} {m['at']} [{shown(str(m['kind']))}] "
+                                    f"{shown(str(m['body']), lines=True)}" for m in reply.body.get("messages", [])))
 
 
 @cli.command("outcome")

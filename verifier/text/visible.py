@@ -46,18 +46,34 @@ def control_problem(text: str, *, lines: bool = False) -> str | None:
     a sentence ("the body holds ...")."""
     if text.isprintable():  # the usual case, in C: no control, format or separator character but space
         return None
-    for index, char in enumerate(text):
-        if char == "\t" or (lines and (char == "\n" or (char == "\r" and text[index + 1:index + 2] == "\n"))):
-            continue
-        if char in _LINE_BREAKS:
-            what = "a line break"
-        elif char in _BIDI_CONTROLS:
-            what = "a bidirectional control"
-        elif unicodedata.category(char) == "Cc":
-            what = "a control character"
-        else:
-            continue
-        return f"holds {what} (U+{ord(char):04X}) at character {index + 1}"
+    for index in range(len(text)):
+        what = _acting(text, index, lines)
+        if what is not None:
+            return f"holds {what} (U+{ord(text[index]):04X}) at character {index + 1}"
+    return None
+
+
+def shown(text: str, *, lines: bool = False) -> str:
+    """`text` safe to print on a terminal: what `control_problem` would name is written as its
+    escape (`\\x1b`, `\\u202e`, `\\n`), the rest as it is. For text stored before the rule (or
+    quoted by a refusal) that a command prints for someone else to read."""
+    if text.isprintable():
+        return text
+    return "".join(char.encode("unicode_escape").decode("ascii") if _acting(text, index, lines) else char
+                   for index, char in enumerate(text))
+
+
+def _acting(text: str, index: int, lines: bool) -> str | None:
+    """What the character at `index` is, when it acts instead of showing; None when it shows."""
+    char = text[index]
+    if char == "\t" or (lines and (char == "\n" or (char == "\r" and text[index + 1:index + 2] == "\n"))):
+        return None
+    if char in _LINE_BREAKS:
+        return "a line break"
+    if char in _BIDI_CONTROLS:
+        return "a bidirectional control"
+    if unicodedata.category(char) == "Cc":
+        return "a control character"
     return None
 
 
