@@ -92,6 +92,9 @@ def test_per_model_metrics_keep_undisclosed_models_apart() -> None:
     assert sorted(document()["platform"]["by_kind"]) == ["extract", "link", "scout", "skeptic"]
     platform = document()["platform"]["by_model"]["m-large"]
     assert (platform["attempts"], platform["accepted"]) == (5, 2)  # alpha's one and beta's four
+    stored = document()  # a label from before the manifest's rule is printed as its escape
+    stored["platform"]["by_model"]["m-\x1b[2J"] = stored["platform"]["by_model"]["m-large"]
+    assert "m-\\x1b[2J: acceptance" in render_text(stored) and "\x1b" not in render_text(stored)
     text = render_text(document()).splitlines()
     block = text.index("platform (2 projects)")  # the platform's own lines, before the projects'
     assert text[block + 1] == "  by kind" and any(line.startswith("    m-large: acceptance 0.400") for line in text)

@@ -20,6 +20,7 @@ from verifier.evaluation.metrics import (
 )
 from verifier.evaluation.rows import Attempt, ProjectHistory, ResolvedHypothesis, ValidationResult
 from verifier.evaluation.signals import DEFAULT_WEEKS, WEEK, lift_report, skill_versions, twelve_month_signal
+from verifier.text.visible import shown
 
 DOCUMENT_VERSION = 1
 
@@ -141,4 +142,6 @@ def render_text(document: dict[str, Any]) -> str:
         lines += _leaf_lines("by kind", block["by_kind"])
         lines += _leaf_lines("by model", block["by_model"])
         lines += _crossed_lines(block["by_kind_and_model"])
-    return "\n".join(lines)
+    # Labels come from manifests (a model, a skill version); rows from before the manifest's rule
+    # may hold control characters: printed as escapes.
+    return "\n".join(shown(line) for line in lines)
