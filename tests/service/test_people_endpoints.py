@@ -175,6 +175,24 @@ def test_a_persons_edit_lands_from_another_machine_by_server_or_rw_server(
     assert site.client(STEWARD).edit(SLUG, changed, base="HEAD~1").error_code == "bad_query"
 
 
+def test_a_persons_edit_sent_again_with_its_key_lands_once_and_gets_the_first_answer(site: Site) -> None:
+    old = (site.world.repo.view(site.world.tip()).read("PROJECT.md") or b"").decode()
+    assert "The steward cares about" in old, "the fixture's words"
+    new = old.replace("The steward cares about", "The steward cares most about", 1)
+    changed = edit(site.world, "", {"PROJECT.md": new.encode()})
+    client = site.client(STEWARD)
+    first = client.edit(SLUG, changed.patch, key="edit-key-0001")
+    assert first.status == 201 and first.body["verdict"]["outcome"] == "accepted", first.body
+    after = tip_and_rows(site.world)
+    again = client.edit(SLUG, changed.patch, key="edit-key-0001")  # the answer was lost: sent again
+    assert again.status == 200 and again.headers.get("idempotent-replayed") == "true", again.body
+    assert again.body["verdict"] == first.body["verdict"] and again.body["submission_id"] == first.body["submission_id"]
+    assert tip_and_rows(site.world) == after  # landed once
+    other = client.edit(SLUG, changed.patch + b"\n", key="edit-key-0001")
+    assert (other.status, other.error_code) == (422, "idempotency_key_reused"), other.body
+    assert tip_and_rows(site.world) == after
+
+
 def test_a_blank_or_an_invisible_reason_is_one_refusal(site: Site) -> None:
     before = tip_and_rows(site.world)
     for reason, seen in (("   ", "only invisible characters (U+0020"), ("\u200b", "(U+200B)")):

@@ -126,11 +126,10 @@ class Client:
         return Reply(response.status, {k.lower(): v for k, v in response.getheaders()},
                      parsed if isinstance(parsed, dict) else {"value": parsed})
 
-    def request(self, method: str, path: str, *, resend: bool = True, **kwargs: Any) -> Reply:
-        """`once`, retried with backoff while the service is unreachable or busy with the same attempt.
-        `resend` False: a request that carries no key to answer a retry by (a person's edit) is sent
-        again only when it was not taken (the connection refused, or the service's 503: nothing kept); an
-        answer lost after sending, or a proxy's 502 or 504, is said, not retried: it may have landed."""
+    def request(self, method: str, path: str, **kwargs: Any) -> Reply:
+        """`once`, retried with backoff while the service is unreachable or busy with the same attempt
+        (a write that lands carries an Idempotency-Key, so a retry after a lost answer is answered
+        with the first one, never landed twice)."""
         started = time.monotonic()
         deadline = started + self.retry_for_s
         attempt = 0
@@ -140,13 +139,9 @@ class Client:
             try:
                 reply = self.once(method, path, **kwargs)
             except TRANSIENT as exc:
-                if not resend and not isinstance(exc, ConnectionRefusedError):
-                    raise Unreachable(f"the answer from {self.scheme}://{self.host}:{self.port} was lost after the "
-                                      f"request was sent ({type(exc).__name__}: {exc}); it may have landed: read "
-                                      "the project's ledger before sending it again") from exc
                 problem = f"{type(exc).__name__}: {exc}"
             else:
-                if reply.status in RETRY_STATUSES and (resend or reply.status == 503):
+                if reply.status in RETRY_STATUSES:
                     problem = f"HTTP {reply.status}"
                 elif reply.status == 409 and reply.error_code == "in_progress":
                     problem = "the same submission is still running"
@@ -187,10 +182,12 @@ class Client:
                             headers={"Idempotency-Key": key or "rwk_" + secrets.token_hex(16)})
 
     def edit(self, slug: str, patch: bytes, bundle: dict[str, bytes] | None = None, *,
-             base: str | None = None) -> Reply:
+             base: str | None = None, key: str | None = None) -> Reply:
         """A person's edit (POST /projects/SLUG/edits): the patch, a trace bundle's files if any,
-        and the commit it was made against (default: the tip)."""
+        and the commit it was made against (default: the tip). One Idempotency-Key for all its
+        retries, as a submission has: a retry after a lost answer gets the first one."""
         body, content_type = encode_form({**(bundle or {}), "patch": patch})
         query = f"?{urlencode({'base': base})}" if base is not None else ""
         return self.request("POST", f"/projects/{quote(slug, safe='')}/edits{query}", body=body,
-                            content_type=content_type, resend=False)
+                            content_type=content_type,
+                            headers={"Idempotency-Key": key or "rwk_" + secrets.token_hex(16)})

@@ -44,8 +44,9 @@ from verifier.formats.trace import bundle_digest
 from verifier.messages.notifier import Notifier
 from verifier.pipeline.digest import Digest, digest
 from verifier.pipeline.group import GroupCommit
-from verifier.pipeline.submit import Landings, Submission, submit
+from verifier.pipeline.submit import HUMAN_EDIT, Landings, Submission, submit
 from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
+from verifier.service import people
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
 from verifier.service.journal import Journal, Record
@@ -349,6 +350,42 @@ class Service:
         self._after_verdict(actor, slug, leaf_id, body["outcome"], claimed=claim is not None)
         return Answer(_status_of(dict(body)), {"submission_id": record.id, "verdict": body},
                       {"location": f"/submissions/{record.id}", **self._ran_here()})
+
+    def edit(self, actor: Actor, token: str, slug: str, files: dict[str, bytes], patch: bytes, *,
+             base: str | None, key: str | None) -> Answer:
+        """A person's edit; with an Idempotency-Key, through the journal as a submission is: the
+        key's first answer again for a retry (200, `idempotent-replayed`), 422 for the key on
+        another patch, and an edit the service died under is settled at start-up (recovery)."""
+        if key is None:
+            body = people.edit(self.home, token, slug, patch, files, base=base, now=clock(),
+                               fetcher=self.runtime.fetcher)
+            return Answer(201, dict(body), {})
+        digest_hex = bundle_digest({**files, "patch.diff": patch})
+        anchor = self.home.read_anchor(slug)
+        started = self.journal.begin(
+            agent=actor.handle, project=slug, leaf_id=HUMAN_EDIT, key=key, digest=digest_hex,
+            trace_id=trace_id_for(digest_hex), base_revision=base, ledger_from=anchor.seq + 1 if anchor else 0,
+            now=clock())
+        record = started.record
+        if not started.fresh:
+            if record.digest != digest_hex:
+                raise ApiError(422, "idempotency_key_reused", "this Idempotency-Key was used for another edit; "
+                                                              "use a new key for a new edit")
+            if record.state == "running":
+                raise ApiError(409, "in_progress", f"edit {record.id} with this Idempotency-Key is still running",
+                               headers={"retry-after": str(RETRY_SOON_S)})
+            if record.verdict is None or record.state == "failed":
+                raise ConflictError(f"edit {record.id} did not reach a verdict; use a new key", code="failed_attempt")
+            return Answer(200, {**record.verdict, "submission_id": record.id}, {"idempotent-replayed": "true"})
+        try:
+            body = dict(people.edit(self.home, token, slug, patch, files, base=base, now=clock(),
+                                    fetcher=self.runtime.fetcher))
+        except BaseException as exc:  # nothing landed that the key could answer: a retry runs again, or is told
+            self.journal.finish(record.id, {"error": str(exc)}, now=clock(),
+                                state="interrupted" if isinstance(exc, RetryableError) else "failed")
+            raise
+        self.journal.finish(record.id, body, now=clock())
+        return Answer(201, {**body, "submission_id": record.id}, {})
 
     def _ran_here(self) -> dict[str, str]:
         """Several instances: which one ran the submission (a forwarded answer keeps it)."""

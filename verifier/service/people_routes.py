@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from verifier.service import people
-from verifier.service.core import Service, clock, invalid_body
+from verifier.service.core import IDEMPOTENCY_KEY_RE, Answer, Service, clock, invalid_body
 from verifier.service.errors import ApiError
 from verifier.service.limits import read_bundle_form, read_json
 from verifier.service.people_schemas import (
@@ -36,7 +36,7 @@ from verifier.service.people_schemas import (
     VerdictBody,
     WakeBody,
 )
-from verifier.service.routes import actor_of, int_param, path, reply, service
+from verifier.service.routes import actor_of, answer, int_param, path, reply, service
 from verifier.store.identities import Actor
 from verifier.writes.project import LeafRequest
 
@@ -87,7 +87,10 @@ async def edits(request: Request) -> Response:
     base = request.query_params.get("base")
     if base is not None and not _REVISION.fullmatch(base):
         raise ApiError(400, "bad_query", "base must be a commit id: 4-40 lowercase hex digits")
-    _actor, token = await actor_of(request)
+    key = request.headers.get("idempotency-key")
+    if key is not None and not IDEMPOTENCY_KEY_RE.match(key):
+        raise ApiError(400, "bad_idempotency_key", "Idempotency-Key must be 8-128 of A-Z a-z 0-9 _ . : -")
+    actor, token = await actor_of(request)
     svc, slug = service(request), path(request, "slug")
     await run_in_threadpool(svc.project, slug)  # 404 before reading a large body
     files, patch = await read_bundle_form(request.stream(), request.headers, idle_s=svc.config.body_idle_timeout_s,
@@ -96,12 +99,12 @@ async def edits(request: Request) -> Response:
     if not sent:
         raise ApiError(400, "bad_form", "the form has no patch: send it as the part `patch`")
 
-    def run() -> Json:
-        answer = people.edit(svc.home, token, slug, sent, files, base=base, now=clock(), fetcher=svc.runtime.fetcher)
+    def run() -> Answer:
+        answered = svc.edit(actor, token, slug, files, sent, base=base, key=key)
         _told(svc, slug)
-        return answer
+        return answered
 
-    return reply(dict(await run_in_threadpool(run)), 201)
+    return answer(await run_in_threadpool(run))
 
 
 async def holds(request: Request) -> Response:

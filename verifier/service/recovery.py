@@ -36,6 +36,7 @@ from verifier.errors import FormatError, HistoryBrokenError, LedgerIntegrityErro
 from verifier.formats.entries import SubmitEntry
 from verifier.formats.ledger import LedgerRow
 from verifier.messages.notifier import Notifier
+from verifier.pipeline.submit import HUMAN_EDIT
 from verifier.pipeline.writer import ProjectWriter
 from verifier.service.journal import Journal, Record
 from verifier.service.outage import Heartbeat, apply_outage, outage_since
@@ -107,6 +108,24 @@ def _check_project(home: Home, slug: str, report: RecoveryReport) -> None:
         report.anchors_caught_up.append(slug)
 
 
+def _settle_edit(journal: Journal, record: Record, now: datetime, rows: list[LedgerRow]) -> dict[str, Any]:
+    """A person's edit the service died under: its answer from the row it landed (the person's
+    first `human` row since it began), else nothing was kept and the same key runs it again. A
+    person's edit that never landed leaves no crash row: the ledger records attempts on leaves."""
+    mine = [row for row in rows if row.action == "human" and row.actor == record.agent
+            and row.trace_id in (record.trace_id, None)]
+    if mine:
+        verdict = {**_verdict_from_row(record, mine[0]), "leaf_id": None}
+        answer: dict[str, Any] = {"verdict": verdict, "sealed": [], "note": None}
+        journal.finish(record.id, answer, now=now, recovered=True)
+        return verdict
+    gone: dict[str, Any] = {"outcome": "crash", "project": record.project, "leaf_id": None, "rejections": [
+        {"code": "crash", "message": "the service stopped during this edit; nothing of it was kept: send it again",
+         "where": None}]}
+    journal.finish(record.id, {"verdict": gone}, now=now, state="interrupted", recovered=True)
+    return gone
+
+
 def _verdict_from_row(record: Record, row: LedgerRow) -> dict[str, Any]:
     rejected = row.outcome in ("rejected", "crash")
     return {
@@ -146,6 +165,8 @@ def _settle_locked(home: Home, journal: Journal, record: Record, now: datetime,
                    writer: ProjectWriter) -> dict[str, Any]:
     repo, tip = writer.repo, writer.tip
     rows = rows_from(repo.view(tip), record.ledger_from) if tip else []
+    if record.leaf_id == HUMAN_EDIT:
+        return _settle_edit(journal, record, now, rows)
     mine = [row for row in rows if row.action == "submit" and row.actor == record.agent
             and row.leaf_id == record.leaf_id and row.trace_id in (record.trace_id, None)]
     exact = [row for row in mine if row.trace_id == record.trace_id] or mine
