@@ -67,19 +67,29 @@ def people_paths(operation: Callable[..., Schema], ok: Callable[[str, Schema], S
         return operation(summary, {"200": anything, "404": error("no such project"), **extra}, auth=auth, tag="people",
                          parameters=[slug], operation_id=operation_id)
 
+    edited: Schema = {"type": "object", "properties": {"verdict": _ref("Verdict"),
+                                               "sealed": {"type": "array", "items": {"type": "string"}},
+                                               "note": {"type": ["string", "null"]},
+                                               "submission_id": {"type": "string"}},
+              "required": ["verdict", "sealed", "note"]}
     edit = operation(
         "A person's edit (PROJECT.md, hypotheses, sources, reports...), as `rw submit SLUG --patch`: the "
         "verdict comes back in the response", {
-            "201": ok("the verdict, and the baselines the edit left to seal (sealed, note)",
-                      {"type": "object", "properties": {"verdict": _ref("Verdict"),
-                                                        "sealed": {"type": "array", "items": {"type": "string"}},
-                                                        "note": {"type": ["string", "null"]}},
-                       "required": ["verdict", "sealed", "note"]}),
-            **refused, "400": error("bad_form: the form has no patch; bad_query: base is not a commit id")},
+            "201": ok("the verdict, and the baselines the edit left to seal (sealed, note); submission_id when "
+                      "it carried an Idempotency-Key", edited),
+            "200": ok("the answer to an earlier request with the same Idempotency-Key", edited),
+            **refused, "400": error("bad_form: the form has no patch; bad_query: base is not a commit id; "
+                                    "bad_idempotency_key"),
+            "409": error("the state refuses it (conflict, history_broken), or the same Idempotency-Key is still "
+                         "running (in_progress)"),
+            "422": error("idempotency_key_reused: the key names another edit")},
         auth=True, tag="people", operation_id="edit",
         parameters=[slug, {"name": "base", "in": "query", "required": False,
                            "schema": {"type": "string", "pattern": REVISION_PATTERN},
-                           "description": "the commit the patch was made against (default: the tip)"}],
+                           "description": "the commit the patch was made against (default: the tip)"},
+                    {"name": "Idempotency-Key", "in": "header", "required": False,
+                     "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{8,128}$"},
+                     "description": "names one edit; a retry with the same key is answered with its first answer"}],
         body={"required": True, "content": {"multipart/form-data": {"schema": _ref("BundleForm")}}})
     return {
         "/projects/{slug}/edits": {"post": edit},
