@@ -67,11 +67,11 @@ def people_paths(operation: Callable[..., Schema], ok: Callable[[str, Schema], S
         return operation(summary, {"200": anything, "404": error("no such project"), **extra}, auth=auth, tag="people",
                          parameters=[slug], operation_id=operation_id)
 
-    edited: Schema = {"type": "object", "properties": {"verdict": _ref("Verdict"),
-                                               "sealed": {"type": "array", "items": {"type": "string"}},
-                                               "note": {"type": ["string", "null"]},
-                                               "submission_id": {"type": "string"}},
-              "required": ["verdict", "sealed", "note"]}
+    names: Schema = {"type": "array", "items": {"type": "string"}}
+    edited: Schema = {"type": "object",
+                      "properties": {"verdict": _ref("Verdict"), "sealed": names,
+                                     "note": {"type": ["string", "null"]}, "submission_id": {"type": "string"}},
+                      "required": ["verdict", "sealed", "note"]}
     edit = operation(
         "A person's edit (PROJECT.md, hypotheses, sources, reports...), as `rw submit SLUG --patch`: the "
         "verdict comes back in the response", {
