@@ -24,7 +24,7 @@ class TraceManifest(Strict):
     agent: Handle
     operator: Handle
     base_revision: CommitId
-    # Printed by rw eval and rw scores, and grouped by: one line of plain text each.
+    # Printed and grouped by in rw eval: one line of plain text each.
     model: Annotated[str, StringConstraints(max_length=200), OneLine] | None = None
     skill_version: Annotated[str, StringConstraints(min_length=1, max_length=64), OneLine]
     # Claimed costs are bounded and finite: they land in the ledger and the scores as JSON.
