@@ -294,13 +294,6 @@ def _codes(labels: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return names, np.fromiter((number[label] for label in labels), dtype=np.int64, count=len(labels))
 
 
-def by_kind_and_model(attempts: Sequence[Attempt], context: Context, scope: str) -> dict[str, Any]:
-    """Leaf metrics per kind and per model over agent submissions, and the acceptance rate per
-    kind crossed with model (`by_kind_and_model`). Only the rate is crossed: most cells are too
-    small to read a cost or time from, and every cell would be one more bootstrap."""
-    return scope_metrics(submissions_of(attempts, context), scope)
-
-
 @dataclass(frozen=True)
 class Scope:
     """One project's leaf metrics, and each of its groups' resampled sums ("kind/extract" ->
@@ -319,8 +312,11 @@ class Scope:
 
 
 def project_scope(submissions: Submissions, scope: str) -> Scope:
-    """`by_kind_and_model` over one project's submissions already worked out: each group's units
-    resampled among themselves, seeded by "<project>/<kind or model>/<label>"."""
+    """Leaf metrics per kind and per model over one project's agent submissions already worked
+    out, and the acceptance rate per kind crossed with model (`by_kind_and_model`: only the rate
+    is crossed, as most cells are too small to read a cost or time from, and each would be one more
+    bootstrap); each group's units resampled among themselves, seeded by
+    "<project>/<kind or model>/<label>"."""
     drawn: dict[str, np.ndarray] = {}
 
     def draw(group: str, units: np.ndarray) -> np.ndarray:
@@ -328,11 +324,6 @@ def project_scope(submissions: Submissions, scope: str) -> Scope:
         return drawn[group]
 
     return Scope(_scope_metrics(submissions, draw, ordered=True), drawn, len(submissions.kinds))
-
-
-def scope_metrics(submissions: Submissions, scope: str) -> dict[str, Any]:
-    """One project's `by_kind_and_model` document (`project_scope`)."""
-    return project_scope(submissions, scope).document
 
 
 def platform_metrics(submissions: Submissions, projects: Sequence[Scope]) -> dict[str, Any]:

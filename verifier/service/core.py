@@ -49,7 +49,7 @@ from verifier.pipeline.writer import CrashPoint, ProjectWriter, no_crash
 from verifier.service import people
 from verifier.service.config import Runtime, ServiceConfig
 from verifier.service.errors import ApiError
-from verifier.service.journal import Journal, Record
+from verifier.service.journal import Journal, Record, Started
 from verifier.service.notifying import NotifyQueue
 from verifier.service.recovery import settle
 from verifier.service.schemas import ClaimRequest, ThreadPost
@@ -314,16 +314,7 @@ class Service:
             self._history_alarm(slug)
             raise
         digest_hex = bundle_digest(files)
-        anchor = self.home.read_anchor(slug)
-        started = self.journal.begin(
-            agent=actor.handle, project=slug, leaf_id=leaf_id, key=key, digest=digest_hex,
-            trace_id=trace_id_for(digest_hex), base_revision=_manifest_base(files),
-            ledger_from=anchor.seq + 1 if anchor else 0, now=now)
-        if not started.fresh and self._settled_if_abandoned(started.record):
-            started = self.journal.begin(  # its verdict is settled now: answer it, or run again after a crash
-                agent=actor.handle, project=slug, leaf_id=leaf_id, key=key, digest=digest_hex,
-                trace_id=trace_id_for(digest_hex), base_revision=_manifest_base(files),
-                ledger_from=anchor.seq + 1 if anchor else 0, now=now)
+        started = self._begin(actor, slug, leaf_id, key, digest_hex, _manifest_base(files), now)
         record = started.record
         if not started.fresh:
             return self._replay(record, digest_hex)
@@ -361,22 +352,11 @@ class Service:
                                fetcher=self.runtime.fetcher)
             return Answer(201, dict(body), {})
         digest_hex = bundle_digest({**files, "patch.diff": patch})
-        anchor = self.home.read_anchor(slug)
-        started = self.journal.begin(
-            agent=actor.handle, project=slug, leaf_id=HUMAN_EDIT, key=key, digest=digest_hex,
-            trace_id=trace_id_for(digest_hex), base_revision=base, ledger_from=anchor.seq + 1 if anchor else 0,
-            now=clock())
+        started = self._begin(actor, slug, HUMAN_EDIT, key, digest_hex, base, clock())
         record = started.record
         if not started.fresh:
-            if record.digest != digest_hex:
-                raise ApiError(422, "idempotency_key_reused", "this Idempotency-Key was used for another edit; "
-                                                              "use a new key for a new edit")
-            if record.state == "running":
-                raise ApiError(409, "in_progress", f"edit {record.id} with this Idempotency-Key is still running",
-                               headers={"retry-after": str(RETRY_SOON_S)})
-            if record.verdict is None or record.state == "failed":
-                raise ConflictError(f"edit {record.id} did not reach a verdict; use a new key", code="failed_attempt")
-            return Answer(200, {**record.verdict, "submission_id": record.id}, {"idempotent-replayed": "true"})
+            answered = self._answered(record, digest_hex, "edit", "patch")
+            return Answer(200, {**answered, "submission_id": record.id}, {"idempotent-replayed": "true"})
         try:
             body = dict(people.edit(self.home, token, slug, patch, files, base=base, now=clock(),
                                     fetcher=self.runtime.fetcher))
@@ -404,17 +384,37 @@ class Service:
         settle(self.home, self.journal, record, clock())
         return True
 
-    def _replay(self, record: Record, digest_hex: str) -> Answer:
+    def _begin(self, actor: Actor, slug: str, leaf_id: str, key: str | None, digest_hex: str, base: str | None,
+               now: datetime) -> Started:
+        """The attempt's journal row, or the one its key already names (an abandoned one of a dead
+        instance settled first, then answered or run again after a crash)."""
+        anchor = self.home.read_anchor(slug)
+
+        def begin() -> Started:
+            return self.journal.begin(agent=actor.handle, project=slug, leaf_id=leaf_id, key=key, digest=digest_hex,
+                                      trace_id=trace_id_for(digest_hex), base_revision=base,
+                                      ledger_from=anchor.seq + 1 if anchor else 0, now=now)
+
+        started = begin()
+        return begin() if not started.fresh and self._settled_if_abandoned(started.record) else started
+
+    @staticmethod
+    def _answered(record: Record, digest_hex: str, what: str, sent: str) -> dict[str, Any]:
+        """The first answer a key's attempt (a `what` of `sent`) reached, or why a retry gets none."""
         if record.digest != digest_hex:
-            raise ApiError(422, "idempotency_key_reused", "this Idempotency-Key was used for another bundle; "
-                                                          "use a new key for a new submission")
+            raise ApiError(422, "idempotency_key_reused", f"this Idempotency-Key was used for another {sent}; "
+                                                          f"use a new key for a new {what}")
         if record.state == "running":
-            raise ApiError(409, "in_progress", f"submission {record.id} with this Idempotency-Key is still running",
+            raise ApiError(409, "in_progress", f"{what} {record.id} with this Idempotency-Key is still running",
                            headers={"retry-after": str(RETRY_SOON_S)})
         if record.verdict is None or record.state == "failed":
-            raise ConflictError(f"submission {record.id} did not reach a verdict; use a new key", code="failed_attempt")
-        status = 200 if _status_of(record.verdict) == 201 else _status_of(record.verdict)  # 200: nothing new
-        return Answer(status, {"submission_id": record.id, "verdict": record.verdict},
+            raise ConflictError(f"{what} {record.id} did not reach a verdict; use a new key", code="failed_attempt")
+        return record.verdict
+
+    def _replay(self, record: Record, digest_hex: str) -> Answer:
+        verdict = self._answered(record, digest_hex, "submission", "bundle")
+        status = 200 if _status_of(verdict) == 201 else _status_of(verdict)  # 200: nothing new
+        return Answer(status, {"submission_id": record.id, "verdict": verdict},
                       {"location": f"/submissions/{record.id}", "idempotent-replayed": "true", **self._ran_here()})
 
     def _history_alarm(self, slug: str) -> None:
